@@ -1,0 +1,187 @@
+"""``memory://``: an in-process store for tests, with the same semantics as the others."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+import attrs
+
+from index_store._common import (
+    check_duplicate,
+    decode_block_row,
+    decode_snapshot_row,
+    encode_block_row,
+    encode_snapshot_row,
+    make_snippet,
+    query_terms,
+)
+from timeline.block import Block
+from timeline.errors import ConflictError, NotFoundError
+from timeline.persistence import CheckpointInfo, SearchHit, TimelineSnapshot
+
+__all__ = ["MemoryStore"]
+
+
+@attrs.define
+class _Conversation:
+    version: int = 0
+    window: bytes | None = None
+    rows: dict[str, tuple[str, bytes]] = attrs.field(factory=dict)
+    """block id -> (kind, encoded block), in insertion order."""
+    checkpoints: dict[str, tuple[str, int, bytes]] = attrs.field(factory=dict)
+
+
+@attrs.define
+class MemoryStore:
+    """Dict-backed store; rows are kept encoded so aliasing bugs cannot hide."""
+
+    url: str = "memory://"
+    _data: dict[str, _Conversation] = attrs.field(factory=dict, init=False)
+    _lock: threading.RLock = attrs.field(factory=threading.RLock, init=False)
+
+    def commit(
+        self,
+        conversation_id: str,
+        *,
+        expected_version: int,
+        log: Sequence[Block],
+        summaries: Sequence[Block],
+        window: TimelineSnapshot,
+    ) -> int:
+        with self._lock:
+            conv = self._data.get(conversation_id) or _Conversation()
+            if conv.version != expected_version:
+                raise ConflictError(
+                    f"conversation {conversation_id!r} is at version {conv.version}, this "
+                    f"timeline expected {expected_version}; reload it and retry",
+                    expected=expected_version,
+                    actual=conv.version,
+                    conversation_id=conversation_id,
+                )
+            staged: dict[str, tuple[str, bytes]] = {}
+            for kind, group in (("log", log), ("summary", summaries)):
+                for block in group:
+                    existing = conv.rows.get(block.id) or staged.get(block.id)
+                    if check_duplicate(conversation_id, block, existing[1] if existing else None):
+                        continue
+                    staged[block.id] = (kind, encode_block_row(block))
+            conv.rows.update(staged)
+            conv.window = encode_snapshot_row(window)
+            conv.version += 1
+            self._data[conversation_id] = conv
+            return conv.version
+
+    def load_window(self, conversation_id: str) -> tuple[int, TimelineSnapshot] | None:
+        with self._lock:
+            conv = self._data.get(conversation_id)
+            if conv is None or conv.window is None:
+                return None
+            return conv.version, decode_snapshot_row(conv.window, conversation_id, "window")
+
+    def _rows(self, conversation_id: str) -> list[tuple[str, Block]]:
+        with self._lock:
+            conv = self._data.get(conversation_id)
+            items = list(conv.rows.items()) if conv else []
+        return [(kind, decode_block_row(raw, conversation_id, bid)) for bid, (kind, raw) in items]
+
+    def get_block(self, conversation_id: str, block_id: str) -> Block:
+        with self._lock:
+            conv = self._data.get(conversation_id)
+            row = conv.rows.get(block_id) if conv else None
+        if row is None:
+            raise NotFoundError(
+                f"no block {block_id!r} in conversation {conversation_id!r}",
+                conversation_id=conversation_id,
+                block_id=block_id,
+            )
+        return decode_block_row(row[1], conversation_id, block_id)
+
+    def read(self, conversation_id: str, path: str) -> list[Block]:
+        return [b for _, b in self._rows(conversation_id) if b.path == path]
+
+    def turn_log(self, conversation_id: str, turn_id: str | None = None) -> list[Block]:
+        return [
+            b
+            for kind, b in self._rows(conversation_id)
+            if kind == "log" and (turn_id is None or b.turn_id == turn_id)
+        ]
+
+    def summaries(self, conversation_id: str) -> list[Block]:
+        return [b for kind, b in self._rows(conversation_id) if kind == "summary"]
+
+    def search(self, conversation_id: str, query: str, limit: int = 10) -> list[SearchHit]:
+        terms = query_terms(query)
+        if not terms or limit <= 0:
+            return []
+        scored: list[tuple[float, int, str, Block]] = []
+        for order, (kind, b) in enumerate(self._rows(conversation_id)):
+            lower = b.text.lower()
+            counts = [lower.count(t) for t in terms]
+            if not all(counts):
+                continue
+            score = sum(counts) / (1 + len(lower) / 2000)
+            scored.append((score, order, kind, b))
+        scored.sort(key=lambda s: (-s[0], s[1]))
+        return [
+            SearchHit(b, b.path, b.turn_id, make_snippet(b.text, terms), round(score, 6), kind)
+            for score, _, kind, b in scored[:limit]
+        ]
+
+    def save_checkpoint(
+        self, conversation_id: str, checkpoint_id: str, snapshot: TimelineSnapshot
+    ) -> None:
+        now = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        with self._lock:
+            conv = self._data.setdefault(conversation_id, _Conversation())
+            conv.checkpoints[checkpoint_id] = (
+                now,
+                len(snapshot.blocks),
+                encode_snapshot_row(snapshot),
+            )
+
+    def load_checkpoint(self, conversation_id: str, checkpoint_id: str) -> TimelineSnapshot:
+        with self._lock:
+            conv = self._data.get(conversation_id)
+            entry = conv.checkpoints.get(checkpoint_id) if conv else None
+        if entry is None:
+            raise NotFoundError(
+                f"no checkpoint {checkpoint_id!r} for conversation {conversation_id!r}",
+                conversation_id=conversation_id,
+            )
+        return decode_snapshot_row(entry[2], conversation_id, f"checkpoint {checkpoint_id!r}")
+
+    def list_checkpoints(self, conversation_id: str) -> list[CheckpointInfo]:
+        with self._lock:
+            conv = self._data.get(conversation_id)
+            items = sorted(conv.checkpoints.items()) if conv else []
+        return [CheckpointInfo(cid, created, count) for cid, (created, count, _) in items]
+
+    def delete_checkpoint(self, conversation_id: str, checkpoint_id: str) -> bool:
+        with self._lock:
+            conv = self._data.get(conversation_id)
+            return bool(conv and conv.checkpoints.pop(checkpoint_id, None))
+
+    def delete(self, conversation_id: str) -> bool:
+        with self._lock:
+            return self._data.pop(conversation_id, None) is not None
+
+    def conversations(self) -> list[str]:
+        with self._lock:
+            return sorted(k for k, v in self._data.items() if v.window is not None)
+
+    def check_integrity(self) -> None:
+        """Decode every row; raises CorruptRecordError on the first bad one."""
+        for cid in list(self._data):
+            self.load_window(cid)
+            self._rows(cid)
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+    def __enter__(self) -> MemoryStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

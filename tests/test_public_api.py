@@ -1,0 +1,98 @@
+"""The public surface: exactly the names meant to be public, and a cheap import."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import index_store
+import timeline
+
+
+def test_timeline_all_is_the_public_surface() -> None:
+    """timeline.__all__ lists the contract names of DESIGN §10 and nothing private."""
+    expected = {
+        "AsyncLLMSummarizer",
+        "AsyncSummarizer",
+        "Block",
+        "BlockTypeSpec",
+        "BudgetError",
+        "CheckpointInfo",
+        "CodecError",
+        "CompactionDigest",
+        "CompactionPolicy",
+        "CompactionStats",
+        "ConflictError",
+        "ContextOverflowError",
+        "CorruptRecordError",
+        "DriverError",
+        "DuplicateBlockIdError",
+        "HeuristicCounter",
+        "IndexStore",
+        "InvalidBlockError",
+        "InventorySummarizer",
+        "LLMSummarizer",
+        "NotFoundError",
+        "OrphanToolResultError",
+        "PinnedOverBudgetError",
+        "PolicyError",
+        "RenderedContext",
+        "SearchHit",
+        "SlidingWindowSummarizer",
+        "StoreError",
+        "StoreUnavailableError",
+        "Summarizer",
+        "SummaryRequest",
+        "TiktokenCounter",
+        "Timeline",
+        "TimelineError",
+        "TimelineSnapshot",
+        "TimelineState",
+        "TokenCounter",
+        "TokenizerUnavailableError",
+        "UnknownPathError",
+        "blocks",
+        "context_window_for",
+        "decode_block",
+        "encode_block",
+        "is_context_overflow",
+        "is_usage_overflow",
+        "register_block_type",
+        "sequential_ids",
+    }
+    assert expected == set(timeline.__all__)
+    assert sorted(timeline.__all__) == list(timeline.__all__)
+    for name in timeline.__all__:
+        assert hasattr(timeline, name)
+
+
+def test_index_store_all_is_the_public_surface() -> None:
+    """index_store exports open() and the backends."""
+    expected = [
+        "CheckpointInfo",
+        "IndexStore",
+        "MemoryStore",
+        "PostgresStore",
+        "SearchHit",
+        "SqliteStore",
+        "open",
+    ]
+    assert expected == index_store.__all__
+    assert index_store.PostgresStore.__name__ == "PostgresStore"
+
+
+def test_every_error_derives_from_timeline_error() -> None:
+    """Every exported exception class is a TimelineError."""
+    errors = [getattr(timeline, n) for n in timeline.__all__ if n.endswith("Error")]
+    assert errors
+    assert all(issubclass(e, timeline.TimelineError) for e in errors)
+
+
+def test_import_loads_no_tokenizer_and_no_driver() -> None:
+    """Importing both packages loads neither tiktoken nor psycopg and opens no file."""
+    code = (
+        "import sys, timeline, index_store; "
+        "print(sorted(m for m in ('tiktoken', 'psycopg') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

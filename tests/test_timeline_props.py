@@ -1,0 +1,142 @@
+"""Property tests of the timeline's append / hide / unhide / snapshot / restore invariants."""
+
+from __future__ import annotations
+
+import contextlib
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+
+from timeline import (
+    HeuristicCounter,
+    InvalidBlockError,
+    Timeline,
+    TimelineSnapshot,
+    UnknownPathError,
+    blocks,
+)
+from timeline.block_types import block_type
+
+
+class TimelineMachine(RuleBasedStateMachine):
+    """Random operations; the timeline must stay consistent after each."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tl = Timeline("p", token_counter=HeuristicCounter())
+        self.appended: dict[str, str] = {}  # id -> original text
+        self.snap: TimelineSnapshot | None = None
+        self.open_calls: list[str] = []
+
+    @rule(text=st.text(max_size=40))
+    def turn(self, text: str) -> None:
+        self.tl.begin_turn()
+        b = self.tl.append(blocks.user_prompt(text))
+        self.appended[b.id] = text
+
+    @precondition(lambda self: self.tl.current_turn_id)
+    @rule(name=st.sampled_from(["read_file", "bash"]), n=st.integers(0, 3))
+    def call(self, name: str, n: int) -> None:
+        b = self.tl.append(blocks.tool_call(name, {"n": n}))
+        self.open_calls.append(b.call_id or "")
+
+    @precondition(lambda self: self.open_calls)
+    @rule(text=st.text(max_size=40), data=st.data())
+    def result(self, text: str, data: st.DataObject) -> None:
+        call_id = data.draw(st.sampled_from(self.open_calls))
+        b = self.tl.append(blocks.tool_result(call_id, text))
+        self.appended[b.id] = text
+
+    @rule(call_id=st.text(min_size=1, max_size=8))
+    def orphan(self, call_id: str) -> None:
+        if call_id in self.open_calls:
+            return
+        before = self.tl.snapshot()
+        with contextlib.suppress(InvalidBlockError):
+            self.tl.append(blocks.tool_result(call_id, "x"))
+        assert before == self.tl.snapshot()
+
+    @precondition(lambda self: self.tl.blocks)
+    @rule(data=st.data(), replacement=st.none() | st.text(max_size=10))
+    def hide(self, data: st.DataObject, replacement: str | None) -> None:
+        path = data.draw(st.sampled_from([b.path for b in self.tl.blocks]))
+        self.tl.hide([path], replacement)
+
+    @precondition(lambda self: self.tl.blocks)
+    @rule(data=st.data())
+    def unhide(self, data: st.DataObject) -> None:
+        path = data.draw(st.sampled_from([b.path for b in self.tl.blocks]))
+        self.tl.unhide([path])
+
+    @rule(path=st.text(max_size=5))
+    def hide_unknown(self, path: str) -> None:
+        if any(b.path == path for b in self.tl.blocks):
+            return
+        before = self.tl.snapshot()
+        with contextlib.suppress(UnknownPathError):
+            self.tl.hide([path], "x")
+        assert before == self.tl.snapshot()
+
+    @rule()
+    def take_snapshot(self) -> None:
+        self.snap = self.tl.snapshot()
+
+    @precondition(lambda self: self.snap is not None)
+    @rule()
+    def restore(self) -> None:
+        assert self.snap is not None
+        self.tl.restore(self.snap)
+        assert self.snap.blocks == list(self.tl.blocks)
+        alive = {b.call_id for b in self.tl.blocks if b.type == "react.tool.call"}
+        self.open_calls = [c for c in self.open_calls if c in alive]
+
+    @invariant()
+    def ids_unique_and_text_unchanged(self) -> None:
+        ids = [b.id for b in self.tl.blocks]
+        assert len(ids) == len(set(ids))
+        for b in self.tl.blocks:
+            if b.id in self.appended:
+                assert self.appended[b.id] == b.text  # hide never changes stored text
+
+    @invariant()
+    def results_follow_their_calls(self) -> None:
+        seen: set[str | None] = set()
+        for b in self.tl.blocks:
+            kind = block_type(b.type).render
+            if kind == "tool_call":
+                seen.add(b.call_id)
+            elif kind == "tool_result":
+                assert b.call_id in seen
+
+    @invariant()
+    def render_matches_hidden_state(self) -> None:
+        view = self.tl.render("")
+        shown_paths = [b.path for b in view.blocks if b.hidden]
+        for b in self.tl.blocks:
+            if not b.hidden:
+                assert any(v.id == b.id and v.text == b.text for v in view.blocks)
+        # a hidden non-tool block appears at most once per path
+        for path in set(shown_paths):
+            kinds = {block_type(b.type).render for b in view.blocks if b.path == path}
+            if kinds <= {"text", "attachment"}:
+                assert shown_paths.count(path) == 1
+
+
+TestTimelineMachine = TimelineMachine.TestCase
+TestTimelineMachine.settings = settings(max_examples=60, stateful_step_count=30, deadline=None)
+
+
+@given(st.lists(st.text(max_size=30), min_size=1, max_size=20))
+def test_snapshot_restore_round_trip(texts: list[str]) -> None:
+    """restore(snapshot()) gives back the same blocks and the same render."""
+    tl = Timeline("r", token_counter=HeuristicCounter())
+    tl.begin_turn()
+    for t in texts:
+        tl.append(blocks.user_prompt(t))
+    snap = tl.snapshot()
+    before = tl.render("s").to_openai()
+    tl.clear()
+    assert tl.blocks == ()
+    tl.restore(snap)
+    assert before == tl.render("s").to_openai()

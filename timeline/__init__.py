@@ -1,0 +1,101 @@
+"""block-timeline: an LLM conversation as a timeline of typed blocks.
+
+Import is cheap: no tokenizer is loaded and nothing is opened until used.
+"""
+
+from timeline import blocks
+from timeline.block import Block
+from timeline.block_types import BlockTypeSpec, register_block_type
+from timeline.codec import decode_block, encode_block
+from timeline.compaction import CompactionStats
+from timeline.digest import CompactionDigest
+from timeline.errors import (
+    BudgetError,
+    CodecError,
+    ConflictError,
+    ContextOverflowError,
+    CorruptRecordError,
+    DriverError,
+    DuplicateBlockIdError,
+    InvalidBlockError,
+    NotFoundError,
+    OrphanToolResultError,
+    PinnedOverBudgetError,
+    PolicyError,
+    StoreError,
+    StoreUnavailableError,
+    TimelineError,
+    TokenizerUnavailableError,
+    UnknownPathError,
+)
+from timeline.overflow import is_context_overflow, is_usage_overflow
+from timeline.persistence import (
+    CheckpointInfo,
+    IndexStore,
+    SearchHit,
+    TimelineSnapshot,
+    TimelineState,
+)
+from timeline.policy import CompactionPolicy, context_window_for
+from timeline.summarizers import (
+    AsyncLLMSummarizer,
+    AsyncSummarizer,
+    InventorySummarizer,
+    LLMSummarizer,
+    SlidingWindowSummarizer,
+    Summarizer,
+    SummaryRequest,
+)
+from timeline.timeline import Timeline, sequential_ids
+from timeline.tokens import HeuristicCounter, TiktokenCounter, TokenCounter
+from timeline.view import RenderedContext
+
+__all__ = [
+    "AsyncLLMSummarizer",
+    "AsyncSummarizer",
+    "Block",
+    "BlockTypeSpec",
+    "BudgetError",
+    "CheckpointInfo",
+    "CodecError",
+    "CompactionDigest",
+    "CompactionPolicy",
+    "CompactionStats",
+    "ConflictError",
+    "ContextOverflowError",
+    "CorruptRecordError",
+    "DriverError",
+    "DuplicateBlockIdError",
+    "HeuristicCounter",
+    "IndexStore",
+    "InvalidBlockError",
+    "InventorySummarizer",
+    "LLMSummarizer",
+    "NotFoundError",
+    "OrphanToolResultError",
+    "PinnedOverBudgetError",
+    "PolicyError",
+    "RenderedContext",
+    "SearchHit",
+    "SlidingWindowSummarizer",
+    "StoreError",
+    "StoreUnavailableError",
+    "Summarizer",
+    "SummaryRequest",
+    "TiktokenCounter",
+    "Timeline",
+    "TimelineError",
+    "TimelineSnapshot",
+    "TimelineState",
+    "TokenCounter",
+    "TokenizerUnavailableError",
+    "UnknownPathError",
+    "blocks",
+    "context_window_for",
+    "decode_block",
+    "encode_block",
+    "is_context_overflow",
+    "is_usage_overflow",
+    "register_block_type",
+    "sequential_ids",
+]

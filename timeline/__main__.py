@@ -1,0 +1,5 @@
+"""``python -m timeline`` runs the CLI."""
+
+from timeline.cli import main
+
+raise SystemExit(main())

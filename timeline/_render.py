@@ -1,0 +1,385 @@
+"""The render pipeline behind ``Timeline.render`` / ``arender`` / ``compact``.
+
+1. sanitize: compact when over the trigger (or forced), in three steps so the same code
+   serves sync and async summarizers: plan -> summarize -> apply;
+2. the visible stream (kept incrementally, see ``_stream``);
+3. truncation of blocks no cut could shrink (render-only; the timeline keeps them whole);
+4. cache checkpoints on the stable stream; the volatile tail last.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import attrs
+import msgspec
+
+from timeline._validate import check_tail_block
+from timeline.block import CONV_RANGE_SUMMARY, Block
+from timeline.block_types import block_type
+from timeline.cache import plan_checkpoints
+from timeline.compaction import (
+    CompactionReason,
+    CompactionStats,
+    CutPlan,
+    plan_cut,
+    requests_for,
+    summarize_async,
+    summarize_sync,
+    summary_text,
+)
+from timeline.digest import CompactionDigest
+from timeline.errors import BudgetError, InvalidBlockError, PinnedOverBudgetError, PolicyError
+from timeline.summarizers.base import SummaryRequest
+from timeline.tokens import BLOCK_OVERHEAD_TOKENS, BlockTokenMemo, binary_token_estimate
+from timeline.truncation import truncate_to_fit
+from timeline.view import RenderedContext
+
+if TYPE_CHECKING:
+    from timeline.timeline import Timeline
+
+__all__ = ["arender", "compact", "estimate", "render"]
+
+
+@attrs.frozen
+class _Prep:
+    system: str
+    system_tokens: int
+    tail: list[Block]
+    tail_costs: list[int]
+
+
+@attrs.frozen
+class _Pending:
+    plan: CutPlan
+    previous: Block | None
+    digest: CompactionDigest
+    requests: tuple[SummaryRequest, ...]
+    stats: CompactionStats
+
+
+def _text_cost(memo: BlockTokenMemo, block: Block) -> int:
+    """Cost of a rendered copy that is not the stored block (tail, truncated)."""
+    text = block.text
+    if block_type(block.type).render == "tool_call":
+        text = f"{block.tool_id} {text}"
+    cost = memo.text(text) if text else 0
+    if block.data is not None:
+        cost += binary_token_estimate(block.data, block.mime)
+    return cost + BLOCK_OVERHEAD_TOKENS
+
+
+def _sync_stream(tl: Timeline) -> None:
+    version = tl._state.structure_version
+    if tl._stream.version != version:
+        tl._stream.rebuild(tl._blocks, tl._summary_index, tl._pinned.keys())
+        tl._stream.version = version
+    else:
+        tl._stream.extend(tl._blocks)
+
+
+def _prepare(tl: Timeline, system: str, tail: Sequence[Block]) -> _Prep:
+    if not isinstance(system, str):
+        raise InvalidBlockError(f"system must be a str, got {type(system).__name__}")
+    memo = tl._memo
+    blocks: list[Block] = []
+    for i, raw in enumerate(tail):
+        b = check_tail_block(raw)
+        spec = block_type(b.type)
+        turn = b.turn_id or tl.current_turn_id
+        blocks.append(
+            msgspec.structs.replace(
+                b,
+                id=b.id or f"tail-{i}",
+                turn_id=turn,
+                author=b.author or spec.default_author or "system",
+                path=b.path or spec.default_path(turn, None, None),
+            )
+        )
+    _sync_stream(tl)
+    return _Prep(
+        system, memo.text(system) if system else 0, blocks, [_text_cost(memo, b) for b in blocks]
+    )
+
+
+def _overhead(tl: Timeline) -> int:
+    """Calibration from the last usage report: exact while the stream only grew since,
+    and (only when positive, to stay conservative) after it changed shape."""
+    usage = tl._state.usage
+    if usage is None:
+        return 0
+    delta = usage.prompt_tokens - usage.raw_estimate
+    return delta if usage.structure_version == tl._state.structure_version else max(0, delta)
+
+
+def _raw(tl: Timeline, prep: _Prep) -> int:
+    return prep.system_tokens + tl._stream.tokens + sum(prep.tail_costs)
+
+
+def estimate(tl: Timeline, system: str, tail: Sequence[Block]) -> int:
+    prep = _prepare(tl, system, tail)
+    return _raw(tl, prep) + _overhead(tl)
+
+
+def _plan(
+    tl: Timeline,
+    prep: _Prep,
+    *,
+    force: bool,
+    reason: CompactionReason | None = None,
+    keep_tokens: int | None = None,
+) -> _Pending | None:
+    policy = tl.policy
+    budget = policy.budget
+    if reason is None and not policy.active:
+        return None
+    if budget is None:
+        if keep_tokens is None:
+            raise PolicyError(
+                "compaction needs a budget: set max_tokens or context_window, or pass "
+                "keep_recent_tokens"
+            )
+        budget = prep.system_tokens + 2 * keep_tokens
+    if prep.system_tokens > budget:
+        raise BudgetError(
+            f"the system prompt alone needs {prep.system_tokens} tokens but the budget is "
+            f"{budget}; shorten it or raise the budget",
+            budget=budget,
+            required=prep.system_tokens,
+            conversation_id=tl.conversation_id,
+        )
+    stream = tl._stream
+    overhead = _overhead(tl)
+    est = _raw(tl, prep) + overhead
+    if reason is None:
+        if force:
+            reason = "forced"
+        elif est > policy.trigger_ratio * budget:
+            reason = "tokens"
+        elif policy.max_blocks is not None and len(stream.blocks) > policy.max_blocks:
+            reason = "blocks"
+        else:
+            return None
+        if not force and tl._state.compacted_at_seq == tl._state.block_seq:
+            return None  # nothing appended since the last compaction: never thrash
+    blocks = tl._blocks
+    start = tl._summary_index + 1
+    costs = [0] * len(blocks)
+    fixed = prep.system_tokens + sum(prep.tail_costs) + max(0, overhead)
+    for pos, index in enumerate(stream.source_index):
+        if index >= start:
+            costs[index] = stream.costs[pos]
+        elif blocks[index].type != CONV_RANGE_SUMMARY:
+            fixed += stream.costs[pos]  # pinned blocks already before the summary
+    reserve = min(policy.summary_budget(), max(64, budget // 5))
+    if keep_tokens is not None:
+        policy = attrs.evolve(
+            policy,
+            keep_ratio=min(0.95, max(0.01, keep_tokens / max(1, budget - prep.system_tokens))),
+            trigger_ratio=1.0,
+            emergency_keep_ratio=min(
+                0.95, max(0.01, keep_tokens / max(1, budget - prep.system_tokens))
+            ),
+            keep_recent_turns=0,
+        )
+    plan = plan_cut(
+        blocks,
+        start,
+        costs,
+        tl._pinned.keys(),
+        policy,
+        budget=budget,
+        system_tokens=prep.system_tokens,
+        fixed_tokens=fixed,
+        summary_reserve=reserve,
+        force=force and keep_tokens is None,
+    )
+    if plan is None:
+        return None
+    previous = blocks[tl._summary_index] if tl._summary_index >= 0 else None
+    digest, history, prefix = requests_for(plan, previous, tl.policy)
+    covered = list(previous.meta.get("covered_turn_ids", ())) if previous is not None else []
+    covered += [b.turn_id for b in plan.compacted]
+    stats = CompactionStats(
+        reason=reason,
+        tokens_before=est,
+        tokens_after=None,
+        compacted_blocks=len(plan.compacted),
+        summary_block_count=sum(1 for b in blocks if b.type == CONV_RANGE_SUMMARY),
+        split_turn=plan.split_turn_id is not None,
+        split_turn_id=plan.split_turn_id,
+        covered_turn_ids=tuple(dict.fromkeys(covered)),
+        original_block_count=len(stream.blocks) + len(prep.tail),
+        compacted_block_count=None,
+        summarizer=_summarizer_name(tl),
+    )
+    if tl.on_before_compaction is not None:
+        tl.on_before_compaction(stats)
+    requests = (history,) if prefix is None else (history, prefix)
+    return _Pending(plan, previous, digest, requests, stats)
+
+
+def _summarizer_name(tl: Timeline) -> str:
+    if tl.summarizer is None:
+        return "inventory"
+    return str(getattr(tl.summarizer, "name", type(tl.summarizer).__name__))
+
+
+def _apply(
+    tl: Timeline, prep: _Prep, pending: _Pending, results: Sequence[tuple[str, str | None]]
+) -> CompactionStats:
+    plan = pending.plan
+    main, main_error = results[0]
+    prefix_text, prefix_error = results[1] if len(results) > 1 else (None, None)
+    error = main_error or prefix_error
+    cut_block = tl._blocks[plan.cut]
+    seq = tl._state.block_seq + 1
+    sid = tl.id_factory("block", seq)
+    while sid in tl._by_id:
+        seq += 1
+        sid = tl.id_factory("block", seq)
+    summary = Block(
+        type=CONV_RANGE_SUMMARY,
+        text=summary_text(main, prefix_text),
+        id=sid,
+        author="system",
+        turn_id=cut_block.turn_id,
+        ts=tl.clock().isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+        path=f"su:{cut_block.turn_id}.conv.range.summary",
+        meta={
+            "covered_turn_ids": list(pending.stats.covered_turn_ids),
+            "split_turn_id": plan.split_turn_id,
+            "compaction_digest": msgspec.to_builtins(pending.digest),
+            "summarizer": pending.stats.summarizer if error is None else "inventory",
+            "summarizer_error": error,
+            "compacted_block_count": len(plan.compacted),
+            "first_block_id": plan.compacted[0].id,
+            "last_block_id": plan.compacted[-1].id,
+        },
+    )
+    tl._blocks.insert(plan.cut, summary)
+    tl._by_id[sid] = summary
+    tl._new_ids.append(sid)
+    tl._summary_index = plan.cut
+    tl._state = msgspec.structs.replace(
+        tl._state,
+        block_seq=seq,
+        compacted_at_seq=seq,
+        structure_version=tl._state.structure_version + 1,
+    )
+    _sync_stream(tl)
+    stats = attrs.evolve(
+        pending.stats,
+        tokens_after=_raw(tl, prep) + _overhead(tl),
+        compacted_block_count=len(tl._stream.blocks) + len(prep.tail),
+        summary_block_count=pending.stats.summary_block_count + 1,
+        summarizer_error=error,
+        summary_path=summary.path,
+    )
+    if tl.on_after_compaction is not None:
+        tl.on_after_compaction(stats)
+    return stats
+
+
+def _finish(
+    tl: Timeline, prep: _Prep, *, force: bool, stats: CompactionStats | None
+) -> RenderedContext:
+    stream = tl._stream
+    memo = tl._memo
+    blocks = stream.blocks + prep.tail
+    costs = stream.costs + prep.tail_costs
+    overhead = _overhead(tl)
+    total = prep.system_tokens + stream.tokens + sum(prep.tail_costs) + overhead
+    budget = tl.policy.budget if tl.policy.enabled else None
+    truncated: list[str] = []
+    if budget is not None:
+        pinned = set(tl._pinned)
+        pinned_total = sum(c for b, c in zip(blocks, costs, strict=False) if b.id in pinned)
+        if prep.system_tokens + pinned_total > budget:
+            raise PinnedOverBudgetError(
+                f"system prompt ({prep.system_tokens}) and pinned blocks ({pinned_total}) need "
+                f"{prep.system_tokens + pinned_total} tokens but the budget is {budget}",
+                budget=budget,
+                required=prep.system_tokens + pinned_total,
+                conversation_id=tl.conversation_id,
+            )
+        target = budget
+        if force and stats is None:
+            target = min(budget, total // 2)  # the estimate was wrong: shrink regardless
+        if total > target:
+            blocks = list(blocks)
+            costs = list(costs)
+            removed, truncated = truncate_to_fit(
+                blocks, costs, total - target, lambda b: _text_cost(memo, b), tuple(pinned)
+            )
+            total -= removed
+            if total > budget:
+                raise BudgetError(
+                    f"the prompt needs {total} tokens after compaction and truncation but the "
+                    f"budget is {budget}",
+                    budget=budget,
+                    required=total,
+                    conversation_id=tl.conversation_id,
+                )
+    stable = blocks[: len(stream.blocks)]
+    points, cache_state = plan_checkpoints(
+        stable,
+        has_system=bool(prep.system),
+        version=tl._state.structure_version,
+        state=tl._state.cache,
+        anchor=stream.anchor,
+    )
+    tl._state = msgspec.structs.replace(
+        tl._state, cache=cache_state, system_tokens=prep.system_tokens
+    )
+    tl._last_raw_estimate = total - overhead
+    return RenderedContext(
+        system=prep.system,
+        blocks=tuple(blocks),
+        cache_points=points,
+        tokens=total,
+        budget=budget,
+        stable_count=len(stable),
+        compaction=stats,
+        truncated_paths=tuple(truncated),
+        system_cached=bool(prep.system),
+    )
+
+
+def render(tl: Timeline, system: str, *, force: bool, tail: Sequence[Block]) -> RenderedContext:
+    prep = _prepare(tl, system, tail)
+    pending = _plan(tl, prep, force=force)
+    stats = None
+    if pending is not None:
+        timeout = tl.policy.summary_timeout_seconds
+        results = [summarize_sync(tl.summarizer, r, timeout) for r in pending.requests]
+        stats = _apply(tl, prep, pending, results)
+    return _finish(tl, prep, force=force, stats=stats)
+
+
+async def arender(
+    tl: Timeline, system: str, *, force: bool, tail: Sequence[Block]
+) -> RenderedContext:
+    prep = _prepare(tl, system, tail)
+    pending = _plan(tl, prep, force=force)
+    stats = None
+    if pending is not None:
+        timeout = tl.policy.summary_timeout_seconds
+        results = [await summarize_async(tl.summarizer, r, timeout) for r in pending.requests]
+        stats = _apply(tl, prep, pending, results)
+    return _finish(tl, prep, force=force, stats=stats)
+
+
+def compact(
+    tl: Timeline, system: str, *, force: bool, keep_recent_tokens: int | None
+) -> CompactionStats | None:
+    prep = _prepare(tl, system, ())
+    pending = _plan(
+        tl, prep, force=force, reason="manual" if force else None, keep_tokens=keep_recent_tokens
+    )
+    if pending is None:
+        return None
+    timeout = tl.policy.summary_timeout_seconds
+    results = [summarize_sync(tl.summarizer, r, timeout) for r in pending.requests]
+    return _apply(tl, prep, pending, results)

@@ -1,0 +1,112 @@
+"""The visible stream: what a render shows of the in-memory blocks.
+
+From the latest summary (inclusive), then the pinned blocks from before it, then every
+later block; hidden blocks become their replacement text once per path. Kept
+incrementally: appends extend it, anything else (hide, pin, compaction...) rebuilds it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence, Set
+
+import attrs
+import msgspec
+
+from timeline.block import CONV_RANGE_SUMMARY, Block
+from timeline.block_types import block_type
+from timeline.blocks import canonical_json
+from timeline.tokens import BLOCK_OVERHEAD_TOKENS, BlockTokenMemo
+
+__all__ = ["HIDDEN_TOOL_PLACEHOLDER", "VisibleStream", "rendered_form"]
+
+HIDDEN_TOOL_PLACEHOLDER = "(hidden)"
+"""Rendered for a hidden tool call/result without replacement: the pair must stay whole."""
+
+
+def rendered_form(block: Block, seen_hidden_paths: set[str]) -> Block | None:
+    """How ``block`` renders given the hidden paths already shown, or None if omitted.
+
+    A hidden tool call or result is never omitted (that would orphan its partner): it
+    renders with its replacement text, or a placeholder, in place of its content.
+    """
+    if not block.hidden:
+        return block
+    kind = block_type(block.type).render
+    if kind in ("tool_call", "tool_result"):
+        replacement = block.replacement_text or HIDDEN_TOOL_PLACEHOLDER
+        if block.path in seen_hidden_paths and kind == "tool_result":
+            return None
+        seen_hidden_paths.add(block.path)
+        text = canonical_json({"hidden": replacement}) if kind == "tool_call" else replacement
+        return msgspec.structs.replace(block, text=text, data=None, mime="text/plain")
+    if block.replacement_text is None or block.path in seen_hidden_paths:
+        return None
+    seen_hidden_paths.add(block.path)
+    return msgspec.structs.replace(block, text=block.replacement_text, data=None, mime="text/plain")
+
+
+@attrs.define
+class VisibleStream:
+    """The rendered stable stream plus its token total, extended on append."""
+
+    memo: BlockTokenMemo
+    blocks: list[Block] = attrs.field(factory=list)
+    costs: list[int] = attrs.field(factory=list)
+    source_index: list[int] = attrs.field(factory=list)
+    """For each stream block, its index in the timeline's block list."""
+    tokens: int = 0
+    consumed: int = 0
+    """How many timeline blocks have been looked at."""
+    version: int = -1
+    anchor: int | None = None
+    """Stream index of the last block of the summary + pinned run (a stable prefix)."""
+    _seen_hidden: set[str] = attrs.field(factory=set)
+
+    def cost(self, block: Block) -> int:
+        """Token cost of a block in its rendered form."""
+        if block.hidden:
+            return self.memo.text(block.text) + BLOCK_OVERHEAD_TOKENS
+        return self.memo.block(block)
+
+    def rebuild(self, blocks: Sequence[Block], summary_index: int, pinned: Set[str]) -> None:
+        self.blocks = []
+        self.costs = []
+        self.source_index = []
+        self.tokens = 0
+        self._seen_hidden = set()
+        if summary_index >= 0:
+            self._add(blocks[summary_index], summary_index)
+            if pinned:
+                for i in range(summary_index):
+                    if blocks[i].id in pinned:
+                        self._add(blocks[i], i)
+            self.consumed = summary_index + 1
+            self.anchor = len(self.blocks) - 1 if self.blocks else None
+        else:
+            self.consumed = 0
+            self.anchor = None
+        self.extend(blocks)
+
+    def extend(self, blocks: Sequence[Block]) -> None:
+        """Take in the timeline blocks appended since the last call."""
+        for i in range(self.consumed, len(blocks)):
+            self._add(blocks[i], i)
+        self.consumed = len(blocks)
+
+    def _add(self, block: Block, index: int) -> None:
+        shown = rendered_form(block, self._seen_hidden)
+        if shown is None:
+            return
+        cost = self.cost(shown)
+        self.blocks.append(shown)
+        self.costs.append(cost)
+        self.source_index.append(index)
+        self.tokens += cost
+
+
+def latest_summary_index(blocks: Sequence[Block]) -> int:
+    """Index of the last ``conv.range.summary`` in ``blocks``, or -1."""
+    for i in range(len(blocks) - 1, -1, -1):
+        if blocks[i].type == CONV_RANGE_SUMMARY:
+            return i
+    return -1

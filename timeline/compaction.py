@@ -1,0 +1,353 @@
+"""Compaction: choose the cut, build the summary requests, run summarizers safely.
+
+The v2 algorithm with DESIGN §5's rules made exact:
+
+* the region after the latest summary is what can be compacted;
+* keep ``keep_ratio * (budget - system)`` tokens (``emergency_keep_ratio`` when forced),
+  raised to cover the last ``keep_recent_turns`` turns only when they fit;
+* a cut is never a tool result or a summary and never separates a tool call from any of
+  its results (parallel and still-pending calls included);
+* turn boundaries are preferred, then message boundaries; the cut block stays visible;
+* a cut inside a turn summarizes that turn's prefix separately ("Turn Context (split
+  turn)") when it has at least ``min_split_prefix_blocks`` blocks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+from collections.abc import Callable, Sequence, Set
+from typing import Literal
+
+import attrs
+
+from timeline.block import CONV_RANGE_SUMMARY, REACT_TOOL_CALL, REACT_TOOL_RESULT, Block
+from timeline.block_types import block_type
+from timeline.digest import CompactionDigest, build_digest, digest_from_meta
+from timeline.policy import CompactionPolicy
+from timeline.summarizers.base import AsyncSummarizer, Summarizer, SummaryRequest
+from timeline.summarizers.inventory import InventorySummarizer
+
+__all__ = [
+    "SPLIT_TURN_HEADING",
+    "CompactionReason",
+    "CompactionStats",
+    "CutPlan",
+    "plan_cut",
+    "summarize_async",
+    "summarize_sync",
+    "valid_cuts",
+]
+
+SPLIT_TURN_HEADING = "## Turn Context (split turn)"
+
+CompactionReason = Literal["tokens", "blocks", "forced", "manual"]
+
+
+@attrs.frozen
+class CompactionStats:
+    """What one compaction did (passed to the hooks and returned on ``view.compaction``).
+
+    ``tokens_after`` is None in the ``on_before_compaction`` call. The seed 002
+    ``CompactionResult`` counts are ``original_block_count`` / ``compacted_block_count``
+    (visible blocks before / after).
+    """
+
+    reason: CompactionReason
+    tokens_before: int
+    tokens_after: int | None
+    compacted_blocks: int
+    summary_block_count: int
+    split_turn: bool
+    split_turn_id: str | None
+    covered_turn_ids: tuple[str, ...]
+    original_block_count: int
+    compacted_block_count: int | None
+    summarizer: str
+    summarizer_error: str | None = None
+    summary_path: str | None = None
+
+    def as_dict(self) -> dict[str, object]:
+        """Plain data for logs and events."""
+        return attrs.asdict(self)
+
+
+@attrs.frozen
+class CutPlan:
+    """Where to cut and what the summaries cover."""
+
+    cut: int
+    history: tuple[Block, ...]
+    prefix: tuple[Block, ...]
+    split_turn_id: str | None
+    compacted: tuple[Block, ...]
+    kept_tokens: int
+
+
+def valid_cuts(blocks: Sequence[Block], start: int) -> list[bool]:
+    """``valid[i]``: a summary may be inserted before ``blocks[i]`` (i > start).
+
+    Invalid when ``blocks[i]`` is a tool result or a summary, or when a tool call before
+    ``i`` has a result at or after ``i``, or has no result yet (it may still arrive).
+    """
+    n = len(blocks)
+    last_result: dict[str, int] = {}
+    for i in range(start, n):
+        b = blocks[i]
+        if b.type == REACT_TOOL_RESULT and b.call_id:
+            last_result[b.call_id] = i
+    # open[i] = number of calls started before i whose last result is >= i
+    delta = [0] * (n + 2)
+    for i in range(start, n):
+        b = blocks[i]
+        if b.type == REACT_TOOL_CALL and b.call_id:
+            end = last_result.get(b.call_id, n)  # pending: open to the end
+            if end > i:
+                delta[i + 1] += 1
+                delta[end + 1] -= 1
+    valid = [False] * n
+    running = 0
+    for i in range(start, n):
+        running += delta[i]
+        b = blocks[i]
+        valid[i] = (
+            i > start and running == 0 and b.type not in (REACT_TOOL_RESULT, CONV_RANGE_SUMMARY)
+        )
+    return valid
+
+
+def _recent_turn_start(blocks: Sequence[Block], start: int, turns: int) -> int:
+    seen: list[str] = []
+    for i in range(len(blocks) - 1, start - 1, -1):
+        tid = blocks[i].turn_id
+        if not seen or seen[-1] != tid:
+            if len(seen) == turns:
+                return i + 1
+            seen.append(tid)
+    return start
+
+
+def _turn_start(blocks: Sequence[Block], start: int, cut: int) -> int:
+    tid = blocks[cut].turn_id
+    i = cut
+    while i - 1 >= start and blocks[i - 1].turn_id == tid:
+        i -= 1
+    return i
+
+
+def plan_cut(
+    blocks: Sequence[Block],
+    start: int,
+    costs: Sequence[int],
+    pinned: Set[str],
+    policy: CompactionPolicy,
+    *,
+    budget: int,
+    system_tokens: int,
+    fixed_tokens: int,
+    summary_reserve: int,
+    force: bool,
+) -> CutPlan | None:
+    """Choose the cut in ``blocks[start:]`` (``start`` = first block after the latest
+    summary); ``costs[i]`` is the rendered cost of ``blocks[i]``. None: nothing to cut."""
+    n = len(blocks)
+    hi = n - max(1, policy.preserve_recent_blocks)
+    if start + 1 > hi:
+        return None
+    valid = valid_cuts(blocks, start)
+    suffix = [0] * (n + 1)
+    pinned_prefix = [0] * (n + 1)
+    for i in range(n - 1, start - 1, -1):
+        suffix[i] = suffix[i + 1] + costs[i]
+    for i in range(start, n):
+        pin = costs[i] if blocks[i].id in pinned else 0
+        pinned_prefix[i + 1] = pinned_prefix[i] + pin
+
+    def kept(c: int) -> int:
+        return suffix[c] + pinned_prefix[c]
+
+    context_budget = budget - system_tokens
+    available = budget - fixed_tokens - summary_reserve
+    if force:
+        keep = min(policy.emergency_keep_ratio * context_budget, 0.5 * kept(start))
+    else:
+        keep = policy.keep_ratio * context_budget
+        if policy.keep_recent_turns:
+            recent = kept(_recent_turn_start(blocks, start, policy.keep_recent_turns))
+            if fixed_tokens + summary_reserve + recent <= policy.trigger_ratio * budget:
+                keep = max(keep, recent)
+    keep = min(keep, available)
+    keep_blocks = n
+    if policy.max_blocks is not None:
+        keep_blocks = int(policy.keep_ratio * policy.max_blocks)
+
+    k = n
+    for c in range(n - 1, start, -1):
+        if kept(c) > keep or n - c > keep_blocks:
+            break
+        k = c
+    candidates = [c for c in range(max(k, start + 1), hi + 1) if valid[c]]
+    if candidates:
+        cut = _preferred(blocks, candidates, kept)
+    else:
+        earlier = [c for c in range(start + 1, min(k, hi + 1)) if valid[c]]
+        if not earlier:
+            return None
+        cut = earlier[-1]
+    return _split(blocks, start, cut, pinned, policy, kept(cut))
+
+
+def _preferred(blocks: Sequence[Block], candidates: list[int], kept: Callable[[int], int]) -> int:
+    """First turn boundary keeping at least half of what the first candidate keeps, else
+    the first message boundary likewise, else the first candidate."""
+    first = candidates[0]
+    floor = 0.5 * kept(first)
+    for wanted in ("turn", "message"):
+        for c in candidates:
+            if kept(c) < floor:
+                break
+            if block_type(blocks[c].type).boundary == wanted:
+                if wanted == "turn":
+                    c = _turn_header_before(blocks, c, candidates)
+                return c
+    return first
+
+
+def _turn_header_before(blocks: Sequence[Block], c: int, candidates: list[int]) -> int:
+    """A ``user.prompt`` right after its own ``turn.header``: cut at the header instead."""
+    prev = c - 1
+    if (
+        prev in candidates
+        and blocks[prev].turn_id == blocks[c].turn_id
+        and block_type(blocks[prev].type).render == "header"
+    ):
+        return prev
+    return c
+
+
+def _split(
+    blocks: Sequence[Block],
+    start: int,
+    cut: int,
+    pinned: Set[str],
+    policy: CompactionPolicy,
+    kept_tokens: int,
+) -> CutPlan | None:
+    def content(seq: Sequence[Block]) -> tuple[Block, ...]:
+        return tuple(b for b in seq if b.id not in pinned and b.type != CONV_RANGE_SUMMARY)
+
+    compacted = content(blocks[start:cut])
+    if not any(block_type(b.type).render != "header" for b in compacted):
+        return None
+    turn_start = _turn_start(blocks, start, cut)
+    prefix = content(blocks[turn_start:cut])
+    prefix_size = sum(1 for b in prefix if block_type(b.type).render != "header")
+    if turn_start < cut and prefix_size and prefix_size >= policy.min_split_prefix_blocks:
+        return CutPlan(
+            cut=cut,
+            history=content(blocks[start:turn_start]),
+            prefix=prefix,
+            split_turn_id=blocks[cut].turn_id,
+            compacted=compacted,
+            kept_tokens=kept_tokens,
+        )
+    return CutPlan(cut, compacted, (), None, compacted, kept_tokens)
+
+
+def requests_for(
+    plan: CutPlan, previous: Block | None, policy: CompactionPolicy
+) -> tuple[CompactionDigest, SummaryRequest, SummaryRequest | None]:
+    """The cumulative digest and the history (and split-turn prefix) requests."""
+    prev_digest = digest_from_meta(previous.meta) if previous is not None else None
+    digest = build_digest(
+        plan.compacted,
+        prev_digest,
+        tool_classification=policy.tool_classification,
+        user_prompt_cap_chars=policy.user_prompt_cap_chars,
+    )
+    budget = policy.summary_budget()
+    history = SummaryRequest(
+        kind="history",
+        blocks=plan.history,
+        previous_summary=previous.text if previous is not None else "",
+        digest=digest,
+        max_tokens=budget if not plan.prefix else max(128, budget * 2 // 3),
+        focus=policy.focus_instructions,
+        user_prompt_cap_chars=policy.user_prompt_cap_chars,
+    )
+    prefix = None
+    if plan.prefix:
+        prefix = SummaryRequest(
+            kind="turn_prefix",
+            blocks=plan.prefix,
+            digest=digest,
+            max_tokens=max(128, budget // 3),
+            focus=policy.focus_instructions,
+            user_prompt_cap_chars=policy.user_prompt_cap_chars,
+        )
+    return digest, history, prefix
+
+
+_FALLBACK = InventorySummarizer()
+
+
+def _fallback(request: SummaryRequest, error: BaseException | str) -> tuple[str, str]:
+    reason = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
+    return _FALLBACK.summarize(request), reason
+
+
+def summarize_sync(
+    summarizer: Summarizer | AsyncSummarizer | None,
+    request: SummaryRequest,
+    timeout: float | None,
+) -> tuple[str, str | None]:
+    """Run a summarizer; any failure (exception, timeout, empty) falls back to the
+    deterministic inventory. Returns the text and the failure reason, if any."""
+    if summarizer is None:
+        return _FALLBACK.summarize(request), None
+    try:
+        if isinstance(summarizer, Summarizer):
+            if timeout is None:
+                text = summarizer.summarize(request)
+            else:
+                with concurrent.futures.ThreadPoolExecutor(1) as pool:
+                    text = pool.submit(summarizer.summarize, request).result(timeout)
+        else:
+            coro = summarizer.asummarize(request)
+            text = asyncio.run(asyncio.wait_for(coro, timeout) if timeout else coro)
+    except concurrent.futures.TimeoutError:
+        return _fallback(request, f"summarizer timed out after {timeout}s")
+    except Exception as exc:
+        return _fallback(request, exc)
+    if not isinstance(text, str) or not text.strip():
+        return _fallback(request, "summarizer returned an empty summary")
+    return text.strip(), None
+
+
+async def summarize_async(
+    summarizer: Summarizer | AsyncSummarizer | None,
+    request: SummaryRequest,
+    timeout: float | None,
+) -> tuple[str, str | None]:
+    """The async form of :func:`summarize_sync` (sync summarizers run in a thread)."""
+    if summarizer is None:
+        return _FALLBACK.summarize(request), None
+    try:
+        if isinstance(summarizer, AsyncSummarizer):
+            text = await asyncio.wait_for(summarizer.asummarize(request), timeout)
+        else:
+            text = await asyncio.wait_for(asyncio.to_thread(summarizer.summarize, request), timeout)
+    except TimeoutError:
+        return _fallback(request, f"summarizer timed out after {timeout}s")
+    except Exception as exc:
+        return _fallback(request, exc)
+    if not isinstance(text, str) or not text.strip():
+        return _fallback(request, "summarizer returned an empty summary")
+    return text.strip(), None
+
+
+def summary_text(main: str, prefix: str | None) -> str:
+    """The main summary with the split-turn prefix summary appended under its heading."""
+    if prefix is None:
+        return main
+    return f"{main}\n\n{SPLIT_TURN_HEADING}\n{prefix}"

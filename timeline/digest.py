@@ -1,0 +1,285 @@
+"""``compaction_digest``: an inventory of what a compacted window did.
+
+Artifacts, file reads/writes/patches and exec outputs (by tool classification),
+``memory_read`` hits, hidden blocks, and cumulative read/modified file lists merged with
+the previous digest (a file read and later modified counts as modified only). It is
+plain data (a msgspec Struct) stored in the summary block's ``meta``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final, Literal
+
+import msgspec
+
+from timeline.block import (
+    CONV_RANGE_SUMMARY,
+    REACT_TOOL_CALL,
+    REACT_TOOL_RESULT,
+    USER_ATTACHMENT,
+    USER_PROMPT,
+    Block,
+)
+
+__all__ = [
+    "DEFAULT_TOOL_CLASSIFICATION",
+    "Artifact",
+    "CompactionDigest",
+    "ExecOutput",
+    "FileOp",
+    "HiddenBlock",
+    "MemoryHit",
+    "ToolCategory",
+    "build_digest",
+    "classify_tool",
+    "digest_from_meta",
+]
+
+ToolCategory = Literal["read", "write", "patch", "exec", "memory_read", "search", "other"]
+
+DEFAULT_TOOL_CLASSIFICATION: Final[Mapping[str, ToolCategory]] = {
+    "read_file": "read",
+    "read": "read",
+    "view": "read",
+    "cat": "read",
+    "open_file": "read",
+    "write_file": "write",
+    "write": "write",
+    "create_file": "write",
+    "edit_file": "patch",
+    "edit": "patch",
+    "str_replace": "patch",
+    "apply_patch": "patch",
+    "patch": "patch",
+    "multi_edit": "patch",
+    "bash": "exec",
+    "shell": "exec",
+    "exec": "exec",
+    "run_command": "exec",
+    "execute": "exec",
+    "python": "exec",
+    "memory_read": "memory_read",
+    "grep": "search",
+    "glob": "search",
+    "search": "search",
+}
+"""Tool name to category; a policy's ``tool_classification`` extends and overrides it."""
+
+_PATH_KEYS: Final = ("path", "file_path", "filepath", "filename", "file", "target_file")
+_PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.MULTILINE)
+EXEC_OUTPUT_HEAD_CHARS: Final = 240
+USER_REQUEST_MIN_CHARS: Final = 60
+
+
+class FileOp(msgspec.Struct, frozen=True):
+    path: str
+    op: str
+    tool: str
+    turn_id: str
+    call_id: str
+
+
+class ExecOutput(msgspec.Struct, frozen=True):
+    command: str
+    tool: str
+    turn_id: str
+    call_id: str
+    output_head: str
+    is_error: bool = False
+
+
+class MemoryHit(msgspec.Struct, frozen=True):
+    query: str
+    paths: list[str]
+    turn_ids: list[str]
+
+
+class HiddenBlock(msgspec.Struct, frozen=True):
+    path: str
+    replacement_text: str | None
+
+
+class Artifact(msgspec.Struct, frozen=True):
+    path: str
+    mime: str
+    visibility: str
+    sources_used: list[str] = []
+
+
+class CompactionDigest(msgspec.Struct, frozen=True, kw_only=True):
+    """Inventory of one compacted window, with cumulative file lists and user requests."""
+
+    artifacts: list[Artifact] = []
+    streamed_artifacts: list[Artifact] = []
+    file_reads: list[FileOp] = []
+    file_writes: list[FileOp] = []
+    file_patches: list[FileOp] = []
+    exec_outputs: list[ExecOutput] = []
+    memory_reads: list[MemoryHit] = []
+    hidden_blocks: list[HiddenBlock] = []
+    read_files: list[str] = []
+    modified_files: list[str] = []
+    user_requests: list[str] = []
+
+
+def classify_tool(name: str | None, overrides: Mapping[str, str] | None = None) -> str:
+    """Category of a tool by name: overrides first, then the defaults, else ``other``."""
+    if not name:
+        return "other"
+    if overrides and name in overrides:
+        return overrides[name]
+    return DEFAULT_TOOL_CLASSIFICATION.get(name, "other")
+
+
+def _params(block: Block) -> dict[str, Any]:
+    try:
+        value = msgspec.json.decode(block.text)
+    except msgspec.DecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _paths_of(params: Mapping[str, Any]) -> list[str]:
+    for key in _PATH_KEYS:
+        value = params.get(key)
+        if isinstance(value, str) and value:
+            return [value]
+    for key in ("patch", "input", "diff"):
+        value = params.get(key)
+        if isinstance(value, str):
+            found = _PATCH_FILE.findall(value)
+            if found:
+                return [p.strip() for p in found]
+    paths = params.get("paths")
+    if isinstance(paths, list):
+        return [p for p in paths if isinstance(p, str)]
+    return []
+
+
+def _command_of(params: Mapping[str, Any]) -> str:
+    for key in ("command", "cmd", "script", "code"):
+        value = params.get(key)
+        if isinstance(value, str):
+            return value
+        if isinstance(value, list):
+            return " ".join(str(v) for v in value)
+    return msgspec.json.encode(params, order="sorted").decode()
+
+
+def cap_request(text: str, cap: int) -> str:
+    """A user request verbatim up to ``cap`` characters, then a truncation marker."""
+    text = text.strip()
+    if cap <= 0 or len(text) <= cap:
+        return text
+    return f"{text[:cap].rstrip()} [... {len(text) - cap} more chars]"
+
+
+def _merge_files(
+    previous: CompactionDigest | None, reads: Iterable[str], modified: Iterable[str]
+) -> tuple[list[str], list[str]]:
+    read_set: dict[str, None] = dict.fromkeys(previous.read_files if previous else ())
+    mod_set: dict[str, None] = dict.fromkeys(previous.modified_files if previous else ())
+    read_set.update(dict.fromkeys(reads))
+    mod_set.update(dict.fromkeys(modified))
+    return sorted(p for p in read_set if p not in mod_set), sorted(mod_set)
+
+
+def build_digest(
+    blocks: Sequence[Block],
+    previous: CompactionDigest | None,
+    *,
+    tool_classification: Mapping[str, str] | None = None,
+    user_prompt_cap_chars: int = 600,
+) -> CompactionDigest:
+    """The digest of ``blocks`` (the compacted window), merged with ``previous``."""
+    calls: dict[str, Block] = {}
+    results: dict[str, list[Block]] = {}
+    artifacts: list[Artifact] = []
+    streamed: list[Artifact] = []
+    hidden: list[HiddenBlock] = []
+    requests: list[str] = list(previous.user_requests) if previous else []
+    for block in blocks:
+        if block.type == CONV_RANGE_SUMMARY:
+            continue
+        if block.hidden:
+            hidden.append(HiddenBlock(block.path, block.replacement_text))
+        if block.type == REACT_TOOL_CALL and block.call_id:
+            calls[block.call_id] = block
+        elif block.type == REACT_TOOL_RESULT and block.call_id:
+            results.setdefault(block.call_id, []).append(block)
+        elif block.type == USER_PROMPT and block.text.strip():
+            requests.append(cap_request(block.text, user_prompt_cap_chars))
+        if block.type == USER_ATTACHMENT or block.meta.get("artifact"):
+            artifact = Artifact(
+                path=block.path,
+                mime=block.mime,
+                visibility="hidden" if block.hidden else "visible",
+                sources_used=[str(s) for s in block.meta.get("sources_used", ())],
+            )
+            (streamed if block.meta.get("streamed") else artifacts).append(artifact)
+
+    ops: dict[str, list[FileOp]] = {"read": [], "write": [], "patch": []}
+    execs: list[ExecOutput] = []
+    memory: list[MemoryHit] = []
+    for call_id, call in calls.items():
+        category = classify_tool(call.tool_id, tool_classification)
+        params = _params(call)
+        outs = results.get(call_id, [])
+        if category in ops:
+            for path in _paths_of(params):
+                ops[category].append(
+                    FileOp(path, category, call.tool_id or "", call.turn_id, call_id)
+                )
+        elif category == "exec":
+            output = "\n".join(r.text for r in outs)
+            execs.append(
+                ExecOutput(
+                    command=_command_of(params),
+                    tool=call.tool_id or "",
+                    turn_id=call.turn_id,
+                    call_id=call_id,
+                    output_head=output[:EXEC_OUTPUT_HEAD_CHARS],
+                    is_error=any(bool(r.meta.get("is_error")) for r in outs),
+                )
+            )
+        elif category == "memory_read":
+            hit_paths: list[str] = []
+            hit_turns: list[str] = []
+            for result in outs:
+                for hit in result.meta.get("hits", ()):
+                    if isinstance(hit, Mapping):
+                        hit_paths.append(str(hit.get("path", "")))
+                        hit_turns.append(str(hit.get("turn_id", "")))
+            memory.append(MemoryHit(str(params.get("query", "")), hit_paths, hit_turns))
+
+    read_files, modified_files = _merge_files(
+        previous,
+        (op.path for op in ops["read"]),
+        (op.path for op in ops["write"] + ops["patch"]),
+    )
+    return CompactionDigest(
+        artifacts=artifacts,
+        streamed_artifacts=streamed,
+        file_reads=ops["read"],
+        file_writes=ops["write"],
+        file_patches=ops["patch"],
+        exec_outputs=execs,
+        memory_reads=memory,
+        hidden_blocks=hidden,
+        read_files=read_files,
+        modified_files=modified_files,
+        user_requests=requests,
+    )
+
+
+def digest_from_meta(meta: Mapping[str, Any]) -> CompactionDigest | None:
+    """The digest stored in a summary block's meta, or None when absent or unreadable."""
+    raw = meta.get("compaction_digest")
+    if raw is None:
+        return None
+    try:
+        return msgspec.convert(raw, CompactionDigest)
+    except msgspec.ValidationError:
+        return None

@@ -1,0 +1,296 @@
+"""A small ReAct driver: render -> call model -> append -> run tools -> repeat.
+
+On a context-overflow error it re-renders with ``force_sanitize=True`` and retries once
+(a second overflow raises :class:`ContextOverflowError`); provider usage calibrates the
+next estimate; a silent overflow (reported prompt tokens at the window) forces the next
+render to compact; a tool call cut off by ``finish_reason`` length is dropped; the
+timeline is persisted at turn end when a store is given. ``enabled=False`` policies are
+honoured: no compaction on any path, and overflow errors reach the caller unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal
+
+import attrs
+
+from timeline import blocks as B
+from timeline.block import Block
+from timeline.compaction import CompactionStats
+from timeline.errors import ContextOverflowError, DriverError
+from timeline.overflow import is_context_overflow, is_usage_overflow
+from timeline.persistence import IndexStore
+from timeline.timeline import Timeline
+from timeline.view import RenderedContext
+
+__all__ = [
+    "ContextUsage",
+    "DriverEvent",
+    "ModelReply",
+    "ReactDriver",
+    "ToolCallRequest",
+    "ToolOutput",
+    "TurnResult",
+    "Usage",
+]
+
+
+@attrs.frozen
+class ToolCallRequest:
+    """A tool call the model asked for; ``params`` may be raw JSON text (possibly cut
+    off when the reply hit its length limit)."""
+
+    name: str
+    params: Mapping[str, Any] | str
+    call_id: str | None = None
+
+
+@attrs.frozen
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+@attrs.frozen
+class ModelReply:
+    """What a model call returned."""
+
+    text: str = ""
+    tool_calls: tuple[ToolCallRequest, ...] = ()
+    usage: Usage | None = None
+    finish_reason: str = "stop"
+
+
+@attrs.frozen
+class ToolOutput:
+    """A tool's result; tools may also return a plain string."""
+
+    text: str
+    is_error: bool = False
+    meta: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.frozen
+class ContextUsage:
+    """Seed 000's snapshot: estimated tokens, last reported usage, tokens added since."""
+
+    tokens: int
+    usage_tokens: int
+    trailing_tokens: int
+
+
+@attrs.frozen
+class DriverEvent:
+    kind: Literal["compaction_start", "compaction_end", "overflow_retry", "turn_end", "checkpoint"]
+    turn_id: str
+    data: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.frozen
+class TurnResult:
+    turn_id: str
+    text: str
+    steps: int
+    stopped: Literal["answer", "step_limit"]
+    compactions: tuple[CompactionStats, ...]
+    overflow_retries: int
+    dropped_tool_calls: int
+    version: int | None
+    usage: ContextUsage
+
+
+ModelCall = Callable[[RenderedContext], ModelReply]
+Tool = Callable[[Mapping[str, Any]], "str | ToolOutput"]
+
+_TRUNCATED = ("length", "max_tokens", "max_output_tokens")
+
+
+@attrs.define
+class ReactDriver:
+    """Runs turns of a ReAct loop over a :class:`Timeline`."""
+
+    timeline: Timeline
+    model: ModelCall
+    tools: Mapping[str, Tool]
+    system: str = ""
+    store: IndexStore | None = None
+    max_steps: int = 24
+    context_window: int | None = None
+    on_event: Callable[[DriverEvent], object] | None = None
+    checkpoint_every: int | None = None
+    """Save a named checkpoint to the store every N model calls (seed 002)."""
+    tail: Callable[[], Sequence[Block]] | None = None
+    steps_taken: int = attrs.field(default=0, init=False)
+    _force_next: bool = attrs.field(default=False, init=False)
+    _compactions: list[CompactionStats] = attrs.field(factory=list, init=False)
+    _last_usage: int = attrs.field(default=0, init=False)
+
+    def __attrs_post_init__(self) -> None:
+        tl = self.timeline
+        user_before, user_after = tl.on_before_compaction, tl.on_after_compaction
+
+        def before(stats: CompactionStats) -> None:
+            self._emit("compaction_start", stats.as_dict())
+            if user_before is not None:
+                user_before(stats)
+
+        def after(stats: CompactionStats) -> None:
+            self._compactions.append(stats)
+            self._emit("compaction_end", stats.as_dict())
+            if user_after is not None:
+                user_after(stats)
+
+        tl.on_before_compaction = before
+        tl.on_after_compaction = after
+
+    def _emit(self, kind: Any, data: Mapping[str, Any]) -> None:
+        if self.on_event is not None:
+            self.on_event(DriverEvent(kind, self.timeline.current_turn_id, data))
+
+    def _window(self) -> int | None:
+        policy = self.timeline.policy
+        return self.context_window or policy.context_window or policy.max_tokens
+
+    def _tail(self) -> Sequence[Block]:
+        return self.tail() if self.tail is not None else ()
+
+    def _call(self) -> tuple[ModelReply, int]:
+        """One model call with the single forced-compaction retry on overflow."""
+        tl = self.timeline
+        force = self._force_next and tl.policy.active
+        self._force_next = False
+        view = tl.render(self.system, force_sanitize=force, tail=self._tail())
+        retries = 0
+        try:
+            reply = self.model(view)
+        except Exception as exc:
+            if not tl.policy.active or not is_context_overflow(exc):
+                raise
+            self._emit("overflow_retry", {"error": str(exc), "tokens": view.tokens})
+            retries = 1
+            view = tl.render(self.system, force_sanitize=True, tail=self._tail())
+            try:
+                reply = self.model(view)
+            except Exception as again:
+                if is_context_overflow(again):
+                    raise ContextOverflowError(
+                        f"the provider still reports a context overflow after a forced "
+                        f"compaction to {view.tokens} estimated tokens: {again}",
+                        cause=again,
+                        conversation_id=tl.conversation_id,
+                    ) from again
+                raise
+        self.steps_taken += 1
+        if reply.usage is not None and reply.usage.prompt_tokens > 0:
+            tl.record_usage(prompt_tokens=reply.usage.prompt_tokens)
+            self._last_usage = reply.usage.prompt_tokens
+            if is_usage_overflow(reply.usage.prompt_tokens, self._window()):
+                self._force_next = True
+        self._maybe_checkpoint()
+        return reply, retries
+
+    def _maybe_checkpoint(self) -> None:
+        every = self.checkpoint_every
+        if not every or self.store is None or self.steps_taken % every:
+            return
+        save = getattr(self.store, "save_checkpoint", None)
+        if save is None:
+            raise DriverError("checkpoint_every needs a store with save_checkpoint()")
+        name = f"step-{self.steps_taken:06d}"
+        save(self.timeline.conversation_id, name, self.timeline.snapshot())
+        self._emit("checkpoint", {"checkpoint_id": name})
+
+    def run_turn(self, prompt: str | Block) -> TurnResult:
+        """One user turn: until the model answers without tool calls or ``max_steps``."""
+        tl = self.timeline
+        turn_id = tl.begin_turn()
+        tl.append(B.user_prompt(prompt) if isinstance(prompt, str) else prompt)
+        self._compactions = []
+        retries = dropped = steps = 0
+        text = ""
+        stopped: Literal["answer", "step_limit"] = "step_limit"
+        while steps < self.max_steps:
+            reply, r = self._call()
+            steps += 1
+            retries += r
+            calls, n_dropped = self._complete_calls(reply)
+            dropped += n_dropped
+            if reply.text:
+                tl.append(B.assistant_completion(reply.text))
+                text = reply.text
+            if not calls:
+                stopped = "answer"
+                break
+            self._run_tools(calls)
+        version = tl.persist(self.store) if self.store is not None else None
+        usage = self.context_usage()
+        self._emit("turn_end", attrs.asdict(usage))
+        return TurnResult(
+            turn_id,
+            text,
+            steps,
+            stopped,
+            tuple(self._compactions),
+            retries,
+            dropped,
+            version,
+            usage,
+        )
+
+    def context_usage(self) -> ContextUsage:
+        tokens = self.timeline.estimate(self.system, self._tail())
+        return ContextUsage(tokens, self._last_usage, max(0, tokens - self._last_usage))
+
+    def _complete_calls(
+        self, reply: ModelReply
+    ) -> tuple[list[tuple[str, dict[str, Any] | None, str | None]], int]:
+        """Parse each call's params; drop calls cut off by the length limit (seed 003)."""
+        out: list[tuple[str, dict[str, Any] | None, str | None]] = []
+        dropped = 0
+        for call in reply.tool_calls:
+            params: Any = call.params
+            if isinstance(params, str):
+                try:
+                    params = json.loads(params or "{}")
+                except ValueError:
+                    if reply.finish_reason in _TRUNCATED:
+                        dropped += 1
+                        continue
+                    params = None
+            if params is not None and not isinstance(params, Mapping):
+                params = None
+            out.append((call.name, dict(params) if params is not None else None, call.call_id))
+        return out, dropped
+
+    def _run_tools(self, calls: list[tuple[str, dict[str, Any] | None, str | None]]) -> None:
+        tl = self.timeline
+        appended = [
+            tl.append(
+                B.tool_call(
+                    name, params if params is not None else {"_invalid": True}, call_id=call_id
+                )
+            )
+            for name, params, call_id in calls
+        ]
+        for (name, params, _), call in zip(calls, appended, strict=True):
+            if params is None:
+                output = ToolOutput("error: the tool arguments were not a valid JSON object", True)
+            elif name not in self.tools:
+                output = ToolOutput(f"error: unknown tool {name!r}", True)
+            else:
+                try:
+                    raw = self.tools[name](params)
+                    output = raw if isinstance(raw, ToolOutput) else ToolOutput(str(raw))
+                except Exception as exc:  # a failing tool is a result, not a crash
+                    output = ToolOutput(f"error: {type(exc).__name__}: {exc}", True)
+            tl.append(
+                B.tool_result(
+                    call.call_id or "",
+                    output.text,
+                    tool_id=name,
+                    is_error=output.is_error,
+                    **dict(output.meta),
+                )
+            )

@@ -1,0 +1,147 @@
+"""Every error block-timeline raises, in one tree.
+
+::
+
+    TimelineError
+    ├── InvalidBlockError (ValueError)          a block that breaks an append invariant
+    │   ├── OrphanToolResultError               tool result without an earlier call
+    │   └── DuplicateBlockIdError               id already used in the conversation
+    ├── UnknownPathError (KeyError)             hide/unhide/unpin/read of a path not present
+    ├── CodecError (ValueError)                 a record that cannot be decoded
+    ├── PolicyError (ValueError)                bad compaction policy or config mapping
+    ├── BudgetError (ValueError)                the prompt cannot fit, with the numbers
+    │   └── PinnedOverBudgetError               pinned blocks alone do not fit
+    ├── TokenizerUnavailableError (LookupError) encoding not available offline
+    ├── ContextOverflowError                    the provider still said "too long" after a retry
+    ├── DriverError                             the ReAct driver cannot go on (step limit, tool)
+    └── StoreError                              anything an index store backend reports
+        ├── ConflictError                       stale writer: another persist won
+        ├── CorruptRecordError (CodecError)     a stored row that does not decode
+        ├── NotFoundError (KeyError)            conversation, block or checkpoint missing
+        └── StoreUnavailableError               cannot open or reach the backend (or no driver)
+
+Every class inherits the fitting builtin so ``except ValueError`` style handling keeps
+working. Structured attributes (``conversation_id``, ``block_id``, ``path``) are set
+where they are known.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BudgetError",
+    "CodecError",
+    "ConflictError",
+    "ContextOverflowError",
+    "CorruptRecordError",
+    "DriverError",
+    "DuplicateBlockIdError",
+    "InvalidBlockError",
+    "NotFoundError",
+    "OrphanToolResultError",
+    "PinnedOverBudgetError",
+    "PolicyError",
+    "StoreError",
+    "StoreUnavailableError",
+    "TimelineError",
+    "TokenizerUnavailableError",
+    "UnknownPathError",
+]
+
+
+class TimelineError(Exception):
+    """Root of every error raised by block-timeline."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        conversation_id: str | None = None,
+        block_id: str | None = None,
+        path: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.conversation_id = conversation_id
+        self.block_id = block_id
+        self.path = path
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class InvalidBlockError(TimelineError, ValueError):
+    """A block breaks an append-time invariant; the timeline is unchanged."""
+
+
+class OrphanToolResultError(InvalidBlockError):
+    """A ``react.tool.result`` names a ``call_id`` with no earlier ``react.tool.call``."""
+
+
+class DuplicateBlockIdError(InvalidBlockError):
+    """A block id is already used in the conversation."""
+
+
+class UnknownPathError(TimelineError, KeyError):
+    """No block has the given path."""
+
+
+class CodecError(TimelineError, ValueError):
+    """A record could not be decoded: corrupt, truncated, or of a foreign schema."""
+
+
+class PolicyError(TimelineError, ValueError):
+    """A policy or config mapping is invalid; the message names the offending path."""
+
+
+class BudgetError(TimelineError, ValueError):
+    """The prompt cannot be made to fit the budget; carries the numbers."""
+
+    def __init__(self, message: str, *, budget: int, required: int, **kw: str | None) -> None:
+        super().__init__(message, **kw)
+        self.budget = budget
+        self.required = required
+
+
+class PinnedOverBudgetError(BudgetError):
+    """Pinned blocks (plus the system prompt) alone exceed the budget."""
+
+
+class TokenizerUnavailableError(TimelineError, LookupError):
+    """The requested encoding is not available without the network."""
+
+
+class ContextOverflowError(TimelineError):
+    """The provider rejected the prompt as too long even after a forced compaction."""
+
+    def __init__(self, message: str, *, cause: object = None, **kw: str | None) -> None:
+        super().__init__(message, **kw)
+        self.cause = cause
+
+
+class DriverError(TimelineError):
+    """The ReAct driver cannot continue (step limit, unknown tool, bad model reply)."""
+
+
+class StoreError(TimelineError):
+    """An index store backend failed; the original error is chained as ``__cause__``."""
+
+
+class ConflictError(StoreError):
+    """Another writer persisted this conversation first; reload and retry."""
+
+    def __init__(self, message: str, *, expected: int, actual: int, **kw: str | None) -> None:
+        super().__init__(message, **kw)
+        self.expected = expected
+        self.actual = actual
+
+
+class CorruptRecordError(StoreError, CodecError):
+    """A stored row does not decode; names conversation and row."""
+
+
+class NotFoundError(StoreError, KeyError):
+    """The conversation, block, path or checkpoint does not exist in the store."""
+
+
+class StoreUnavailableError(StoreError):
+    """The backend cannot be opened (bad URL, missing optional driver, unreachable)."""

@@ -1,0 +1,1 @@
+"""Provider payload formatters over a shared, always-valid message plan."""

@@ -1,0 +1,64 @@
+"""v2's document rendering: ``[TURN id]``, ``[USER MESSAGE]``... as text or one message."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from timeline.block import Block
+from timeline.block_types import block_type
+from timeline.formats._plan import b64
+
+__all__ = ["block_text", "to_document", "to_text"]
+
+
+def block_text(b: Block) -> str:
+    """One block in the document layout."""
+    spec = block_type(b.type)
+    if spec.render == "header":
+        return f"[TURN {b.turn_id}]"
+    if spec.render == "tool_call":
+        return f"[TOOL CALL {b.tool_id} call_id={b.call_id}]\n{b.text}"
+    if spec.render == "tool_result":
+        err = " error" if b.meta.get("is_error") else ""
+        return f"[TOOL RESULT {b.tool_id or ''} call_id={b.call_id}{err}]\n{b.text}"
+    if spec.render == "attachment":
+        name = b.meta.get("name", b.path)
+        if b.data is not None and not b.text:
+            return f"[USER ATTACHMENT {name} ({b.mime}, {len(b.data)} bytes)]"
+        return f"[USER ATTACHMENT {name}]\n{b.text}"
+    return f"{spec.label}\n{b.text}" if spec.label else b.text
+
+
+def to_text(system: str, blocks: Sequence[Block]) -> str:
+    """The whole prompt as one string (system first)."""
+    parts = [f"[SYSTEM]\n{system}"] if system else []
+    parts += [block_text(b) for b in blocks]
+    return "\n\n".join(parts)
+
+
+def to_document(
+    system: str, blocks: Sequence[Block], cache_points: Sequence[int], system_cached: bool
+) -> dict[str, Any]:
+    """v2's layout: the stream as ONE user message of parts (Anthropic shape); binary
+    attachments become image/document parts; checkpoints carry ``cache_control``."""
+    points = set(cache_points)
+    content: list[dict[str, Any]] = []
+    for i, b in enumerate(blocks):
+        if b.data is not None and block_type(b.type).render == "attachment":
+            kind = "image" if b.mime.startswith("image/") else "document"
+            source = {"type": "base64", "media_type": b.mime, "data": b64(b.data)}
+            content.append({"type": "text", "text": block_text(b)})
+            item: dict[str, Any] = {"type": kind, "source": source}
+        else:
+            item = {"type": "text", "text": block_text(b)}
+        if i in points:
+            item["cache_control"] = {"type": "ephemeral"}
+        content.append(item)
+    payload: dict[str, Any] = {"messages": [{"role": "user", "content": content}]}
+    if system:
+        sys_block: dict[str, Any] = {"type": "text", "text": system}
+        if system_cached:
+            sys_block["cache_control"] = {"type": "ephemeral"}
+        payload = {"system": [sys_block], **payload}
+    return payload

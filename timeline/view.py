@@ -1,0 +1,60 @@
+"""The rendered context: what one model call sees, and its provider payloads."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from timeline.block import Block
+from timeline.compaction import CompactionStats
+from timeline.formats.anthropic import to_anthropic
+from timeline.formats.openai import to_openai, to_openai_responses
+from timeline.formats.text import to_document, to_text
+
+__all__ = ["RenderedContext"]
+
+
+@attrs.frozen
+class RenderedContext:
+    """The result of :meth:`Timeline.render`.
+
+    ``blocks`` are the visible blocks (latest summary first when there is one, pinned
+    blocks right after it, then the stream, then the volatile tail); ``cache_points``
+    index ``blocks`` and never fall on the tail; ``tokens`` estimates the whole prompt.
+    """
+
+    system: str
+    blocks: tuple[Block, ...]
+    cache_points: tuple[int, ...]
+    tokens: int
+    budget: int | None
+    stable_count: int
+    compaction: CompactionStats | None = None
+    truncated_paths: tuple[str, ...] = ()
+    system_cached: bool = True
+
+    @property
+    def tail(self) -> tuple[Block, ...]:
+        """The volatile blocks passed for this render only."""
+        return self.blocks[self.stable_count :]
+
+    def to_anthropic(self) -> dict[str, Any]:
+        """Messages API ``{system, messages}`` with ``cache_control`` on checkpoints."""
+        return to_anthropic(self.system, self.blocks, self.cache_points, self.system_cached)
+
+    def to_openai(self) -> list[dict[str, Any]]:
+        """Chat Completions ``messages``."""
+        return to_openai(self.system, self.blocks)
+
+    def to_openai_responses(self) -> list[dict[str, Any]]:
+        """Responses API ``input`` items."""
+        return to_openai_responses(self.system, self.blocks)
+
+    def to_text(self) -> str:
+        """v2's document rendering as one string."""
+        return to_text(self.system, self.blocks)
+
+    def to_document(self) -> dict[str, Any]:
+        """v2's layout: the whole stream as one user message of parts."""
+        return to_document(self.system, self.blocks, self.cache_points, self.system_cached)
