@@ -294,8 +294,8 @@ def _finish(
     budget = tl.policy.budget if tl.policy.enabled else None
     truncated: list[str] = []
     if budget is not None:
-        pinned = set(tl._pinned)
-        pinned_total = sum(c for b, c in zip(blocks, costs, strict=False) if b.id in pinned)
+        pinned = tl._pinned.keys()
+        pinned_total = stream.pinned_tokens
         if prep.system_tokens + pinned_total > budget:
             raise PinnedOverBudgetError(
                 f"system prompt ({prep.system_tokens}) and pinned blocks ({pinned_total}) need "
@@ -329,6 +329,7 @@ def _finish(
         version=tl._state.structure_version,
         state=tl._state.cache,
         anchor=stream.anchor,
+        stream_positions=stream.positions,
     )
     tl._state = msgspec.structs.replace(
         tl._state, cache=cache_state, system_tokens=prep.system_tokens

@@ -60,7 +60,13 @@ class VisibleStream:
     version: int = -1
     anchor: int | None = None
     """Stream index of the last block of the summary + pinned run (a stable prefix)."""
+    positions: list[int] = attrs.field(factory=list)
+    """Cache lookback position of each stream block (see ``timeline.cache.positions``)."""
+    pinned_tokens: int = 0
+    _pinned: Set[str] = attrs.field(factory=frozenset)
     _seen_hidden: set[str] = attrs.field(factory=set)
+    _pos: int = -1
+    _prev_kind: str = ""
 
     def cost(self, block: Block) -> int:
         """Token cost of a block in its rendered form."""
@@ -72,8 +78,13 @@ class VisibleStream:
         self.blocks = []
         self.costs = []
         self.source_index = []
+        self.positions = []
         self.tokens = 0
+        self.pinned_tokens = 0
+        self._pinned = pinned
         self._seen_hidden = set()
+        self._pos = -1
+        self._prev_kind = ""
         if summary_index >= 0:
             self._add(blocks[summary_index], summary_index)
             if pinned:
@@ -102,6 +113,16 @@ class VisibleStream:
         self.costs.append(cost)
         self.source_index.append(index)
         self.tokens += cost
+        if block.id in self._pinned:
+            self.pinned_tokens += cost
+        kind = block_type(block.type).render
+        if kind == "header":
+            self.positions.append(max(self._pos, 0))
+            return
+        if not (kind == self._prev_kind and kind in ("tool_call", "tool_result")):
+            self._pos += 1
+        self._prev_kind = kind
+        self.positions.append(self._pos)
 
 
 def latest_summary_index(blocks: Sequence[Block]) -> int:

@@ -75,6 +75,7 @@ def plan_checkpoints(
     version: int,
     state: CacheState,
     anchor: int | None,
+    stream_positions: Sequence[int] | None = None,
 ) -> tuple[tuple[int, ...], CacheState]:
     """Breakpoint indices into ``stable`` and the state for the next render."""
     last = _last_content(stable, len(stable) - 1)
@@ -82,7 +83,7 @@ def plan_checkpoints(
         return (), CacheState(version=version)
     room = MAX_BREAKPOINTS - (1 if has_system else 0)
     points = [last]
-    pos = positions(stable)
+    pos = stream_positions if stream_positions is not None else positions(stable)
     prev = state.tail_index
     if (
         state.version == version

@@ -120,8 +120,9 @@ class InventorySummarizer:
                 results.setdefault(b.call_id, []).append(b)
         calls = [b for b in blocks if b.type == REACT_TOOL_CALL]
 
+        first_request = prompts[0].text if prompts else (request.digest.user_requests or [""])[0]
         goal = prev.get("Goal") or (
-            [cap_request(prompts[0].text, request.user_prompt_cap_chars)] if prompts else []
+            [cap_request(first_request, request.user_prompt_cap_chars)] if first_request else []
         )
         constraints = _dedupe(
             _items(prev.get("Constraints & Preferences", []))

@@ -1,0 +1,82 @@
+"""Render time per call at 100, 1,000 and 10,000 visible blocks, and tokenizer work.
+
+The steady state of an agent loop: one block appended, then a render. A render must
+not re-tokenize old blocks, so its cost is the new block plus a copy of the stream.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from benchmarks._util import median, p95, timed, us
+from timeline import CompactionPolicy, Timeline, blocks
+
+
+class CountingCounter:
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.calls = 0
+
+    def count(self, text: str) -> int:
+        self.calls += 1
+        return int(self.inner.count(text))
+
+
+def run(sizes: tuple[int, ...] = (100, 1_000, 10_000), repeats: int = 300) -> dict[str, Any]:
+    from timeline import TiktokenCounter
+
+    rows = []
+    for n in sizes:
+        counter = CountingCounter(TiktokenCounter())
+        tl = Timeline("bench", policy=CompactionPolicy(max_tokens=10**9), token_counter=counter)
+        tl.begin_turn()
+        for i in range(n - 1):
+            tl.append(blocks.user_prompt(f"message {i}: the quick brown fox jumps"))
+        system = "You are a coding agent."
+        tl.render(system)
+        render_times = []
+        anthropic_times = []
+        calls_before = counter.calls
+        for i in range(repeats):
+            tl.append(blocks.assistant_completion(f"reply {i}"))
+            view = None
+
+            def render() -> None:
+                nonlocal view
+                view = tl.render(system)
+
+            render_times.append(timed(render))
+            assert view is not None
+            v = view
+            anthropic_times.append(timed(lambda: v.to_anthropic()))
+        retokenized = counter.calls - calls_before - repeats
+        rows.append(
+            {
+                "blocks": n,
+                "render_median": median(render_times),
+                "render_p95": p95(render_times),
+                "anthropic_median": median(anthropic_times),
+                "per_block": median(render_times) / n,
+                "extra_tokenizer_calls": retokenized,
+            }
+        )
+    return {"rows": rows}
+
+
+def report(result: dict[str, Any]) -> list[str]:
+    lines = [
+        "| visible blocks | render median | render p95 | per block | + to_anthropic() | "
+        "old blocks re-tokenized |",
+        "|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in result["rows"]:
+        lines.append(
+            f"| {r['blocks']:,} | {us(r['render_median'])} | {us(r['render_p95'])} | "
+            f"{r['per_block'] * 1e9:,.0f} ns | {us(r['anthropic_median'])} | "
+            f"{r['extra_tokenizer_calls']} |"
+        )
+    return lines
+
+
+if __name__ == "__main__":
+    print("\n".join(report(run())))

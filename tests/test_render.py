@@ -1,0 +1,208 @@
+"""Render: visible stream, hidden blocks, tail, and payload validity for random timelines."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from timeline import Block, CompactionPolicy, HeuristicCounter, InvalidBlockError, Timeline, blocks
+from timeline.cache import MAX_BREAKPOINTS
+
+
+def test_render_without_compaction_never_changes_the_timeline(
+    make_tl: Callable[..., Timeline],
+) -> None:
+    """Under the trigger, render() leaves blocks and state as they were."""
+    tl = make_tl(policy=CompactionPolicy(max_tokens=100_000))
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("hi"))
+    before = tl.blocks
+    view = tl.render("sys")
+    assert before == tl.blocks
+    assert view.compaction is None
+    assert [b.id for b in before] == [b.id for b in view.blocks]
+
+
+def test_hidden_blocks_render_once_per_path(make_tl: Callable[..., Timeline]) -> None:
+    """Hidden blocks sharing a path show their replacement once; without one, nothing."""
+    tl = make_tl()
+    tl.begin_turn()
+    a = tl.append(Block(type="react.note", text="part 1", path="ar:t1.log"))
+    tl.append(Block(type="react.note", text="part 2", path="ar:t1.log"))
+    c = tl.append(blocks.note("secret"))
+    tl.hide([a.path], "(log hidden)")
+    tl.hide([c.path])
+    view = tl.render("")
+    assert ["(log hidden)"] == [b.text for b in view.blocks if b.type == "react.note"]
+
+
+def test_hidden_tool_result_keeps_its_pair(make_tl: Callable[..., Timeline]) -> None:
+    """A hidden tool result without replacement still renders (as a placeholder), so its
+    call is never orphaned."""
+    tl = make_tl()
+    tl.begin_turn()
+    call = tl.append(blocks.tool_call("bash", {"command": "ls"}))
+    result = tl.append(blocks.tool_result(call.call_id or "", "a\nb"))
+    tl.hide([result.path])
+    messages = tl.render("").to_anthropic()["messages"]
+    assert "(hidden)" == messages[-1]["content"][0]["content"]
+
+
+def test_tail_blocks_render_last_uncached_and_unstored(make_tl: Callable[..., Timeline]) -> None:
+    """Tail blocks follow the stream, never carry a checkpoint and are never stored."""
+    tl = make_tl()
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("hi"))
+    plan = blocks.custom("react.plan", "1. do it")
+    view = tl.render("sys", tail=[plan])
+    assert "react.plan" == view.blocks[-1].type
+    assert view.tail == (view.blocks[-1],)
+    assert all(i < view.stable_count for i in view.cache_points)
+    assert all(b.type != "react.plan" for b in tl.blocks)
+
+
+def test_tool_exchanges_cannot_be_tail_blocks(make_tl: Callable[..., Timeline]) -> None:
+    """A tool call in the tail is refused: tails are volatile context only."""
+    tl = make_tl()
+    tl.begin_turn()
+    with pytest.raises(InvalidBlockError):
+        tl.render("", tail=[blocks.tool_call("t", {})])
+
+
+def test_results_are_pulled_right_after_their_calls(make_tl: Callable[..., Timeline]) -> None:
+    """A note between a call and its result does not break pairing: the result moves up."""
+    tl = make_tl()
+    tl.begin_turn()
+    call = tl.append(blocks.tool_call("bash", {"command": "ls"}))
+    tl.append(blocks.note("waiting"))
+    tl.append(blocks.tool_result(call.call_id or "", "ok"))
+    messages = tl.render("").to_anthropic()["messages"]
+    assert "[conversation start]" == messages[0]["content"][0]["text"]  # must open with user
+    assert ["tool_result", "text"] == [p["type"] for p in messages[2]["content"]]
+
+
+def test_pending_call_gets_a_synthetic_result(make_tl: Callable[..., Timeline]) -> None:
+    """A call whose result is not there yet renders with a 'no result' error result."""
+    tl = make_tl()
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("go"))
+    tl.append(blocks.tool_call("bash", {"command": "ls"}))
+    messages = tl.render("").to_anthropic()["messages"]
+    last = messages[-1]["content"][0]
+    assert ("tool_result", True) == (last["type"], last["is_error"])
+    openai = tl.render("").to_openai()
+    assert "tool" == openai[-1]["role"]
+
+
+# -- payload validity over random timelines ------------------------------------------------
+
+OPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("turn"), st.text(min_size=1, max_size=30)),
+        st.tuples(st.just("say"), st.text(max_size=60)),
+        st.tuples(st.just("calls"), st.integers(1, 3), st.booleans()),
+        st.tuples(st.just("note"), st.text(max_size=20)),
+        st.tuples(st.just("hide"), st.integers(0, 50)),
+        st.tuples(st.just("big"), st.integers(500, 6_000)),
+    ),
+    min_size=1,
+    max_size=40,
+)
+
+
+def build(ops: list[Any], budget: int) -> Timeline:
+    tl = Timeline(
+        "h",
+        policy=CompactionPolicy(max_tokens=budget, keep_recent_turns=2),
+        token_counter=HeuristicCounter(),
+    )
+    tl.begin_turn()
+    for op in ops:
+        kind = op[0]
+        if kind == "turn":
+            tl.begin_turn()
+            tl.append(blocks.user_prompt(op[1]))
+        elif kind == "say":
+            tl.append(blocks.assistant_completion(op[1]))
+        elif kind == "calls":
+            calls = [tl.append(blocks.tool_call("bash", {"i": i})) for i in range(op[1])]
+            order = reversed(calls) if op[2] else calls
+            for c in order:
+                tl.append(blocks.tool_result(c.call_id or "", f"out {c.call_id}"))
+        elif kind == "note":
+            tl.append(blocks.note(op[1]))
+        elif kind == "hide" and tl.blocks:
+            tl.hide([tl.blocks[op[1] % len(tl.blocks)].path], "(hidden)")
+        elif kind == "big":
+            c = tl.append(blocks.tool_call("read_file", {"path": "big.txt"}))
+            tl.append(blocks.tool_result(c.call_id or "", "x" * op[1]))
+        tl.render("You are terse.")
+    return tl
+
+
+def check_anthropic(payload: dict[str, Any], tail_ids: int) -> None:
+    messages = payload["messages"]
+    assert messages[0]["role"] == "user"
+    breakpoints = sum(1 for s in payload.get("system", []) if "cache_control" in s)
+    for i, m in enumerate(messages):
+        if i:
+            assert m["role"] != messages[i - 1]["role"], "roles must alternate"
+        kinds = [p["type"] for p in m["content"]]
+        breakpoints += sum(1 for p in m["content"] if "cache_control" in p)
+        results = [p["tool_use_id"] for p in m["content"] if p["type"] == "tool_result"]
+        if results:
+            assert kinds[: len(results)] == ["tool_result"] * len(results), "results first"
+            prev = messages[i - 1]["content"]
+            uses = [p["id"] for p in prev if p["type"] == "tool_use"]
+            assert sorted(results) == sorted(uses), "results answer the previous calls"
+        uses = [p["id"] for p in m["content"] if p["type"] == "tool_use"]
+        if uses:
+            nxt = messages[i + 1]["content"]
+            answered = [p["tool_use_id"] for p in nxt if p["type"] == "tool_result"]
+            assert sorted(uses) == sorted(answered), "every call answered right after"
+    assert breakpoints <= MAX_BREAKPOINTS
+
+
+def check_openai(messages: list[dict[str, Any]]) -> None:
+    pending: list[str] = []
+    for m in messages:
+        if m["role"] == "tool":
+            assert m["tool_call_id"] in pending
+            pending.remove(m["tool_call_id"])
+            continue
+        assert not pending, "tool messages must follow their assistant message"
+        if m["role"] == "assistant":
+            pending = [c["id"] for c in m.get("tool_calls", [])]
+    assert not pending
+
+
+def check_responses(items: list[dict[str, Any]]) -> None:
+    calls = [i["call_id"] for i in items if i.get("type") == "function_call"]
+    outputs = [i["call_id"] for i in items if i.get("type") == "function_call_output"]
+    assert sorted(calls) == sorted(outputs)
+    for n, item in enumerate(items):
+        if item.get("type") == "function_call_output":
+            assert item["call_id"] in [i.get("call_id") for i in items[:n]]
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ops=OPS, budget=st.integers(400, 6_000))
+def test_payloads_are_valid_for_random_timelines(ops: list[Any], budget: int) -> None:
+    """Alternation, call/result pairing, <=4 breakpoints, none on the tail, within budget,
+    and byte-identical output for an identical timeline."""
+    tl = build(ops, budget)
+    tail = [blocks.custom("react.plan", "the plan")]
+    view = tl.render("You are terse.", tail=tail)
+    assert view.tokens <= budget
+    assert all(i < view.stable_count for i in view.cache_points)
+    check_anthropic(view.to_anthropic(), len(tail))
+    check_openai(view.to_openai())
+    check_responses(view.to_openai_responses())
+    twin = build(ops, budget).render("You are terse.", tail=tail)
+    assert json.dumps(view.to_anthropic()) == json.dumps(twin.to_anthropic())
+    assert view.to_text() == twin.to_text()
