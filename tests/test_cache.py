@@ -59,7 +59,7 @@ def test_summary_gets_its_own_breakpoint_after_compaction(
     tl = make_tl(policy=CompactionPolicy(max_tokens=2_000, keep_recent_turns=1))
     _grow(tl, 30)
     view = tl.render("sys")
-    assert "conv.range.summary" == view.blocks[0].type
+    assert view.blocks[0].type == "conv.range.summary"
     assert 0 in view.cache_points
 
 
@@ -75,7 +75,7 @@ def test_breakpoint_moves_to_the_end_of_a_run_sharing_a_path() -> None:
     points, state = plan_checkpoints(
         stream, has_system=True, version=1, state=CacheState(), anchor=1
     )
-    assert (2, 4) == points
+    assert points == (2, 4)
     assert CacheState("r", 4, 1) == state
 
 
@@ -89,7 +89,7 @@ def test_positions_merge_consecutive_tool_blocks() -> None:
         Block(type="react.tool.result", text="y", call_id="2"),
         Block(type="assistant.completion", text="r"),
     ]
-    assert [0, 1, 1, 2, 2, 3] == positions(stream)
+    assert positions(stream) == [0, 1, 1, 2, 2, 3]
 
 
 def test_simulated_cache_serves_what_prefix_reuse_allows(make_tl: Callable[..., Timeline]) -> None:

@@ -38,7 +38,7 @@ def test_hidden_blocks_render_once_per_path(make_tl: Callable[..., Timeline]) ->
     tl.hide([a.path], "(log hidden)")
     tl.hide([c.path])
     view = tl.render("")
-    assert ["(log hidden)"] == [b.text for b in view.blocks if b.type == "react.note"]
+    assert [b.text for b in view.blocks if b.type == "react.note"] == ["(log hidden)"]
 
 
 def test_hidden_tool_result_keeps_its_pair(make_tl: Callable[..., Timeline]) -> None:
@@ -50,7 +50,7 @@ def test_hidden_tool_result_keeps_its_pair(make_tl: Callable[..., Timeline]) -> 
     result = tl.append(blocks.tool_result(call.call_id or "", "a\nb"))
     tl.hide([result.path])
     messages = tl.render("").to_anthropic()["messages"]
-    assert "(hidden)" == messages[-1]["content"][0]["content"]
+    assert messages[-1]["content"][0]["content"] == "(hidden)"
 
 
 def test_tail_blocks_render_last_uncached_and_unstored(make_tl: Callable[..., Timeline]) -> None:
@@ -60,7 +60,7 @@ def test_tail_blocks_render_last_uncached_and_unstored(make_tl: Callable[..., Ti
     tl.append(blocks.user_prompt("hi"))
     plan = blocks.custom("react.plan", "1. do it")
     view = tl.render("sys", tail=[plan])
-    assert "react.plan" == view.blocks[-1].type
+    assert view.blocks[-1].type == "react.plan"
     assert view.tail == (view.blocks[-1],)
     assert all(i < view.stable_count for i in view.cache_points)
     assert all(b.type != "react.plan" for b in tl.blocks)
@@ -82,8 +82,8 @@ def test_results_are_pulled_right_after_their_calls(make_tl: Callable[..., Timel
     tl.append(blocks.note("waiting"))
     tl.append(blocks.tool_result(call.call_id or "", "ok"))
     messages = tl.render("").to_anthropic()["messages"]
-    assert "[conversation start]" == messages[0]["content"][0]["text"]  # must open with user
-    assert ["tool_result", "text"] == [p["type"] for p in messages[2]["content"]]
+    assert messages[0]["content"][0]["text"] == "[conversation start]"  # must open with user
+    assert [p["type"] for p in messages[2]["content"]] == ["tool_result", "text"]
 
 
 def test_pending_call_gets_a_synthetic_result(make_tl: Callable[..., Timeline]) -> None:
@@ -94,9 +94,9 @@ def test_pending_call_gets_a_synthetic_result(make_tl: Callable[..., Timeline]) 
     tl.append(blocks.tool_call("bash", {"command": "ls"}))
     messages = tl.render("").to_anthropic()["messages"]
     last = messages[-1]["content"][0]
-    assert ("tool_result", True) == (last["type"], last["is_error"])
+    assert (last["type"], last["is_error"]) == ("tool_result", True)
     openai = tl.render("").to_openai()
-    assert "tool" == openai[-1]["role"]
+    assert openai[-1]["role"] == "tool"
 
 
 # -- payload validity over random timelines ------------------------------------------------

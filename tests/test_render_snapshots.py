@@ -25,11 +25,11 @@ def test_canonical_timeline_has_every_feature() -> None:
     block and a hidden block, so the snapshots below cover them."""
     view = _render()
     types = [b.type for b in view.blocks]
-    assert "conv.range.summary" == types[0]
+    assert types[0] == "conv.range.summary"
     for wanted in ("user.attachment", "react.note", "react.plan"):
         assert wanted in types
     assert any(b.hidden for b in view.blocks)
-    assert 2 == sum(1 for b in view.blocks if b.turn_id == "t2" and b.type == "react.tool.call")
+    assert sum(1 for b in view.blocks if b.turn_id == "t2" and b.type == "react.tool.call") == 2
 
 
 def test_anthropic_payload(snapshot_json: SnapshotAssertion) -> None:
