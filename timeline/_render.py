@@ -173,16 +173,6 @@ def _plan(
         elif blocks[index].type != CONV_RANGE_SUMMARY:
             fixed += stream.costs[pos]  # pinned blocks already before the summary
     reserve = min(policy.summary_budget(), max(64, budget // 5))
-    if keep_tokens is not None:
-        policy = attrs.evolve(
-            policy,
-            keep_ratio=min(0.95, max(0.01, keep_tokens / max(1, budget - prep.system_tokens))),
-            trigger_ratio=1.0,
-            emergency_keep_ratio=min(
-                0.95, max(0.01, keep_tokens / max(1, budget - prep.system_tokens))
-            ),
-            keep_recent_turns=0,
-        )
     plan = plan_cut(
         blocks,
         start,
@@ -193,7 +183,8 @@ def _plan(
         system_tokens=prep.system_tokens,
         fixed_tokens=fixed,
         summary_reserve=reserve,
-        force=force and keep_tokens is None,
+        force=force,
+        keep_tokens=keep_tokens,
     )
     if plan is None:
         return None

@@ -147,6 +147,7 @@ def plan_cut(
     fixed_tokens: int,
     summary_reserve: int,
     force: bool,
+    keep_tokens: int | None = None,
 ) -> CutPlan | None:
     """Choose the cut in ``blocks[start:]`` (``start`` = first block after the latest
     summary); ``costs[i]`` is the rendered cost of ``blocks[i]``. None: nothing to cut."""
@@ -168,7 +169,10 @@ def plan_cut(
 
     context_budget = budget - system_tokens
     available = budget - fixed_tokens - summary_reserve
-    if force:
+    keep: float
+    if keep_tokens is not None:
+        keep = keep_tokens  # manual compaction: the caller says how much stays verbatim
+    elif force:
         keep = min(policy.emergency_keep_ratio * context_budget, 0.5 * kept(start))
     else:
         keep = policy.keep_ratio * context_budget
@@ -310,8 +314,12 @@ def summarize_sync(
             if timeout is None:
                 text = summarizer.summarize(request)
             else:
-                with concurrent.futures.ThreadPoolExecutor(1) as pool:
+                # no `with`: its exit would wait for a summarizer that overran
+                pool = concurrent.futures.ThreadPoolExecutor(1, "timeline-summarizer")
+                try:
                     text = pool.submit(summarizer.summarize, request).result(timeout)
+                finally:
+                    pool.shutdown(wait=False, cancel_futures=True)
         else:
             coro = summarizer.asummarize(request)
             text = asyncio.run(asyncio.wait_for(coro, timeout) if timeout else coro)

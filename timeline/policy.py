@@ -171,14 +171,32 @@ class CompactionPolicy:
         except PolicyError as exc:
             raise PolicyError(f"{prefix}.{exc.message}") from None
         except cattrs.BaseValidationError as exc:
-            messages = cattrs.transform_error(exc, path=prefix)
+            messages = cattrs.transform_error(exc, path=prefix, format_exception=_format)
             raise PolicyError("; ".join(_reformat(m) for m in messages)) from exc
 
 
+def _format(exc: BaseException, type_: type | None) -> str:
+    """Our own messages verbatim; cattrs' wording for everything else."""
+    if isinstance(exc, PolicyError):
+        return exc.message
+    if isinstance(exc, TypeError) and exc.args and str(exc.args[0]).startswith("expected"):
+        return str(exc.args[0])
+    return cattrs.v.format_exception(exc, type_)
+
+
 def _reformat(message: str) -> str:
-    """cattrs says ``what @ $.path``; we say ``path: what``."""
+    """cattrs says ``what @ path``; we say ``path: what``. A validator's own message
+    starts with its field name (``keep_ratio: must be...``), which joins the path."""
     what, _, where = message.rpartition(" @ ")
-    return f"{where}: {what}" if where else message
+    if not where:
+        return message
+    where = where.removeprefix("$.")
+    field, sep, rest = what.partition(": ")
+    if sep and field.isidentifier():
+        if not where.endswith(f".{field}"):
+            where = f"{where}.{field}"
+        what = rest
+    return f"{where}: {what}"
 
 
 _converter = cattrs.Converter(forbid_extra_keys=True, detailed_validation=True)

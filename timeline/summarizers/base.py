@@ -65,14 +65,14 @@ def block_line(block: Block, cap: int = 400) -> str:
     """One block as a transcript line: ``[Author]: text`` (tool calls with their name)."""
     spec = block_type(block.type)
     text = block.text.strip()
+    if len(text) > cap:
+        text = f"{text[:cap]} [... {len(text) - cap} more chars]"
     if spec.render == "tool_call":
         text = f"{block.tool_id}({text})"
     elif spec.render == "tool_result":
         text = f"{block.tool_id or 'tool'} -> {text}"
     elif spec.render == "attachment":
         text = f"attachment {block.meta.get('name', block.path)} ({block.mime}) {text}"
-    if len(text) > cap:
-        text = f"{text[:cap]} [... {len(text) - cap} more chars]"
     author = (block.author or spec.default_author or "system").capitalize()
     return f"[{author}]: {text}"
 

@@ -1,0 +1,74 @@
+"""CompactionPolicy: validation, loading from untrusted mappings, budget resolution."""
+
+from __future__ import annotations
+
+import pytest
+
+from timeline import CompactionPolicy, PolicyError, context_window_for
+
+
+def test_defaults_follow_v2() -> None:
+    """0.9 trigger, 0.7 keep, 6 recent turns, enabled."""
+    p = CompactionPolicy(max_tokens=8_000)
+    assert (
+        p.trigger_ratio,
+        p.keep_ratio,
+        p.keep_recent_turns,
+        p.enabled,
+        p.budget,
+    ) == (0.9, 0.7, 6, True, 8_000)
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        ({"keep_ratio": 1.5}, "compaction.keep_ratio: must be in (0, 1)"),
+        ({"compaction": {"trigger_ratio": 0}}, "compaction.trigger_ratio: must be in (0, 1]"),
+        ({"max_tokens": -5}, "compaction.max_tokens: must be a positive integer"),
+        ({"max_tokens": "lots"}, "compaction.max_tokens: expected a number"),
+        ({"enabled": "yes"}, "compaction.enabled: expected true or false"),
+        ({"keep_ratio": 0.95}, "keep_ratio: must be below trigger_ratio"),
+        ({"bogus": 1}, "bogus"),
+        ({"compaction": {}, "extra": 1}, "extra: unknown config key"),
+        ({"compaction": []}, "compaction: must be a mapping"),
+    ],
+)
+def test_bad_config_names_the_path(config: dict[str, object], message: str) -> None:
+    """Errors from untrusted config name the offending path."""
+    with pytest.raises(PolicyError) as err:
+        CompactionPolicy.from_mapping(config)
+    assert message in str(err.value)
+
+
+def test_seed_000_layout_and_window_resolution() -> None:
+    """context_window - reserve_tokens; the top-level window fills a missing field."""
+    p = CompactionPolicy.from_mapping(
+        {"compaction": {"reserve_tokens": 16_384}, "context_window": 200_000}
+    )
+    assert p.budget == 183_616
+
+
+def test_window_from_the_model_registry() -> None:
+    """Without a window the model registry resolves it; unknown models disable compaction."""
+    assert CompactionPolicy(model="anthropic/claude-sonnet-4-5").budget == 200_000 - 16_384
+    assert context_window_for("gpt-4o-mini") == 128_000
+    unknown = CompactionPolicy(model="my-local-model")
+    assert (unknown.budget, unknown.active) == (None, False)
+
+
+def test_explicit_field_wins_over_top_level() -> None:
+    """compaction.context_window beats the top-level field and the registry."""
+    p = CompactionPolicy.from_mapping(
+        {
+            "compaction": {"context_window": 50_000, "reserve_tokens": 0},
+            "context_window": 999_999,
+            "model": "gpt-4o",
+        }
+    )
+    assert p.budget == 50_000
+
+
+def test_direct_construction_validates() -> None:
+    """Constructing with bad values raises PolicyError too."""
+    with pytest.raises(PolicyError, match="reserve_tokens"):
+        CompactionPolicy(context_window=1_000, reserve_tokens=2_000)
