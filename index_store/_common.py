@@ -57,7 +57,12 @@ def decode_snapshot_row(data: bytes, conversation_id: str, row: str) -> Timeline
 def query_terms(query: str) -> list[str]:
     """Words of a user query; punctuation and operators are dropped so user text can never
     break the backend's query syntax."""
-    return [t.lower() for t in _TERM.findall(query)][:32]
+    return query_terms_all(query)[:32]
+
+
+def query_terms_all(text: str) -> list[str]:
+    """Every lower-cased word of ``text``."""
+    return [t.lower() for t in _TERM.findall(text)]
 
 
 def check_duplicate(conversation_id: str, block: Block, existing: bytes | None) -> bool:

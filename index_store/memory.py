@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
@@ -16,6 +17,7 @@ from index_store._common import (
     encode_snapshot_row,
     make_snippet,
     query_terms,
+    query_terms_all,
 )
 from timeline.block import Block
 from timeline.errors import ConflictError, NotFoundError
@@ -115,15 +117,20 @@ class MemoryStore:
         terms = query_terms(query)
         if not terms or limit <= 0:
             return []
+        rows = self._rows(conversation_id)
         scored: list[tuple[float, int, str, Block]] = []
-        for order, (kind, b) in enumerate(self._rows(conversation_id)):
-            lower = b.text.lower()
-            counts = [lower.count(t) for t in terms]
-            if not all(counts):
-                continue
-            score = sum(counts) / (1 + len(lower) / 2000)
-            scored.append((score, order, kind, b))
-        scored.sort(key=lambda s: (-s[0], s[1]))
+        for require_all in (True, False):
+            for order, (kind, b) in enumerate(rows):
+                words = Counter(query_terms_all(b.text))
+                counts = [words[t] for t in terms]
+                if not (all(counts) if require_all else any(counts)):
+                    continue
+                score = sum(counts) / (1 + sum(words.values()) / 400)
+                scored.append((score, order, kind, b))
+            if scored or len(terms) == 1:
+                break
+        # turn-log hits before summaries (which mention everything), then relevance
+        scored.sort(key=lambda s: (s[2] == "summary", -s[0], s[1]))
         return [
             SearchHit(b, b.path, b.turn_id, make_snippet(b.text, terms), round(score, 6), kind)
             for score, _, kind, b in scored[:limit]

@@ -42,7 +42,7 @@ _MIGRATIONS: Final[dict[int, list[str]]] = {
         """CREATE TABLE bt_conversations (
             conversation_id TEXT PRIMARY KEY,
             version BIGINT NOT NULL,
-            window BYTEA,
+            live_window BYTEA,
             updated_at TIMESTAMPTZ NOT NULL DEFAULT now())""",
         """CREATE TABLE bt_blocks (
             seq BIGSERIAL PRIMARY KEY,
@@ -183,7 +183,7 @@ class PostgresStore:
                         ),
                     )
             cur.execute(
-                "UPDATE bt_conversations SET version = %s, window = %s, updated_at = now() "
+                "UPDATE bt_conversations SET version = %s, live_window = %s, updated_at = now() "
                 "WHERE conversation_id = %s",
                 (actual + 1, window_row, conversation_id),
             )
@@ -196,8 +196,8 @@ class PostgresStore:
 
     def load_window(self, conversation_id: str) -> tuple[int, TimelineSnapshot] | None:
         rows = self._rows(
-            "SELECT version, window FROM bt_conversations WHERE conversation_id = %s "
-            "AND window IS NOT NULL",
+            "SELECT version, live_window FROM bt_conversations WHERE conversation_id = %s "
+            "AND live_window IS NOT NULL",
             (conversation_id,),
         )
         if not rows:
@@ -244,7 +244,7 @@ class PostgresStore:
                 "'StartSel=[, StopSel=], MaxWords=24, MinWords=8'), ts_rank(tsv, q) "
                 "FROM bt_blocks, to_tsquery('english', %s) q "
                 "WHERE conversation_id = %s AND tsv @@ q "
-                "ORDER BY ts_rank(tsv, q) DESC, seq LIMIT %s",
+                "ORDER BY kind = 'summary', ts_rank(tsv, q) DESC, seq LIMIT %s",
                 (joiner.join(terms), conversation_id, limit),
             )
             if rows or len(terms) == 1:
@@ -314,7 +314,8 @@ class PostgresStore:
 
     def conversations(self) -> list[str]:
         rows = self._rows(
-            "SELECT conversation_id FROM bt_conversations WHERE window IS NOT NULL ORDER BY 1", ()
+            "SELECT conversation_id FROM bt_conversations WHERE live_window IS NOT NULL ORDER BY 1",
+            (),
         )
         return [r[0] for r in rows]
 

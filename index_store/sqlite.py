@@ -44,7 +44,7 @@ _MIGRATIONS: Final[dict[int, str]] = {
     CREATE TABLE conversations (
         conversation_id TEXT PRIMARY KEY,
         version INTEGER NOT NULL,
-        window BLOB NOT NULL,
+        live_window BLOB NOT NULL,
         updated_at TEXT NOT NULL
     );
     CREATE TABLE blocks (
@@ -206,9 +206,9 @@ class SqliteStore:
                     )
             version = actual + 1
             db.execute(
-                "INSERT INTO conversations (conversation_id, version, window, updated_at) "
+                "INSERT INTO conversations (conversation_id, version, live_window, updated_at) "
                 "VALUES (?, ?, ?, ?) ON CONFLICT (conversation_id) DO UPDATE SET "
-                "version = excluded.version, window = excluded.window, "
+                "version = excluded.version, live_window = excluded.live_window, "
                 "updated_at = excluded.updated_at",
                 (conversation_id, version, window_row, _now()),
             )
@@ -216,7 +216,7 @@ class SqliteStore:
 
     def load_window(self, conversation_id: str) -> tuple[int, TimelineSnapshot] | None:
         rows = self._query(
-            "SELECT version, window FROM conversations WHERE conversation_id = ?",
+            "SELECT version, live_window FROM conversations WHERE conversation_id = ?",
             (conversation_id,),
         )
         if not rows:
@@ -264,7 +264,7 @@ class SqliteStore:
                 "snippet(blocks_fts, 0, '[', ']', '…', 16), -bm25(blocks_fts) "
                 "FROM blocks_fts JOIN blocks b ON b.rowid = blocks_fts.rowid "
                 "WHERE blocks_fts MATCH ? AND b.conversation_id = ? "
-                "ORDER BY bm25(blocks_fts), b.rowid LIMIT ?",
+                "ORDER BY b.kind = 'summary', bm25(blocks_fts), b.rowid LIMIT ?",
                 (match, conversation_id, limit),
             )
             if rows or len(terms) == 1:

@@ -268,6 +268,7 @@ def requests_for(
         prev_digest,
         tool_classification=policy.tool_classification,
         user_prompt_cap_chars=policy.user_prompt_cap_chars,
+        max_user_requests=policy.max_user_requests,
     )
     budget = policy.summary_budget()
     history = SummaryRequest(

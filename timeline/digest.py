@@ -122,6 +122,9 @@ class CompactionDigest(msgspec.Struct, frozen=True, kw_only=True):
     read_files: list[str] = []
     modified_files: list[str] = []
     user_requests: list[str] = []
+    user_requests_omitted: int = 0
+    """Requests dropped from the carried list (between the first and the newest ones);
+    their full text stays in the turn log, searchable with ``memory_read``."""
 
 
 def classify_tool(name: str | None, overrides: Mapping[str, str] | None = None) -> str:
@@ -192,8 +195,12 @@ def build_digest(
     *,
     tool_classification: Mapping[str, str] | None = None,
     user_prompt_cap_chars: int = 600,
+    max_user_requests: int = 60,
 ) -> CompactionDigest:
-    """The digest of ``blocks`` (the compacted window), merged with ``previous``."""
+    """The digest of ``blocks`` (the compacted window), merged with ``previous``.
+
+    At most ``max_user_requests`` requests are carried: the first (the goal) and the
+    newest; the ones between are counted in ``user_requests_omitted``."""
     calls: dict[str, Block] = {}
     results: dict[str, list[Block]] = {}
     artifacts: list[Artifact] = []
@@ -254,6 +261,11 @@ def build_digest(
                         hit_turns.append(str(hit.get("turn_id", "")))
             memory.append(MemoryHit(str(params.get("query", "")), hit_paths, hit_turns))
 
+    omitted = previous.user_requests_omitted if previous else 0
+    if max_user_requests > 1 and len(requests) > max_user_requests:
+        dropped = len(requests) - max_user_requests
+        requests = requests[:1] + requests[1 + dropped :]
+        omitted += dropped
     read_files, modified_files = _merge_files(
         previous,
         (op.path for op in ops["read"]),
@@ -271,6 +283,7 @@ def build_digest(
         read_files=read_files,
         modified_files=modified_files,
         user_requests=requests,
+        user_requests_omitted=omitted,
     )
 
 

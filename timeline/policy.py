@@ -97,6 +97,7 @@ class CompactionPolicy:
     emergency_keep_ratio: float = attrs.field(default=0.2, validator=_ratio)
     summary_max_tokens: int | None = attrs.field(default=None, validator=_positive_or_none)
     user_prompt_cap_chars: int = attrs.field(default=600, validator=_non_negative)
+    max_user_requests: int = attrs.field(default=60, validator=_non_negative)
     focus_instructions: str | None = None
     summary_timeout_seconds: float | None = None
     tool_classification: Mapping[str, str] | None = None

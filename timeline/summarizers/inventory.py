@@ -224,7 +224,15 @@ class InventorySummarizer:
                 lines.insert(0, f"- ({len(items) - cap} earlier items omitted)")
             return lines or ["- (none)"]
 
-        requests = [cap_request(r, cap_chars) for r in digest.user_requests]
+        requests = [
+            f"{i}. {cap_request(r, cap_chars)}" for i, r in enumerate(digest.user_requests, 1)
+        ]
+        if digest.user_requests_omitted and requests:
+            requests.insert(
+                1,
+                f"- ({digest.user_requests_omitted} earlier requests omitted here; their full "
+                "text is in the turn log, searchable with memory_read)",
+            )
         out = ["## Goal", *(goal or ["(not stated)"]), ""]
         out += ["## Constraints & Preferences", *bullets(constraints, caps["constraints"]), ""]
         out += ["## Progress", "### Done", *bullets(done, caps["done"], "- [x] ")]
@@ -234,7 +242,7 @@ class InventorySummarizer:
         steps = [f"{i}. {s}" for i, s in enumerate(next_steps, 1)] or ["1. (none recorded)"]
         out += ["## Next Steps", *steps, ""]
         out += ["## Critical Context", *bullets(critical, caps["critical"]), ""]
-        out += ["## User Requests", *[f"{i}. {r}" for i, r in enumerate(requests, 1)], ""]
+        out += ["## User Requests", *requests, ""]
         out += ["<read-files>", *digest.read_files, "</read-files>", ""]
         out += ["<modified-files>", *digest.modified_files, "</modified-files>"]
         return "\n".join(out)

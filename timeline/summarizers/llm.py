@@ -106,8 +106,11 @@ def finish_summary(text: str, request: SummaryRequest) -> str:
     if request.kind == "history":
         requests = request.digest.user_requests
         missing = [r for r in requests if r[:40] not in text]
+        omitted = request.digest.user_requests_omitted
         if missing:
             listed = "\n".join(f"{i}. {r}" for i, r in enumerate(requests, 1))
+            if omitted:
+                listed += f"\n({omitted} earlier requests are in the turn log)"
             text += f"\n\n## User Requests (verbatim)\n{listed}"
         if "<read-files>" not in text:
             text += "\n\n<read-files>\n" + "".join(f"{p}\n" for p in request.digest.read_files)

@@ -1,0 +1,70 @@
+"""Backend specifics: URLs, SQLite schema versions and WAL, the optional PostgreSQL driver."""
+
+from __future__ import annotations
+
+import builtins
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import index_store
+from index_store.sqlite import SCHEMA_VERSION
+from timeline import StoreUnavailableError
+
+
+@pytest.mark.parametrize("url", ["mysql://x", "sqlite://", "", "file:///x.db"])
+def test_unknown_urls_are_refused(url: str) -> None:
+    """Unsupported or empty URLs raise StoreUnavailableError naming the accepted forms."""
+    with pytest.raises(StoreUnavailableError, match="memory://|sqlite:///path.db"):
+        index_store.open(url)
+
+
+def test_sqlite_is_wal_with_a_schema_version(tmp_path: Path) -> None:
+    """A new SQLite store runs in WAL mode and records its schema version."""
+    store = index_store.open(f"sqlite:///{tmp_path / 's.db'}")
+    assert isinstance(store, index_store.SqliteStore)
+    assert store._query("PRAGMA journal_mode")[0][0] == "wal"
+    assert store._query("SELECT version FROM schema_version") == [(SCHEMA_VERSION,)]
+    store.close()
+    again = index_store.open(f"sqlite:///{tmp_path / 's.db'}")  # reopening migrates nothing
+    assert again._query("SELECT version FROM schema_version") == [(SCHEMA_VERSION,)]
+    again.check_integrity()
+    again.close()
+
+
+def test_sqlite_newer_schema_is_refused(tmp_path: Path) -> None:
+    """A database written by a newer library version is not opened."""
+    path = tmp_path / "new.db"
+    index_store.open(f"sqlite:///{path}").close()
+    with sqlite3.connect(path) as db:
+        db.execute("INSERT INTO schema_version VALUES (99)")
+    with pytest.raises(StoreUnavailableError, match="schema version 99"):
+        index_store.open(f"sqlite:///{path}")
+
+
+def test_sqlite_unopenable_path_is_a_store_error(tmp_path: Path) -> None:
+    """A path in a missing directory raises StoreUnavailableError, not sqlite3.Error."""
+    with pytest.raises(StoreUnavailableError, match="cannot open"):
+        index_store.open(f"sqlite:///{tmp_path / 'missing' / 'x.db'}")
+
+
+def test_missing_psycopg_gives_the_install_hint(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without the postgres extra, opening a PostgreSQL URL says how to install it."""
+    real_import = builtins.__import__
+
+    def no_psycopg(name: str, *args: Any, **kwargs: Any) -> Any:
+        if name == "psycopg" or name.startswith("psycopg."):
+            raise ImportError("No module named 'psycopg'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_psycopg)
+    with pytest.raises(StoreUnavailableError, match=r"block-timeline\[postgres\]"):
+        index_store.open("postgresql://nobody@127.0.0.1:1/none")
+
+
+def test_unreachable_postgres_is_a_store_error() -> None:
+    """A server that is not there raises StoreUnavailableError with what to check."""
+    with pytest.raises(StoreUnavailableError, match="check the DSN"):
+        index_store.open("postgresql://nobody@127.0.0.1:1/none?connect_timeout=2")
