@@ -17,7 +17,7 @@ from timeline import StoreUnavailableError
 @pytest.mark.parametrize("url", ["mysql://x", "sqlite://", "", "file:///x.db"])
 def test_unknown_urls_are_refused(url: str) -> None:
     """Unsupported or empty URLs raise StoreUnavailableError naming the accepted forms."""
-    with pytest.raises(StoreUnavailableError, match="memory://|sqlite:///path.db"):
+    with pytest.raises(StoreUnavailableError, match=r"memory://|sqlite:///path\.db"):
         index_store.open(url)
 
 

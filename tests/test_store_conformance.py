@@ -260,7 +260,8 @@ def corrupt_row(store: Any, cid: str, block_id: str) -> None:
     else:
         with store._tx() as cur:
             cur.execute(
-                "UPDATE bt_blocks SET body = '\\x00ff' WHERE conversation_id = %s AND block_id = %s",
+                "UPDATE bt_blocks SET body = '\\x00ff' "
+                "WHERE conversation_id = %s AND block_id = %s",
                 (cid, block_id),
             )
 
