@@ -75,7 +75,7 @@ def test_persist_evicts_and_archives_everything(store: Any) -> None:
     assert len(made) >= 2
     tl.persist(store)
     assert len(tl.blocks) < in_memory
-    assert "conv.range.summary" == tl.blocks[0].type
+    assert tl.blocks[0].type == "conv.range.summary"
     log = store.turn_log("c1")
     assert all(b.type != "conv.range.summary" for b in log)
     assert made == [s.id for s in store.summaries("c1")]

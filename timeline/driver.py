@@ -188,7 +188,6 @@ class ReactDriver:
             self._last_usage = reply.usage.prompt_tokens
             if is_usage_overflow(reply.usage.prompt_tokens, self._window()):
                 self._force_next = True
-        self._maybe_checkpoint()
         return reply, retries
 
     def _maybe_checkpoint(self) -> None:
@@ -205,8 +204,32 @@ class ReactDriver:
     def run_turn(self, prompt: str | Block) -> TurnResult:
         """One user turn: until the model answers without tool calls or ``max_steps``."""
         tl = self.timeline
-        turn_id = tl.begin_turn()
+        tl.begin_turn()
         tl.append(B.user_prompt(prompt) if isinstance(prompt, str) else prompt)
+        return self._loop()
+
+    def checkpoints(self) -> list[str]:
+        """Names of the checkpoints saved for this conversation, oldest first."""
+        lister = getattr(self.store, "list_checkpoints", None)
+        if lister is None:
+            return []
+        return [c.checkpoint_id for c in lister(self.timeline.conversation_id)]
+
+    def resume(self, checkpoint_id: str) -> TurnResult | None:
+        """Restore the timeline from a checkpoint and finish the turn it was in (None when
+        that turn had already ended)."""
+        load = getattr(self.store, "load_checkpoint", None)
+        if load is None:
+            raise DriverError("resume needs a store with load_checkpoint()")
+        self.timeline.restore(load(self.timeline.conversation_id, checkpoint_id))
+        blocks = self.timeline.blocks
+        if not blocks or blocks[-1].type in ("assistant.completion",):
+            return None
+        return self._loop()
+
+    def _loop(self) -> TurnResult:
+        tl = self.timeline
+        turn_id = tl.current_turn_id
         self._compactions = []
         retries = dropped = steps = 0
         text = ""
@@ -220,10 +243,12 @@ class ReactDriver:
             if reply.text:
                 tl.append(B.assistant_completion(reply.text))
                 text = reply.text
+            if calls:
+                self._run_tools(calls)
+            self._maybe_checkpoint()
             if not calls:
                 stopped = "answer"
                 break
-            self._run_tools(calls)
         version = tl.persist(self.store) if self.store is not None else None
         usage = self.context_usage()
         self._emit("turn_end", attrs.asdict(usage))

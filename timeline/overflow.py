@@ -51,7 +51,8 @@ _NEGATIVE: Final = re.compile(
     r"|payload too large|request entity too large|request size exceeds|payload size exceeds"
     r"|max_tokens is too large|supports at most \d+ completion tokens"
     r"|maximum allowed number of output tokens|max_tokens.{0,40}(?:exceeds|>).{0,40}output"
-    r"|api key|unauthori[sz]ed|forbidden|connection (?:error|reset|refused)|timed out",
+    r"|api key|unauthori[sz]ed|forbidden|connection (?:error|reset|refused)|timed out"
+    r"|throttl|please wait|try again later|overloaded",
     re.IGNORECASE,
 )
 

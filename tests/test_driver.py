@@ -1,0 +1,218 @@
+"""The ReAct driver: overflow retry, calibration, truncated calls, events, checkpoints."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+from test_render import check_anthropic
+
+import index_store
+from timeline import CompactionPolicy, ContextOverflowError, HeuristicCounter, Timeline
+from timeline.driver import DriverEvent, ModelReply, ReactDriver, ToolCallRequest, ToolOutput, Usage
+from timeline.scripted import CodingSession, ProviderError, ScriptedModel, demo_tools
+from timeline.view import RenderedContext
+
+SYSTEM = "You are a coding agent. " * 20
+
+
+def make(budget: int = 16_000, **policy: Any) -> Timeline:
+    return Timeline("d", policy=CompactionPolicy(max_tokens=budget, **policy))
+
+
+def run(driver: ReactDriver, session: CodingSession, turns: int) -> list[Any]:
+    return [driver.run_turn(session.prompt(t)) for t in range(turns)]
+
+
+def test_overflow_triggers_one_forced_compaction_and_one_retry() -> None:
+    """An overflow at call k: one forced compaction, one retry, then the turn succeeds."""
+    session = CodingSession(1)
+    events: list[DriverEvent] = []
+    model = ScriptedModel(session, overflow_at=frozenset({12}), provider="anthropic")
+    driver = ReactDriver(make(), model, demo_tools(1), system=SYSTEM, on_event=events.append)
+    results = run(driver, session, 8)
+    kinds = [e.kind for e in events]
+    assert kinds.count("overflow_retry") == 1
+    forced = [e for e in events if e.kind == "compaction_end" and e.data["reason"] == "forced"]
+    assert len(forced) == 1
+    assert kinds.index("overflow_retry") < kinds.index("compaction_end")
+    assert sum(r.overflow_retries for r in results) == 1
+    assert sum(r.steps for r in results) + 1 == model.calls
+    assert all(r.stopped == "answer" for r in results)
+
+
+def test_persistent_overflow_raises_after_one_retry() -> None:
+    """Overflow on the call and on its retry: a typed error, no third call."""
+    session = CodingSession(1)
+    model = ScriptedModel(session, overflow_at=frozenset({5, 6}))
+    driver = ReactDriver(make(), model, demo_tools(1), system=SYSTEM)
+    with pytest.raises(ContextOverflowError) as err:
+        run(driver, session, 10)
+    assert model.calls == 7
+    assert isinstance(err.value.cause, ProviderError)
+
+
+def test_disabled_compaction_lets_the_overflow_through() -> None:
+    """enabled=False: the provider's own error reaches the caller, with no retry."""
+    session = CodingSession(1)
+    model = ScriptedModel(session, overflow_at=frozenset({0}))
+    driver = ReactDriver(make(enabled=False), model, demo_tools(1), system=SYSTEM)
+    with pytest.raises(ProviderError, match="maximum context length"):
+        driver.run_turn("hello")
+    assert model.calls == 1
+
+
+def test_long_session_never_over_budget_and_never_orphaned() -> None:
+    """200 turns with a 16k budget: every request the model received fits (its own count,
+    with 350 tokens of overhead we cannot see) and every payload is valid."""
+    session = CodingSession(42)
+    model = ScriptedModel(
+        session, context_window=16_000, usage_overhead=350, counter=HeuristicCounter()
+    )
+    tl = Timeline("d", policy=CompactionPolicy(max_tokens=16_000), token_counter=HeuristicCounter())
+    store = index_store.open("memory://")
+    driver = ReactDriver(tl, model, demo_tools(42), system=SYSTEM, store=store)
+    results = run(driver, session, 200)
+    assert max(model.sent_tokens) <= 16_000
+    assert sum(len(r.compactions) for r in results) > 10
+    for payload in model.received:
+        check_anthropic(payload, 0)
+    assert results[-1].version == 200
+
+
+def test_usage_calibrates_the_next_estimate() -> None:
+    """After a reply, the timeline's estimate is the reported prompt tokens plus what was
+    appended since."""
+    session = CodingSession(2)
+    model = ScriptedModel(session, usage_overhead=500, counter=HeuristicCounter())
+    tl = Timeline(
+        "d", policy=CompactionPolicy(max_tokens=100_000), token_counter=HeuristicCounter()
+    )
+    driver = ReactDriver(tl, model, demo_tools(2), system=SYSTEM)
+    result = driver.run_turn("fix it")
+    view = tl.render(SYSTEM)
+    assert view.tokens == model.actual_tokens(view)
+    assert result.usage.usage_tokens == model.sent_tokens[-1]
+
+
+def test_silent_overflow_forces_the_next_render() -> None:
+    """Reported prompt tokens at the window: the next render is a forced compaction."""
+    views: list[RenderedContext] = []
+
+    def model(view: RenderedContext) -> ModelReply:
+        views.append(view)
+        if len(views) == 1:
+            return ModelReply(
+                tool_calls=(ToolCallRequest("bash", {"c": 1}),), usage=Usage(prompt_tokens=16_000)
+            )
+        return ModelReply(text="done", usage=Usage(prompt_tokens=1_000))
+
+    tl = make()
+    for i in range(10):
+        tl.begin_turn()
+        tl.append(__import__("timeline").blocks.user_prompt(f"earlier request {i} " + "x" * 400))
+    driver = ReactDriver(tl, model, {"bash": lambda p: "ok"}, system=SYSTEM)
+    driver.run_turn("go")
+    assert views[0].compaction is None
+    assert views[1].compaction is not None and views[1].compaction.reason == "forced"
+
+
+def test_truncated_tool_call_is_dropped() -> None:
+    """finish_reason length with cut-off JSON arguments: the call is dropped, not run."""
+    replies = iter(
+        [
+            ModelReply(
+                tool_calls=(
+                    ToolCallRequest("bash", {"c": "ls"}),
+                    ToolCallRequest("bash", '{"c": "pytest -'),
+                ),
+                finish_reason="length",
+            ),
+            ModelReply(text="done"),
+        ]
+    )
+    ran: list[Mapping[str, Any]] = []
+
+    def bash(p: Mapping[str, Any]) -> str:
+        ran.append(p)
+        return "ok"
+
+    tl = make()
+    driver = ReactDriver(tl, lambda v: next(replies), {"bash": bash})
+    result = driver.run_turn("go")
+    assert (result.dropped_tool_calls, ran) == (1, [{"c": "ls"}])
+    assert sum(1 for b in tl.blocks if b.type == "react.tool.call") == 1
+
+
+def test_failing_and_unknown_tools_become_error_results() -> None:
+    """A tool that raises, or an unknown tool, yields an error result, not a crash."""
+    replies = iter(
+        [
+            ModelReply(tool_calls=(ToolCallRequest("boom", {}), ToolCallRequest("nope", {}))),
+            ModelReply(text="done"),
+        ]
+    )
+
+    def boom(p: Mapping[str, Any]) -> ToolOutput:
+        raise OSError("disk full")
+
+    tl = make()
+    ReactDriver(tl, lambda v: next(replies), {"boom": boom}).run_turn("go")
+    results = [b for b in tl.blocks if b.type == "react.tool.result"]
+    assert [r.text for r in results] == ["error: OSError: disk full", "error: unknown tool 'nope'"]
+    assert all(r.meta.get("is_error") for r in results)
+
+
+def test_step_limit_stops_the_turn() -> None:
+    """A model that never stops calling tools is cut at max_steps."""
+    model = lambda v: ModelReply(tool_calls=(ToolCallRequest("bash", {}),))  # noqa: E731
+    result = ReactDriver(make(), model, {"bash": lambda p: "ok"}, max_steps=3).run_turn("go")
+    assert (result.stopped, result.steps) == ("step_limit", 3)
+
+
+def test_turn_end_event_carries_context_usage() -> None:
+    """turn_end reports seed 000's ContextUsage: tokens, usage tokens, trailing tokens."""
+    events: list[DriverEvent] = []
+    session = CodingSession(5)
+    driver = ReactDriver(
+        make(), ScriptedModel(session), demo_tools(5), system=SYSTEM, on_event=events.append
+    )
+    driver.run_turn("hi")
+    end = [e for e in events if e.kind == "turn_end"][-1]
+    assert {"tokens", "usage_tokens", "trailing_tokens"} == set(end.data)
+    assert end.data["tokens"] == end.data["usage_tokens"] + end.data["trailing_tokens"]
+
+
+def stateless(view: RenderedContext) -> ModelReply:
+    """Two tool calls per turn, decided from the view alone (so a resumed run replays)."""
+    turn = view.blocks[-1].turn_id
+    task = [b.text for b in view.blocks if b.type == "user.prompt"][-1]
+    done = sum(1 for b in view.blocks if b.turn_id == turn and b.type == "react.tool.result")
+    if done < 2:
+        return ModelReply(tool_calls=(ToolCallRequest("bash", {"task": task, "n": done}),))
+    return ModelReply(text=f"finished {task}")
+
+
+def test_periodic_checkpoints_and_resume() -> None:
+    """checkpoint_every=5 saves named checkpoints; a run resumed from step 10 continues
+    with the same timeline as the original run."""
+    store = index_store.open("memory://")
+    tl = make(budget=1_000_000)
+    driver = ReactDriver(
+        tl, stateless, {"bash": lambda p: f"ran {p}"}, store=store, checkpoint_every=5
+    )
+    for t in range(6):
+        driver.run_turn(f"task {t}")
+    assert driver.checkpoints() == ["step-000005", "step-000010", "step-000015"]
+    original = [(b.type, b.text) for b in tl.blocks]
+
+    resumed_tl = Timeline.load(store, "d", policy=CompactionPolicy(max_tokens=1_000_000))
+    resumed = ReactDriver(resumed_tl, stateless, {"bash": lambda p: f"ran {p}"}, store=store)
+    snapshot = store.load_checkpoint("d", "step-000010")
+    resumed.resume("step-000010")
+    n = len(snapshot.blocks)
+    assert [(b.type, b.text) for b in resumed_tl.blocks][:n] == original[:n]
+    for t in range(4, 6):
+        resumed.run_turn(f"task {t}")
+    assert original == [(b.type, b.text) for b in resumed_tl.blocks]
