@@ -1,0 +1,263 @@
+"""The timeline CLI, run as a subprocess against a temporary SQLite file."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+OPENAI_MESSAGES: list[dict[str, Any]] = [
+    {"role": "system", "content": "You are a helpful coding agent."},
+    {"role": "user", "content": "Why does test_retry fail?"},
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "call_1",
+                "type": "function",
+                "function": {"name": "read_file", "arguments": '{"path": "retry.py"}'},
+            },
+            {
+                "id": "call_2",
+                "type": "function",
+                "function": {"name": "bash", "arguments": '{"command": "pytest -q"}'},
+            },
+        ],
+    },
+    {"role": "tool", "tool_call_id": "call_1", "content": "def retry(): return backoff(0)"},
+    {"role": "tool", "tool_call_id": "call_2", "content": "1 failed: test_retry"},
+    {
+        "role": "assistant",
+        "content": "The backoff starts at zero; the exponential retry never waits.",
+    },
+    {"role": "user", "content": "Fix it please."},
+    {"role": "assistant", "content": "Fixed: backoff now starts at 100 ms."},
+]
+
+ANTHROPIC_MESSAGES: dict[str, Any] = {
+    "system": "You are terse.",
+    "messages": [
+        {"role": "user", "content": "List the files."},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "Listing."},
+                {"type": "tool_use", "id": "toolu_1", "name": "bash", "input": {"command": "ls"}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_1", "content": "a.py\nb.py"},
+            ],
+        },
+        {"role": "assistant", "content": "Two files: a.py and b.py."},
+    ],
+}
+
+
+def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "timeline", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=120,
+    )
+
+
+@pytest.fixture
+def imported(tmp_path: Path) -> Path:
+    db = tmp_path / "t.db"
+    src = tmp_path / "chat.json"
+    src.write_text(json.dumps(OPENAI_MESSAGES))
+    done = cli("import", str(src), "--format", "openai", "--db", str(db), "--conversation", "c1")
+    assert done.returncode == 0, done.stderr
+    return db
+
+
+def test_import_openai_and_render_back(imported: Path) -> None:
+    """Imported Chat Completions messages render back to the same conversation."""
+    out = cli(
+        "render",
+        "c1",
+        "--db",
+        str(imported),
+        "--format",
+        "openai",
+        "--system",
+        "You are a helpful coding agent.",
+    )
+    assert out.returncode == 0, out.stderr
+    rendered = json.loads(out.stdout)
+    assert [m["role"] for m in OPENAI_MESSAGES] == [m["role"] for m in rendered]
+    assert OPENAI_MESSAGES[2]["tool_calls"][0]["id"] == rendered[2]["tool_calls"][0]["id"]
+    assert rendered[4]["content"] == "1 failed: test_retry"
+
+
+@pytest.mark.parametrize("fmt", ["anthropic", "responses", "text", "document"])
+def test_render_formats(imported: Path, fmt: str) -> None:
+    """Every format renders from the stored conversation."""
+    out = cli("render", "c1", "--db", str(imported), "--format", fmt)
+    assert out.returncode == 0, out.stderr
+    assert "backoff" in out.stdout
+
+
+def test_import_reports_skipped_system_message(tmp_path: Path) -> None:
+    """The import says how many blocks it stored and that the system prompt was skipped."""
+    src = tmp_path / "chat.json"
+    src.write_text(json.dumps(OPENAI_MESSAGES))
+    out = cli(
+        "import",
+        str(src),
+        "--format",
+        "openai",
+        "--db",
+        str(tmp_path / "x.db"),
+        "--conversation",
+        "c9",
+    )
+    assert out.returncode == 0
+    assert "imported 10 blocks into 'c9'" in out.stdout and "skipped 1 system" in out.stdout
+
+
+def test_import_anthropic(tmp_path: Path) -> None:
+    """Anthropic Messages JSON with tool_use/tool_result imports and renders natively."""
+    src = tmp_path / "a.json"
+    src.write_text(json.dumps(ANTHROPIC_MESSAGES))
+    db = str(tmp_path / "a.db")
+    assert (
+        cli(
+            "import", str(src), "--format", "anthropic", "--db", db, "--conversation", "a"
+        ).returncode
+        == 0
+    )
+    out = json.loads(cli("render", "a", "--db", db, "--format", "anthropic").stdout)
+    kinds = [[p["type"] for p in m["content"]] for m in out["messages"]]
+    assert kinds == [["text"], ["text", "tool_use"], ["tool_result"], ["text"]]
+
+
+@pytest.mark.parametrize(
+    ("messages", "where"),
+    [
+        ([{"role": "user", "content": "hi"}, {"role": "tool", "content": "x"}], "messages[1]"),
+        (
+            [
+                {"role": "user", "content": "hi"},
+                {"role": "tool", "tool_call_id": "nope", "content": "x"},
+            ],
+            "messages[1]",
+        ),
+        ([{"role": "wizard", "content": "hi"}], "messages[0].role"),
+        (
+            [
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [{"id": "c", "function": {"name": "f", "arguments": "{bad"}}],
+                }
+            ],
+            "messages[0].tool_calls[0].function.arguments",
+        ),
+        ({"not": "messages"}, "messages"),
+    ],
+)
+def test_malformed_import_names_the_element_and_stores_nothing(
+    tmp_path: Path, messages: Any, where: str
+) -> None:
+    """Bad input: exit 1, a one-line message naming the element, nothing stored."""
+    src = tmp_path / "bad.json"
+    src.write_text(json.dumps(messages))
+    db = tmp_path / "bad.db"
+    out = cli("import", str(src), "--format", "openai", "--db", str(db), "--conversation", "b")
+    assert out.returncode == 1
+    assert out.stderr.startswith(f"error: {where}")
+    assert len(out.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in out.stderr
+    render = cli("render", "b", "--db", str(db))
+    assert render.returncode == 1 and "not in the store" in render.stderr
+
+
+def test_import_refuses_an_existing_conversation(imported: Path, tmp_path: Path) -> None:
+    """Importing into an id that exists is an error and changes nothing."""
+    src = tmp_path / "chat2.json"
+    src.write_text(json.dumps(OPENAI_MESSAGES[:2]))
+    out = cli(
+        "import", str(src), "--format", "openai", "--db", str(imported), "--conversation", "c1"
+    )
+    assert out.returncode == 1 and "already exists" in out.stderr
+
+
+def test_not_json_is_a_runtime_error(tmp_path: Path) -> None:
+    """A file that is not JSON: exit 1 with the reason."""
+    src = tmp_path / "x.json"
+    src.write_text("{nope")
+    out = cli(
+        "import",
+        str(src),
+        "--format",
+        "openai",
+        "--db",
+        str(tmp_path / "x.db"),
+        "--conversation",
+        "x",
+    )
+    assert out.returncode == 1 and "not valid JSON" in out.stderr
+
+
+def test_inspect_shows_usage_by_type(imported: Path) -> None:
+    """inspect: tokens per block type with bars, checkpoints."""
+    out = cli("inspect", "c1", "--db", str(imported), "--max-tokens", "200", "--system", "sys")
+    assert out.returncode == 0, out.stderr
+    assert "react.tool.result" in out.stdout and "█" in out.stdout
+    assert "of 200" in out.stdout and "cache checkpoints: system +" in out.stdout
+
+
+def test_search(imported: Path) -> None:
+    """search prints scored hits with path and turn."""
+    out = cli("search", "c1", "backoff retry", "--db", str(imported))
+    assert out.returncode == 0
+    assert "tc:t1.tool_calls.call_1.out.json" in out.stdout or "ar:t1" in out.stdout
+    none = cli("search", "c1", "zebra", "--db", str(imported))
+    assert "no matches" in none.stdout
+
+
+def test_compact_then_render_starts_with_the_summary(imported: Path) -> None:
+    """compact persists a summary; the next render starts with it."""
+    out = cli("compact", "c1", "--db", str(imported), "--keep-recent", "20")
+    assert out.returncode == 0, out.stderr
+    assert "compacted" in out.stdout and "su:" in out.stdout
+    text = cli("render", "c1", "--db", str(imported), "--format", "text").stdout
+    assert text.startswith("[CONVERSATION SUMMARY]")
+
+
+def test_usage_errors_exit_2(tmp_path: Path) -> None:
+    """Missing arguments or unknown commands are usage errors (exit 2)."""
+    assert cli("render").returncode == 2
+    assert cli("frobnicate").returncode == 2
+    assert cli("render", "c1", "--db", "x.db", "--format", "yaml").returncode == 2
+
+
+def test_debug_shows_the_traceback(tmp_path: Path) -> None:
+    """--debug prints the traceback of a runtime error; without it, one line."""
+    plain = cli("render", "missing", "--db", str(tmp_path / "e.db"))
+    debug = cli("--debug", "render", "missing", "--db", str(tmp_path / "e.db"))
+    assert (plain.returncode, debug.returncode) == (1, 1)
+    assert "Traceback" not in plain.stderr and "Traceback" in debug.stderr
+
+
+def test_demo_runs_the_pipeline(tmp_path: Path) -> None:
+    """The demo runs a scripted session on SQLite and prints turns and the closing table."""
+    out = cli("demo", "--turns", "12", "--max-tokens", "8000", "--db", "demo.db", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith("timeline demo: 12 turns, budget 8,000 tokens")
+    assert any(line.strip().startswith("12 ") for line in lines)
+    for key in ("compactions", "overflow retries", "blocks archived", "prefix reuse", "store size"):
+        assert any(line.strip().startswith(key) for line in lines), key
+    assert (tmp_path / "demo.db").exists()
