@@ -206,3 +206,23 @@ def test_payloads_are_valid_for_random_timelines(ops: list[Any], budget: int) ->
     twin = build(ops, budget).render("You are terse.", tail=tail)
     assert json.dumps(view.to_anthropic()) == json.dumps(twin.to_anthropic())
     assert view.to_text() == twin.to_text()
+
+
+def test_sequential_calls_stay_sequential(make_tl: Callable[..., Timeline]) -> None:
+    """call A, result A, call B, result B renders as two exchanges, not two parallel calls,
+    so a later request repeats the earlier one's messages exactly."""
+    tl = make_tl()
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("go"))
+    a = tl.append(blocks.tool_call("bash", {"n": 1}))
+    tl.append(blocks.tool_result(a.call_id or "", "one"))
+    first = tl.render("").to_anthropic()["messages"]
+    b = tl.append(blocks.tool_call("bash", {"n": 2}))
+    tl.append(blocks.tool_result(b.call_id or "", "two"))
+    second = tl.render("").to_anthropic()["messages"]
+    kinds = [[p["type"] for p in m["content"]] for m in second]
+    assert kinds == [["text"], ["tool_use"], ["tool_result"], ["tool_use"], ["tool_result"]]
+    strip = lambda ms: [
+        [{k: v for k, v in p.items() if k != "cache_control"} for p in m["content"]] for m in ms
+    ]
+    assert strip(first) == strip(second)[:3]

@@ -6,6 +6,8 @@ from collections.abc import Callable
 
 import pytest
 from conftest import CountingCounter
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from samples import PNG_1x1
 
 from timeline import (
@@ -16,7 +18,7 @@ from timeline import (
     TokenizerUnavailableError,
     blocks,
 )
-from timeline.tokens import binary_token_estimate
+from timeline.tokens import BlockTokenMemo, binary_token_estimate
 
 
 def test_offline_tiktoken_counts_exactly() -> None:
@@ -90,3 +92,13 @@ def test_calibration_survives_compaction_only_when_positive(
     stats = tl.compact("sys")
     assert stats is not None
     assert stats.tokens_after == tl.estimate("sys")  # the -100 no longer applies
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(alphabet=st.characters(codec="utf-8"), max_size=60), max_size=20))
+def test_summary_line_counting_never_undercounts(lines: list[str]) -> None:
+    """Summaries are counted line by line (memoized); the result is never below the exact
+    count, so the budget stays safe."""
+    counter = TiktokenCounter()
+    text = "\n".join(lines)
+    assert BlockTokenMemo(counter)._count_lines(text) >= counter.count(text)

@@ -175,7 +175,9 @@ def plan_cut(
     elif force:
         keep = min(policy.emergency_keep_ratio * context_budget, 0.5 * kept(start))
     else:
-        keep = policy.keep_ratio * context_budget
+        # the kept share includes the summary that will sit in front of it, so a
+        # compaction leaves the prompt near keep_ratio of the budget (not keep + summary)
+        keep = max(policy.keep_ratio * context_budget - summary_reserve, 0.25 * context_budget)
         if policy.keep_recent_turns:
             recent = kept(_recent_turn_start(blocks, start, policy.keep_recent_turns))
             if fixed_tokens + summary_reserve + recent <= policy.trigger_ratio * budget:

@@ -136,10 +136,10 @@ class CompactionPolicy:
         return self.enabled and self.budget is not None
 
     def summary_budget(self) -> int:
-        """Tokens a summary may take: the policy's cap, else 15% of the budget."""
+        """Tokens a summary may take: the policy's cap, else 10% of the budget."""
         if self.summary_max_tokens is not None:
             return self.summary_max_tokens
-        return max(256, int((self.budget or 32_000) * 0.15))
+        return max(256, int((self.budget or 32_000) * 0.10))
 
     @classmethod
     def from_mapping(

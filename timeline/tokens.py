@@ -160,6 +160,7 @@ class BlockTokenMemo:
     counter: TokenCounter
     _costs: dict[str, int] = attrs.field(factory=dict, init=False)
     _strings: dict[str, int] = attrs.field(factory=dict, init=False)
+    _lines: dict[str, int] = attrs.field(factory=dict, init=False)
     chars_tokenized: int = attrs.field(default=0, init=False)
     calls: int = attrs.field(default=0, init=False)
 
@@ -180,6 +181,8 @@ class BlockTokenMemo:
         spec = block_type(block.type)
         if spec.render == "header":
             return 0
+        if spec.render == "summary":
+            return self._count_lines(block.text) + BLOCK_OVERHEAD_TOKENS
         text = block.text
         if spec.render == "tool_call":
             text = f"{block.tool_id} {text}"
@@ -187,6 +190,25 @@ class BlockTokenMemo:
         if block.data is not None:
             cost += binary_token_estimate(block.data, block.mime)
         return cost + BLOCK_OVERHEAD_TOKENS
+
+    def _count_lines(self, text: str) -> int:
+        """Tokens of a summary, line by line with a memo: each incremental summary repeats
+        most of the previous one's lines, so only new lines are tokenized. Never below the
+        exact count: tokens do not cross newlines except runs of newlines, and each
+        newline is counted as one token."""
+        lines = text.split("\n")
+        memo = self._lines
+        if len(memo) > 20_000:
+            memo.clear()
+        total = len(lines) - 1
+        for line in lines:
+            if not line:
+                continue
+            cost = memo.get(line)
+            if cost is None:
+                cost = memo[line] = self._count(line)
+            total += cost
+        return total
 
     def text(self, text: str) -> int:
         """Cost of a free string (system prompt, replacement text), memoized by value."""
@@ -205,3 +227,4 @@ class BlockTokenMemo:
     def clear(self) -> None:
         self._costs.clear()
         self._strings.clear()
+        self._lines.clear()

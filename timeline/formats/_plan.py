@@ -90,6 +90,7 @@ def plan_messages(blocks: Sequence[Block]) -> list[Message]:
 
     out: list[tuple[str, list[Part]]] = []
     pending: list[Block] = []
+    previous_kind = ""
 
     def push(role: str, part: Part) -> None:
         if out and out[-1][0] == role:
@@ -120,14 +121,17 @@ def plan_messages(blocks: Sequence[Block]) -> list[Message]:
         spec = block_type(b.type)
         if spec.render == "header":
             continue
-        if spec.render == "tool_call":
-            if pending and out and out[-1][0] != "assistant":
-                flush()
+        kind = spec.render
+        if kind == "tool_call":
+            if pending and previous_kind != "tool_call":
+                flush()  # parallel calls are consecutive call blocks; these are sequential
+            previous_kind = kind
             push("assistant", Part("tool_call", b, i))
             if b.call_id:
                 pending.append(b)
             continue
-        if spec.render == "tool_result" and b.call_id in call_ids:
+        previous_kind = kind
+        if kind == "tool_result" and b.call_id in call_ids:
             continue  # emitted right after its call by flush()
         flush()
         push(spec.role, _content_part(b, i))

@@ -1,0 +1,228 @@
+"""``python -m benchmarks``: every benchmark in one run; prints and writes docs/benchmarks.md.
+
+Peers come from benchmarks/requirements.txt (install them into the benchmark
+environment only). Figures are medians and ratios measured side by side in one process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import sys
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from benchmarks import peers, persist_speed, render_speed
+from benchmarks._util import ms, us
+
+ROOT = Path(__file__).parent.parent
+
+
+def _version(pkg: str) -> str:
+    try:
+        return metadata.version(pkg)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def _fmt_time(s: float) -> str:
+    return us(s) if s < 1e-3 else ms(s)
+
+
+def _peer_tables(res: dict[str, Any]) -> list[str]:
+    rows = res["compare"]
+    out = [
+        f"### Same session, same {res['budget']:,}-token budget ({res['turns']} turns, "
+        f"{rows[0].get('requests', 0):,} requests)",
+        "",
+        "| strategy | median | p95 | total | max tokens | mean tokens | over budget | "
+        "orphan results | prefix reuse | cached (sim.) | cached / reuse | input cost | "
+        "tokenizer work | summarizer in / out |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        work = f"{r['tokenizer_work']:.2f}x" if r["tokenizer_work"] else "–"
+        out.append(
+            f"| {r['name']} | {_fmt_time(r['median'])} | {_fmt_time(r['p95'])} | "
+            f"{r['total']:.2f} s | {r.get('max_tokens', 0):,} | {r.get('mean_tokens', 0):,.0f} | "
+            f"{r.get('over_budget', 0)} | {r.get('orphans', 0)} | {r.get('prefix_reuse', 0):.1%} | "
+            f"{r.get('cached', 0):.1%} | {r.get('cache_vs_reuse', 0):.3f} | "
+            f"{r.get('relative_cost', 0):.3f} | {work} | {r['summary_in']:,} / {r['summary_out']:,} |"
+        )
+    out += [
+        "",
+        "### Growth: time per request at turn 100 vs turn 600 (median of each window)",
+        "",
+        "| strategy | turns 90-99 | turns 590-599 | ratio |",
+        "|---|---:|---:|---:|",
+    ]
+    for g in res["growth"]:
+        out.append(
+            f"| {g['name']} | {_fmt_time(g['early'])} | {_fmt_time(g['late'])} | {g['ratio']:.2f}x |"
+        )
+    mem = res["memory"]
+    out += [
+        "",
+        "### Memory held by our timeline (tracemalloc, after N turns)",
+        "",
+        "| | " + " | ".join(f"{n} turns" for n in sorted(mem["in-memory"])) + " |",
+        "|---|" + "---:|" * len(mem["in-memory"]),
+    ]
+    for key in ("in-memory", "evict"):
+        label = (
+            "no persist (everything in memory)"
+            if key == "in-memory"
+            else "persist-and-evict every turn"
+        )
+        out.append(
+            f"| {label} | "
+            + " | ".join(f"{v / 2**20:,.1f} MiB" for _, v in sorted(mem[key].items()))
+            + " |"
+        )
+    return out
+
+
+def _goals(res: dict[str, Any], rs: dict[str, Any], ps: dict[str, Any]) -> list[str]:
+    by = {r["name"]: r for r in res["compare"]}
+    ours = by["block-timeline"]
+    peer = by["LangChain SummarizationMiddleware (memoized counter)"]
+    g = {x["name"]: x for x in res["growth"]}["block-timeline"]
+    p = ps["persist"]
+    mem = res["memory"]["evict"]
+    lo, hi = min(mem), max(mem)
+
+    def row(goal: str, value: str, ok: bool) -> str:
+        return f"| {goal} | {value} | {'met' if ok else 'missed'} |"
+
+    return [
+        "| goal | measured | |",
+        "|---|---|---|",
+        row(
+            "render median ≤ 0.5x SummarizationMiddleware (memoized)",
+            f"{ours['median'] / peer['median']:.2f}x",
+            ours["median"] <= 0.5 * peer["median"],
+        ),
+        row(
+            "render p95 ≤ 0.5x SummarizationMiddleware (memoized)",
+            f"{ours['p95'] / peer['p95']:.2f}x",
+            ours["p95"] <= 0.5 * peer["p95"],
+        ),
+        row(
+            "time per request at 600 turns ≤ 1.1x at 100 turns",
+            f"{g['ratio']:.2f}x",
+            g["ratio"] <= 1.1,
+        ),
+        row(
+            "tokenizer work ≤ 1.05x characters appended",
+            f"{ours['tokenizer_work']:.2f}x",
+            ours["tokenizer_work"] <= 1.05,
+        ),
+        row(
+            "prefix reuse ≥ SummarizationMiddleware's",
+            f"{ours['prefix_reuse']:.1%} vs {peer['prefix_reuse']:.1%}",
+            ours["prefix_reuse"] >= peer["prefix_reuse"],
+        ),
+        row(
+            "simulated cached tokens ≥ 0.99x our prefix reuse",
+            f"{ours['cache_vs_reuse']:.3f}x",
+            ours["cache_vs_reuse"] >= 0.99,
+        ),
+        row(
+            "relative input cost ≤ SummarizationMiddleware's",
+            f"{ours['relative_cost']:.3f} vs {peer['relative_cost']:.3f}",
+            ours["relative_cost"] <= peer["relative_cost"],
+        ),
+        row(
+            "zero requests over budget, zero orphan results",
+            f"{ours['over_budget']} over, {ours['orphans']} orphans",
+            ours["over_budget"] == 0 and ours["orphans"] == 0,
+        ),
+        row(
+            "persist per turn at turn 300 ≤ 1.5x turn 30",
+            f"{p[300] / p[30]:.2f}x",
+            p[300] <= 1.5 * p[30],
+        ),
+        row(
+            "memory with persist-and-evict flat in session length",
+            f"{mem[lo] / 2**20:.1f} MiB at {lo} turns, {mem[hi] / 2**20:.1f} MiB at {hi}",
+            mem[hi] <= 1.25 * mem[lo],
+        ),
+    ]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--turns", type=int, default=300)
+    parser.add_argument("--budget", type=int, default=32_000)
+    parser.add_argument("--output", default=str(ROOT / "docs" / "benchmarks.md"))
+    args = parser.parse_args()
+
+    print("render speed ...", flush=True)
+    rs = render_speed.run()
+    print("persistence ...", flush=True)
+    ps = persist_speed.run(turns=305)
+    print("peers (this takes a few minutes) ...", flush=True)
+    res = peers.run(turns=args.turns, budget=args.budget)
+
+    analysis = (Path(__file__).parent / "ANALYSIS.md").read_text()
+    lines = [
+        "# Benchmarks",
+        "",
+        "Written by `python -m benchmarks` (peers from `benchmarks/requirements.txt`). Every "
+        "figure comes from one run on one machine, strategies side by side in one process; "
+        "times are medians unless marked. These machines are shared and noisy: compare the "
+        "ratios, not the absolute times.",
+        "",
+        f"- date: {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC",
+        f"- machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()}",
+        f"- packages: block-timeline {_version('block-timeline')}, tiktoken {_version('tiktoken')}, "
+        f"langchain {_version('langchain')}, langchain-core {_version('langchain-core')}, "
+        f"strands-agents {_version('strands-agents')}",
+        f"- command: `python -m benchmarks --turns {args.turns} --budget {args.budget}` "
+        f"({res['seconds']:.0f} s for the peer comparison)",
+        "",
+        "## Goals",
+        "",
+        *_goals(res, rs, ps),
+        "",
+        "## Against the peers",
+        "",
+        "The session: a seeded coding agent (`benchmarks/session.py`): user prompts of 30-300 "
+        "words, 0-8 tool calls a turn with log-normal result sizes (100-12,000 chars), a "
+        "~1,400-token system prompt, a request after every prompt and tool result. Every "
+        "request is scored by one independent tiktoken count (+4 tokens a part). Peers' "
+        "breakpoints for the cache simulation: system prompt and last part. Input cost: "
+        "cache writes 1.25x, reads 0.1x, relative to sending everything uncached. "
+        f"{peers.PLAIN_TRIM_SAMPLE and 'trim_messages with a plain counter is timed on every '}"
+        f"{peers.PLAIN_TRIM_SAMPLE}th request (its total is extrapolated); its output equals "
+        "the memoized run's, whose scores it shows.",
+        "",
+        *_peer_tables(res),
+        "",
+        "## Render speed",
+        "",
+        "One block appended, then a render (tiktoken counter). The old blocks are never "
+        "re-tokenized.",
+        "",
+        *render_speed.report(rs),
+        "",
+        "## Persistence (SQLite)",
+        "",
+        *persist_speed.report(ps),
+        "",
+        "## Analysis",
+        "",
+        analysis.strip(),
+        "",
+    ]
+    text = "\n".join(lines)
+    Path(args.output).write_text(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
