@@ -44,13 +44,14 @@ def _peer_tables(res: dict[str, Any]) -> list[str]:
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
-        work = f"{r['tokenizer_work']:.2f}x" if r["tokenizer_work"] else "–"
+        work = f"{r['tokenizer_work']:.2f}x" if r["tokenizer_work"] else "-"
         out.append(
             f"| {r['name']} | {_fmt_time(r['median'])} | {_fmt_time(r['p95'])} | "
             f"{r['total']:.2f} s | {r.get('max_tokens', 0):,} | {r.get('mean_tokens', 0):,.0f} | "
             f"{r.get('over_budget', 0)} | {r.get('orphans', 0)} | {r.get('prefix_reuse', 0):.1%} | "
             f"{r.get('cached', 0):.1%} | {r.get('cache_vs_reuse', 0):.3f} | "
-            f"{r.get('relative_cost', 0):.3f} | {work} | {r['summary_in']:,} / {r['summary_out']:,} |"
+            f"{r.get('relative_cost', 0):.3f} | {work} | "
+            f"{r['summary_in']:,} / {r['summary_out']:,} |"
         )
     out += [
         "",
@@ -61,7 +62,8 @@ def _peer_tables(res: dict[str, Any]) -> list[str]:
     ]
     for g in res["growth"]:
         out.append(
-            f"| {g['name']} | {_fmt_time(g['early'])} | {_fmt_time(g['late'])} | {g['ratio']:.2f}x |"
+            f"| {g['name']} | {_fmt_time(g['early'])} | {_fmt_time(g['late'])} | "
+            f"{g['ratio']:.2f}x |"
         )
     mem = res["memory"]
     out += [
@@ -177,8 +179,10 @@ def main() -> int:
         "ratios, not the absolute times.",
         "",
         f"- date: {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC",
-        f"- machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()}",
-        f"- packages: block-timeline {_version('block-timeline')}, tiktoken {_version('tiktoken')}, "
+        f"- machine: {platform.machine()}, {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}, {platform.system()}",
+        f"- packages: block-timeline {_version('block-timeline')}, "
+        f"tiktoken {_version('tiktoken')}, "
         f"langchain {_version('langchain')}, langchain-core {_version('langchain-core')}, "
         f"strands-agents {_version('strands-agents')}",
         f"- command: `python -m benchmarks --turns {args.turns} --budget {args.budget}` "

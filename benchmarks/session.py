@@ -83,13 +83,17 @@ def _result_text(rng: random.Random, tool: str, size: int) -> str:
     n = 0
     while n < size:
         if tool in ("read_file", "write_file", "edit_file"):
-            line = f"    def {rng.choice(WORDS)}_{rng.randint(0, 99)}(self, x): return x + {rng.randint(0, 9)}"
+            name = f"{rng.choice(WORDS)}_{rng.randint(0, 99)}"
+            line = f"    def {name}(self, x): return x + {rng.randint(0, 9)}"
         elif tool == "bash":
-            line = f"tests/test_{rng.choice(WORDS)}.py::test_{rng.choice(WORDS)} {'PASSED' if rng.random() > 0.1 else 'FAILED'}"
+            status = "PASSED" if rng.random() > 0.1 else "FAILED"
+            line = f"tests/test_{rng.choice(WORDS)}.py::test_{rng.choice(WORDS)} {status}"
         elif tool == "grep":
-            line = f"{rng.choice(FILES)}:{rng.randint(1, 999)}: {rng.choice(WORDS)} = {rng.choice(WORDS)}()"
+            where = f"{rng.choice(FILES)}:{rng.randint(1, 999)}"
+            line = f"{where}: {rng.choice(WORDS)} = {rng.choice(WORDS)}()"
         else:
-            line = f"- ar:t{rng.randint(1, 99)}.user.prompt: {' '.join(rng.choice(WORDS) for _ in range(8))}"
+            words = " ".join(rng.choice(WORDS) for _ in range(8))
+            line = f"- ar:t{rng.randint(1, 99)}.user.prompt: {words}"
         lines.append(line)
         n += len(line) + 1
     return "\n".join(lines)[:size]

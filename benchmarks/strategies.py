@@ -253,7 +253,8 @@ class Summarize:
                 return super()._call(messages, *args, **kwargs)
 
         self.model = CountingFake(responses=[SUMMARY_TEXT])
-        self.name = f"LangChain SummarizationMiddleware ({'memoized' if self.memoized else 'plain'} counter)"
+        kind = "memoized" if self.memoized else "plain"
+        self.name = f"LangChain SummarizationMiddleware ({kind} counter)"
         self.mw = SummarizationMiddleware(
             self.model,
             trigger=("tokens", int(0.9 * self.budget)),

@@ -222,7 +222,10 @@ def test_sequential_calls_stay_sequential(make_tl: Callable[..., Timeline]) -> N
     second = tl.render("").to_anthropic()["messages"]
     kinds = [[p["type"] for p in m["content"]] for m in second]
     assert kinds == [["text"], ["tool_use"], ["tool_result"], ["tool_use"], ["tool_result"]]
-    strip = lambda ms: [
-        [{k: v for k, v in p.items() if k != "cache_control"} for p in m["content"]] for m in ms
-    ]
+
+    def strip(ms: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+        return [
+            [{k: v for k, v in p.items() if k != "cache_control"} for p in m["content"]] for m in ms
+        ]
+
     assert strip(first) == strip(second)[:3]
