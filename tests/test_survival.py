@@ -63,7 +63,7 @@ def test_first_user_request_survives_five_compactions(make_tl: Callable[..., Tim
     tl.append(blocks.user_prompt("Migrate the billing service to the new ORM."))
     compact_five_times(tl)
     summary = tl.render("sys").blocks[0]
-    assert "1. Migrate the billing service to the new ORM." in summary.text
+    assert "- Migrate the billing service to the new ORM." in summary.text
 
 
 def test_pinned_over_budget_is_refused(make_tl: Callable[..., Timeline]) -> None:

@@ -102,3 +102,31 @@ def test_summary_line_counting_never_undercounts(lines: list[str]) -> None:
     counter = TiktokenCounter()
     text = "\n".join(lines)
     assert BlockTokenMemo(counter)._count_lines(text) >= counter.count(text)
+
+
+class LazyCountingCounter(CountingCounter):
+    """A counting counter that also offers the cheap upper bound (like TiktokenCounter)."""
+
+    def upper_bound(self, text: str) -> int:
+        return len(text) + 1
+
+
+def test_exact_counting_waits_until_a_decision_needs_it(make_tl: Callable[..., Timeline]) -> None:
+    """Far below the trigger a render tokenizes nothing new; view.tokens and a render near
+    the trigger count exactly, each block still once."""
+    counter = LazyCountingCounter()
+    tl = make_tl(token_counter=counter, policy=CompactionPolicy(max_tokens=100_000))
+    tl.begin_turn()
+    for i in range(20):
+        tl.append(blocks.user_prompt(f"message {i} " + "x" * 100))
+    view = tl.render("sys")
+    assert counter.calls == 1  # only the system prompt
+    exact = view.tokens
+    assert counter.calls == 21
+    assert exact == tl.estimate("sys")
+    assert counter.calls == 21
+    tight = make_tl(token_counter=LazyCountingCounter(), policy=CompactionPolicy(max_tokens=700))
+    tight.begin_turn()
+    for i in range(20):
+        tight.append(blocks.user_prompt(f"message {i} " + "x" * 100))
+    assert tight.render("sys").tokens <= 700  # bounds over the trigger: counted, compacted

@@ -119,6 +119,7 @@ def _raw(tl: Timeline, prep: _Prep) -> int:
 
 def estimate(tl: Timeline, system: str, tail: Sequence[Block]) -> int:
     prep = _prepare(tl, system, tail)
+    tl._stream.resolve()
     return _raw(tl, prep) + _overhead(tl)
 
 
@@ -151,18 +152,28 @@ def _plan(
         )
     stream = tl._stream
     overhead = _overhead(tl)
+    est = _raw(tl, prep) + overhead  # an upper bound while blocks are pending
+    over_blocks = policy.max_blocks is not None and len(stream.blocks) > policy.max_blocks
+    trigger = policy.trigger_ratio * budget
+    if stream.pending and (reason or force or over_blocks):
+        stream.resolve()  # planning a cut needs exact costs
+    elif stream.pending and est > trigger:
+        # count exactly, each block once ever; all pending at once, so the renders after
+        # this one stay free until new bounds reach the trigger again
+        stream.resolve()
     est = _raw(tl, prep) + overhead
     if reason is None:
         if force:
             reason = "forced"
-        elif est > policy.trigger_ratio * budget:
+        elif est > trigger:
             reason = "tokens"
-        elif policy.max_blocks is not None and len(stream.blocks) > policy.max_blocks:
+        elif over_blocks:
             reason = "blocks"
         else:
             return None
         if not force and tl._state.compacted_at_seq == tl._state.block_seq:
             return None  # nothing appended since the last compaction: never thrash
+    stream.resolve()
     blocks = tl._blocks
     start = tl._summary_index + 1
     costs = [0] * len(blocks)
@@ -284,6 +295,12 @@ def _finish(
     total = prep.system_tokens + stream.tokens + sum(prep.tail_costs) + overhead
     budget = tl.policy.budget if tl.policy.enabled else None
     truncated: list[str] = []
+    if budget is not None and stream.pending and (force or total > budget):
+        limit = budget - prep.system_tokens - sum(prep.tail_costs) - overhead
+        stream.resolve(None if force else lambda: stream.tokens <= limit)
+        blocks = stream.blocks + prep.tail
+        costs = stream.costs + prep.tail_costs
+        total = prep.system_tokens + stream.tokens + sum(prep.tail_costs) + overhead
     if budget is not None:
         pinned = tl._pinned.keys()
         pinned_total = stream.pinned_tokens
@@ -325,12 +342,18 @@ def _finish(
     tl._state = msgspec.structs.replace(
         tl._state, cache=cache_state, system_tokens=prep.system_tokens
     )
-    tl._last_raw_estimate = total - overhead
+    pending = [(stream.costs[pos], stream.blocks[pos]) for pos in stream.pending]
+    known = total - sum(bound for bound, _ in pending)
+
+    def count_tokens() -> int:
+        return known + sum(memo.block(b) for _, b in pending)
+
+    tl._last_raw_estimate = lambda: count_tokens() - overhead
     return RenderedContext(
         system=prep.system,
         blocks=tuple(blocks),
         cache_points=points,
-        tokens=total,
+        count_tokens=count_tokens,
         budget=budget,
         stable_count=len(stable),
         compaction=stats,

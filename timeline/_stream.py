@@ -7,7 +7,7 @@ incrementally: appends extend it, anything else (hide, pin, compaction...) rebui
 
 from __future__ import annotations
 
-from collections.abc import Sequence, Set
+from collections.abc import Callable, Sequence, Set
 
 import attrs
 import msgspec
@@ -63,22 +63,42 @@ class VisibleStream:
     positions: list[int] = attrs.field(factory=list)
     """Cache lookback position of each stream block (see ``timeline.cache.positions``)."""
     pinned_tokens: int = 0
+    pending: list[int] = attrs.field(factory=list)
+    """Stream positions whose cost is still an upper bound (see ``resolve``)."""
     _pinned: Set[str] = attrs.field(factory=frozenset)
     _seen_hidden: set[str] = attrs.field(factory=set)
     _pos: int = -1
     _prev_kind: str = ""
 
     def cost(self, block: Block) -> int:
-        """Token cost of a block in its rendered form."""
+        """Exact token cost of a block in its rendered form."""
         if block.hidden:
             return self.memo.text(block.text) + BLOCK_OVERHEAD_TOKENS
         return self.memo.block(block)
+
+    def resolve(self, enough: Callable[[], bool] | None = None) -> None:
+        """Replace upper bounds by exact costs (tokenizing each block once, ever); with
+        ``enough``, largest bounds first and only until ``enough()`` holds."""
+        if enough is not None:
+            self.pending.sort(key=self.costs.__getitem__)
+        while self.pending:
+            if enough is not None and enough():
+                break
+            pos = self.pending.pop()
+            block = self.blocks[pos]
+            exact = self.memo.block(block)
+            delta = exact - self.costs[pos]
+            self.costs[pos] = exact
+            self.tokens += delta
+            if block.id in self._pinned:
+                self.pinned_tokens += delta
 
     def rebuild(self, blocks: Sequence[Block], summary_index: int, pinned: Set[str]) -> None:
         self.blocks = []
         self.costs = []
         self.source_index = []
         self.positions = []
+        self.pending = []
         self.tokens = 0
         self.pinned_tokens = 0
         self._pinned = pinned
@@ -108,7 +128,16 @@ class VisibleStream:
         shown = rendered_form(block, self._seen_hidden)
         if shown is None:
             return
-        cost = self.cost(shown)
+        memo = self.memo
+        if shown.hidden or not memo.lazy:
+            cost = self.cost(shown)
+        else:
+            known = memo.known(shown)
+            if known is None:
+                cost = memo.bound(shown)
+                self.pending.append(len(self.blocks))
+            else:
+                cost = known
         self.blocks.append(shown)
         self.costs.append(cost)
         self.source_index.append(index)

@@ -76,7 +76,7 @@ class Timeline:
     _stream: VisibleStream = attrs.field(init=False)
     _version: int = attrs.field(default=0, init=False)
     _new_ids: list[str] = attrs.field(factory=list, init=False)
-    _last_raw_estimate: int | None = attrs.field(default=None, init=False)
+    _last_raw_estimate: Callable[[], int] | None = attrs.field(default=None, init=False)
 
     def __attrs_post_init__(self) -> None:
         if not isinstance(self.conversation_id, str) or not self.conversation_id:
@@ -356,9 +356,9 @@ class Timeline:
         the next estimate is that figure plus our estimate of what changed since."""
         if not isinstance(prompt_tokens, int) or prompt_tokens < 0:
             raise InvalidBlockError("prompt_tokens must be a non-negative int")
-        raw = self._last_raw_estimate
-        if raw is None:
+        if self._last_raw_estimate is None:
             return
+        raw = self._last_raw_estimate()
         self._state = msgspec.structs.replace(
             self._state,
             usage=UsageRecord(prompt_tokens, raw, self._state.structure_version),

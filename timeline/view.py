@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -27,12 +28,22 @@ class RenderedContext:
     system: str
     blocks: tuple[Block, ...]
     cache_points: tuple[int, ...]
-    tokens: int
+    count_tokens: Callable[[], int] = attrs.field(repr=False, eq=False)
+    """Computes :attr:`tokens` (exact counting is deferred until someone asks)."""
     budget: int | None
     stable_count: int
     compaction: CompactionStats | None = None
     truncated_paths: tuple[str, ...] = ()
     system_cached: bool = True
+    _tokens: list[int] = attrs.field(factory=list, init=False, repr=False, eq=False)
+
+    @property
+    def tokens(self) -> int:
+        """Estimated prompt tokens: system + blocks + per-block framing, calibrated by the
+        last usage report. Within budget whenever the policy has one."""
+        if not self._tokens:
+            self._tokens.append(self.count_tokens())
+        return self._tokens[0]
 
     @property
     def tail(self) -> tuple[Block, ...]:

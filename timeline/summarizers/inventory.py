@@ -224,9 +224,9 @@ class InventorySummarizer:
                 lines.insert(0, f"- ({len(items) - cap} earlier items omitted)")
             return lines or ["- (none)"]
 
-        requests = [
-            f"{i}. {cap_request(r, cap_chars)}" for i, r in enumerate(digest.user_requests, 1)
-        ]
+        # bullets, not numbers: a numbered list would change every line when it shifts, and
+        # each incremental summary would cost a fresh tokenization of the whole list
+        requests = [f"- {cap_request(r, cap_chars)}" for r in digest.user_requests]
         if digest.user_requests_omitted and requests:
             requests.insert(
                 1,
