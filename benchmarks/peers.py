@@ -147,6 +147,7 @@ def memory(
                 ours.add(e)
                 if is_request_point(e):
                     ours.request()
+                    ours.times.clear()  # harness state, not the timeline's
             if store is not None:
                 ours.tl.persist(store)
             held[max(checkpoints)] = tracemalloc.get_traced_memory()[0]

@@ -219,3 +219,24 @@ def test_user_requests_are_capped_not_dropped(make_tl: Callable[..., Timeline], 
     tl.compact("", keep_recent_tokens=10)
     summary = next(b for b in tl.blocks if b.type == "conv.range.summary")
     assert f"{'R' * cap} [... {1_000 - cap} more chars]" in summary.text
+
+
+def test_inventory_fits_its_budget_and_keeps_every_request() -> None:
+    """Sized to max_tokens (chars/4), list caps and request caps shrink, no request drops."""
+    from timeline.summarizers import InventorySummarizer
+
+    tl = Timeline("f")
+    tl.begin_turn()
+    for i in range(40):
+        tl.append(blocks.user_prompt(f"request {i}: " + "please refactor the parser " * 20))
+        c = tl.append(blocks.tool_call("read_file", {"path": f"f{i}.py"}))
+        tl.append(blocks.tool_result(c.call_id or "", "x"))
+        tl.append(
+            blocks.assistant_completion(f"I decided to change f{i}.py. Next step is f{i + 1}.")
+        )
+    digest = build_digest(tl.blocks, None)
+    request = SummaryRequest("history", tl.blocks, digest=digest, max_tokens=1_500)
+    text = InventorySummarizer().summarize(request)
+    assert len(text) <= 1_500 * 4
+    for i in range(40):
+        assert f"- request {i}: please" in text

@@ -24,7 +24,7 @@ from timeline.block import (
 )
 from timeline.block_types import block_type
 from timeline.digest import USER_REQUEST_MIN_CHARS, CompactionDigest, cap_request
-from timeline.summarizers.base import SummaryRequest, estimate_tokens
+from timeline.summarizers.base import SummaryRequest
 
 __all__ = ["InventorySummarizer", "parse_sections"]
 
@@ -42,6 +42,7 @@ _NEXT = re.compile(r"\b(next|then|todo|remaining|need to|will)\b", re.IGNORECASE
 
 LIST_CAPS: Final = {"constraints": 15, "done": 40, "blocked": 8, "decisions": 15, "critical": 20}
 LINE_CAP: Final = 240
+_CAP_LADDER: Final = (600, 480, 400, 320, 240, 180, 120, 90, 60)
 
 
 def _sentences(text: str) -> list[str]:
@@ -160,30 +161,35 @@ class InventorySummarizer:
             + _items(prev.get("Context for Suffix", []))
             + self._critical(blocks, request.digest)
         )
+        sections = (goal, constraints, done, in_progress, blocked, decisions, next_steps, critical)
+
+        def render(caps: dict[str, int], cap_chars: int) -> str:
+            return self._render_history(*sections, request.digest, caps, cap_chars)
+
+        # At most three renders: as is; list caps scaled down in one step; then the
+        # per-request cap computed from what the requests may still take. Every request
+        # stays listed, even if that alone is over the soft cap.
+        budget_chars = request.max_tokens * 4
         caps = dict(LIST_CAPS)
         cap_chars = request.user_prompt_cap_chars
-        while True:
-            text = self._render_history(
-                goal,
-                constraints,
-                done,
-                in_progress,
-                blocked,
-                decisions,
-                next_steps,
-                critical,
-                request.digest,
-                caps,
-                cap_chars,
-            )
-            if estimate_tokens(text) <= request.max_tokens:
-                return text
-            if caps["done"] > 5:
-                caps = {k: max(3, v // 2) for k, v in caps.items()}
-            elif cap_chars > USER_REQUEST_MIN_CHARS:
-                cap_chars = max(USER_REQUEST_MIN_CHARS, cap_chars // 2)
-            else:
-                return text  # every request stays listed, even over the soft cap
+        text = render(caps, cap_chars)
+        if len(text) <= budget_chars:
+            return text
+        scale = budget_chars / len(text)
+        caps = {k: max(3, int(v * scale)) for k, v in caps.items()}
+        text = render(caps, cap_chars)
+        requests = request.digest.user_requests
+        if len(text) <= budget_chars or not requests:
+            return text
+        listed = sum(len(cap_request(r, cap_chars)) + 3 for r in requests)
+        room = budget_chars - (len(text) - listed)
+        marker = 30  # the " [... N more chars]" a capped request gains
+        fit = room // len(requests) - marker
+        # a fixed ladder, so consecutive summaries repeat identical request lines
+        cap_chars = next(
+            (c for c in _CAP_LADDER if c <= min(cap_chars, fit)), USER_REQUEST_MIN_CHARS
+        )
+        return render(caps, cap_chars)
 
     @staticmethod
     def _critical(blocks: Sequence[Block], digest: CompactionDigest) -> list[str]:
