@@ -165,7 +165,7 @@ def main() -> int:
     print("render speed ...", flush=True)
     rs = render_speed.run()
     print("persistence ...", flush=True)
-    ps = persist_speed.run(turns=305)
+    ps = persist_speed.run(turns=315)
     print("peers (this takes a few minutes) ...", flush=True)
     res = peers.run(turns=args.turns, budget=args.budget)
 

@@ -3,21 +3,45 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+
+import msgspec
 
 from timeline.block import Block
 from timeline.codec import decode_record, encode_record
 from timeline.errors import CodecError, CorruptRecordError, DuplicateBlockIdError
-from timeline.persistence import TimelineSnapshot
+from timeline.persistence import TimelineSnapshot, TimelineState
 
 __all__ = [
+    "WindowRecord",
+    "assemble_window",
     "check_duplicate",
+    "decode_window_row",
+    "encode_window_row",
     "decode_block_row",
     "decode_snapshot_row",
     "encode_block_row",
     "encode_snapshot_row",
     "query_terms",
 ]
+
+
+class WindowRef(msgspec.Struct, frozen=True, array_like=True):
+    """One window block by reference: its id and the hidden state it has now."""
+
+    id: str
+    hidden: bool = False
+    replacement_text: str | None = None
+
+
+class WindowRecord(msgspec.Struct, frozen=True):
+    """The live window as stored: references into the turn log / summary index, so a
+    persist writes O(new blocks), not the whole window."""
+
+    conversation_id: str
+    refs: list[WindowRef]
+    state: TimelineState
+
 
 _TERM = re.compile(r"\w+", re.UNICODE)
 
@@ -52,6 +76,42 @@ def decode_snapshot_row(data: bytes, conversation_id: str, row: str) -> Timeline
             "other conversations are unaffected",
             conversation_id=conversation_id,
         ) from exc
+
+
+def encode_window_row(window: TimelineSnapshot) -> bytes:
+    refs = [WindowRef(b.id, b.hidden, b.replacement_text) for b in window.blocks]
+    return encode_record("window", WindowRecord(window.conversation_id, refs, window.state))
+
+
+def decode_window_row(data: bytes, conversation_id: str) -> WindowRecord:
+    try:
+        return decode_record(bytes(data), "window", WindowRecord)
+    except CodecError as exc:
+        raise CorruptRecordError(
+            f"stored window of conversation {conversation_id!r} is corrupt: {exc}; "
+            "other conversations are unaffected",
+            conversation_id=conversation_id,
+        ) from exc
+
+
+def assemble_window(record: WindowRecord, blocks: Mapping[str, Block]) -> TimelineSnapshot:
+    """The window's blocks from the store, in order, with their current hidden state."""
+    out: list[Block] = []
+    for ref in record.refs:
+        block = blocks.get(ref.id)
+        if block is None:
+            raise CorruptRecordError(
+                f"window of conversation {record.conversation_id!r} names block {ref.id!r}, "
+                "which the store does not hold",
+                conversation_id=record.conversation_id,
+                block_id=ref.id,
+            )
+        if (block.hidden, block.replacement_text) != (ref.hidden, ref.replacement_text):
+            block = msgspec.structs.replace(
+                block, hidden=ref.hidden, replacement_text=ref.replacement_text
+            )
+        out.append(block)
+    return TimelineSnapshot(record.conversation_id, out, record.state)
 
 
 def query_terms(query: str) -> list[str]:

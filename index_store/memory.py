@@ -10,11 +10,14 @@ from datetime import UTC, datetime
 import attrs
 
 from index_store._common import (
+    assemble_window,
     check_duplicate,
     decode_block_row,
     decode_snapshot_row,
+    decode_window_row,
     encode_block_row,
     encode_snapshot_row,
+    encode_window_row,
     make_snippet,
     query_terms,
     query_terms_all,
@@ -70,7 +73,7 @@ class MemoryStore:
                         continue
                     staged[block.id] = (kind, encode_block_row(block))
             conv.rows.update(staged)
-            conv.window = encode_snapshot_row(window)
+            conv.window = encode_window_row(window)
             conv.version += 1
             self._data[conversation_id] = conv
             return conv.version
@@ -80,7 +83,15 @@ class MemoryStore:
             conv = self._data.get(conversation_id)
             if conv is None or conv.window is None:
                 return None
-            return conv.version, decode_snapshot_row(conv.window, conversation_id, "window")
+            record = decode_window_row(conv.window, conversation_id)
+            rows = {r.id: conv.rows.get(r.id) for r in record.refs}
+            version = conv.version
+        blocks = {
+            bid: decode_block_row(row[1], conversation_id, bid)
+            for bid, row in rows.items()
+            if row is not None
+        }
+        return version, assemble_window(record, blocks)
 
     def _rows(self, conversation_id: str) -> list[tuple[str, Block]]:
         with self._lock:

@@ -16,11 +16,14 @@ from typing import Any, Final
 import attrs
 
 from index_store._common import (
+    assemble_window,
     check_duplicate,
     decode_block_row,
     decode_snapshot_row,
+    decode_window_row,
     encode_block_row,
     encode_snapshot_row,
+    encode_window_row,
     query_terms,
 )
 from timeline.block import Block
@@ -139,7 +142,7 @@ class PostgresStore:
         summaries: Sequence[Block],
         window: TimelineSnapshot,
     ) -> int:
-        window_row = encode_snapshot_row(window)
+        window_row = encode_window_row(window)
         with self._tx() as cur:
             cur.execute(
                 "INSERT INTO bt_conversations (conversation_id, version) VALUES (%s, 0) "
@@ -203,7 +206,14 @@ class PostgresStore:
         if not rows:
             return None
         version, window = rows[0]
-        return int(version), decode_snapshot_row(window, conversation_id, "window")
+        record = decode_window_row(window, conversation_id)
+        found = self._rows(
+            "SELECT block_id, body FROM bt_blocks WHERE conversation_id = %s "
+            "AND block_id = ANY(%s)",
+            (conversation_id, [r.id for r in record.refs]),
+        )
+        blocks = {bid: decode_block_row(body, conversation_id, bid) for bid, body in found}
+        return int(version), assemble_window(record, blocks)
 
     def _blocks(self, conversation_id: str, where: str, params: Sequence[Any]) -> list[Block]:
         rows = self._rows(

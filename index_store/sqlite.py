@@ -18,11 +18,14 @@ from typing import Any, Final
 import attrs
 
 from index_store._common import (
+    assemble_window,
     check_duplicate,
     decode_block_row,
     decode_snapshot_row,
+    decode_window_row,
     encode_block_row,
     encode_snapshot_row,
+    encode_window_row,
     query_terms,
 )
 from timeline.block import Block
@@ -168,7 +171,7 @@ class SqliteStore:
         summaries: Sequence[Block],
         window: TimelineSnapshot,
     ) -> int:
-        window_row = encode_snapshot_row(window)
+        window_row = encode_window_row(window)
         with self._tx() as db:
             row = db.execute(
                 "SELECT version FROM conversations WHERE conversation_id = ?", (conversation_id,)
@@ -222,7 +225,19 @@ class SqliteStore:
         if not rows:
             return None
         version, window = rows[0]
-        return version, decode_snapshot_row(window, conversation_id, "window")
+        record = decode_window_row(window, conversation_id)
+        blocks: dict[str, Block] = {}
+        ids = [r.id for r in record.refs]
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            for bid, body in self._query(
+                f"SELECT block_id, body FROM blocks WHERE conversation_id = ? "
+                f"AND block_id IN ({marks})",
+                (conversation_id, *chunk),
+            ):
+                blocks[bid] = decode_block_row(body, conversation_id, bid)
+        return version, assemble_window(record, blocks)
 
     def _blocks(self, conversation_id: str, where: str, params: Sequence[Any]) -> list[Block]:
         rows = self._query(

@@ -69,3 +69,16 @@ def test_version_is_written() -> None:
     raw = encode_record("block", SAMPLE_BLOCKS[0], "json")
     assert msgspec.json.decode(raw)["v"] == SCHEMA_VERSION
     assert SAMPLE_BLOCKS[0] == decode_record(raw, "block", type(SAMPLE_BLOCKS[0]), "json")
+
+
+def test_stored_v1_window_still_decodes() -> None:
+    """A stored v1 window (block references + hidden overrides + state) keeps decoding and
+    reassembles the blocks it names."""
+    from index_store._common import assemble_window, decode_window_row
+
+    record = decode_window_row((DATA / "window_v1.msgpack").read_bytes(), "c1")
+    stored = {
+        b.id: msgspec.structs.replace(b, hidden=False, replacement_text=None) for b in SAMPLE_BLOCKS
+    }
+    snap = assemble_window(record, stored)
+    assert (snap.blocks, snap.state.pinned) == (SAMPLE_BLOCKS, ["b2"])
