@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from conftest import CountingCounter
@@ -130,3 +134,11 @@ def test_exact_counting_waits_until_a_decision_needs_it(make_tl: Callable[..., T
     for i in range(20):
         tight.append(blocks.user_prompt(f"message {i} " + "x" * 100))
     assert tight.render("sys").tokens <= 700  # bounds over the trigger: counted, compacted
+
+
+def test_offline_encoding_loads_with_a_cold_cache(tmp_path: Path) -> None:
+    """On a fresh machine (empty tiktoken cache) the bundled ranks file loads offline."""
+    env = {**os.environ, "TIKTOKEN_CACHE_DIR": str(tmp_path / "empty-cache")}
+    code = "from timeline import TiktokenCounter; print(TiktokenCounter().count('hello world'))"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert (out.returncode, out.stdout.strip()) == (0, "2"), out.stderr

