@@ -201,7 +201,8 @@ def main() -> int:
         "breakpoints for the cache simulation: system prompt and last part. Input cost: "
         "cache writes 1.25x, reads 0.1x, relative to sending everything uncached. "
         f"{peers.PLAIN_TRIM_SAMPLE and 'trim_messages with a plain counter is timed on every '}"
-        f"{peers.PLAIN_TRIM_SAMPLE}th request (its total is extrapolated); its output equals "
+        f"{peers.PLAIN_TRIM_SAMPLE}th request (its total time and tokenizer work are "
+        "extrapolated); its output equals "
         "the memoized run's, whose scores it shows.",
         "",
         *_peer_tables(res),

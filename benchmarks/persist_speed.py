@@ -52,6 +52,7 @@ def run(turns: int = 300, probes: tuple[int, ...] = (30, 300), window: int = 30)
         "archived": archived,
         "size": size,
         "window_blocks": len(tl.blocks),
+        "turns": turns,
     }
 
 

@@ -39,6 +39,7 @@ class SlidingWindowSummarizer:
             lines.append("[User requests so far]")
             lines += [f"{i}. {r}" for i, r in enumerate(request.digest.user_requests, 1)]
         text = "\n".join(lines)
-        while estimate_tokens(text) > request.max_tokens and self.line_chars > 60:
+        if estimate_tokens(text) > request.max_tokens and self.line_chars > 60:
+            # shorter lines until it fits (or lines are already short)
             return attrs.evolve(self, line_chars=self.line_chars // 2).summarize(request)
         return text
