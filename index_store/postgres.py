@@ -165,15 +165,9 @@ class PostgresStore:
             for kind, group in (("log", log), ("summary", summaries)):
                 for b in group:
                     cur.execute(
-                        "SELECT body FROM bt_blocks WHERE conversation_id = %s AND block_id = %s",
-                        (conversation_id, b.id),
-                    )
-                    existing = cur.fetchone()
-                    if check_duplicate(conversation_id, b, existing[0] if existing else None):
-                        continue
-                    cur.execute(
                         "INSERT INTO bt_blocks (conversation_id, block_id, kind, turn_id, path,"
-                        " type, text, body) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+                        " type, text, body) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
+                        " ON CONFLICT (conversation_id, block_id) DO NOTHING",
                         (
                             conversation_id,
                             b.id,
@@ -185,6 +179,13 @@ class PostgresStore:
                             encode_block_row(b),
                         ),
                     )
+                    if not cur.rowcount:  # the id is taken: fine if it is this very block
+                        cur.execute(
+                            "SELECT body FROM bt_blocks WHERE conversation_id = %s "
+                            "AND block_id = %s",
+                            (conversation_id, b.id),
+                        )
+                        check_duplicate(conversation_id, b, cur.fetchone()[0])
             cur.execute(
                 "UPDATE bt_conversations SET version = %s, live_window = %s, updated_at = now() "
                 "WHERE conversation_id = %s",

@@ -187,15 +187,10 @@ class SqliteStore:
                 )
             for kind, group in (("log", log), ("summary", summaries)):
                 for b in group:
-                    existing = db.execute(
-                        "SELECT body FROM blocks WHERE conversation_id = ? AND block_id = ?",
-                        (conversation_id, b.id),
-                    ).fetchone()
-                    if check_duplicate(conversation_id, b, existing[0] if existing else None):
-                        continue
-                    db.execute(
+                    inserted = db.execute(
                         "INSERT INTO blocks (conversation_id, block_id, kind, turn_id, path, type,"
-                        " text, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        " text, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+                        " ON CONFLICT (conversation_id, block_id) DO NOTHING",
                         (
                             conversation_id,
                             b.id,
@@ -206,7 +201,13 @@ class SqliteStore:
                             b.text,
                             encode_block_row(b),
                         ),
-                    )
+                    ).rowcount
+                    if not inserted:  # the id is taken: fine if it is this very block
+                        existing = db.execute(
+                            "SELECT body FROM blocks WHERE conversation_id = ? AND block_id = ?",
+                            (conversation_id, b.id),
+                        ).fetchone()
+                        check_duplicate(conversation_id, b, existing[0])
             version = actual + 1
             db.execute(
                 "INSERT INTO conversations (conversation_id, version, live_window, updated_at) "
