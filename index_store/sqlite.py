@@ -12,31 +12,18 @@ import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from typing import Any, Final
 
 import attrs
 
-from index_store._common import (
-    assemble_window,
-    check_duplicate,
-    decode_block_row,
-    decode_snapshot_row,
-    decode_window_row,
-    encode_block_row,
-    encode_snapshot_row,
-    encode_window_row,
-    query_terms,
-)
-from timeline.block import Block
+from index_store._common import decode_block_row, query_terms
+from index_store._sql import SqlStore, utc_now_text
 from timeline.errors import (
-    ConflictError,
     CorruptRecordError,
-    NotFoundError,
     StoreError,
     StoreUnavailableError,
 )
-from timeline.persistence import CheckpointInfo, SearchHit, TimelineSnapshot
+from timeline.persistence import SearchHit
 
 __all__ = ["SCHEMA_VERSION", "SqliteStore"]
 
@@ -85,12 +72,8 @@ _MIGRATIONS: Final[dict[int, str]] = {
 }
 
 
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
 @attrs.define
-class SqliteStore:
+class SqliteStore(SqlStore):
     """SQLite-backed index store; safe to share between threads and processes."""
 
     path: str
@@ -162,111 +145,21 @@ class SqliteStore:
             except sqlite3.Error as exc:
                 raise StoreError(f"SQLite store {self.path!r}: {exc}") from exc
 
-    def commit(
-        self,
-        conversation_id: str,
-        *,
-        expected_version: int,
-        log: Sequence[Block],
-        summaries: Sequence[Block],
-        window: TimelineSnapshot,
-    ) -> int:
-        window_row = encode_window_row(window)
-        with self._tx() as db:
-            row = db.execute(
-                "SELECT version FROM conversations WHERE conversation_id = ?", (conversation_id,)
-            ).fetchone()
-            actual = row[0] if row else 0
-            if actual != expected_version:
-                raise ConflictError(
-                    f"conversation {conversation_id!r} is at version {actual}, this timeline "
-                    f"expected {expected_version}; reload it and retry",
-                    expected=expected_version,
-                    actual=actual,
-                    conversation_id=conversation_id,
-                )
-            for kind, group in (("log", log), ("summary", summaries)):
-                for b in group:
-                    inserted = db.execute(
-                        "INSERT INTO blocks (conversation_id, block_id, kind, turn_id, path, type,"
-                        " text, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-                        " ON CONFLICT (conversation_id, block_id) DO NOTHING",
-                        (
-                            conversation_id,
-                            b.id,
-                            kind,
-                            b.turn_id,
-                            b.path,
-                            b.type,
-                            b.text,
-                            encode_block_row(b),
-                        ),
-                    ).rowcount
-                    if not inserted:  # the id is taken: fine if it is this very block
-                        existing = db.execute(
-                            "SELECT body FROM blocks WHERE conversation_id = ? AND block_id = ?",
-                            (conversation_id, b.id),
-                        ).fetchone()
-                        check_duplicate(conversation_id, b, existing[0])
-            version = actual + 1
-            db.execute(
-                "INSERT INTO conversations (conversation_id, version, live_window, updated_at) "
-                "VALUES (?, ?, ?, ?) ON CONFLICT (conversation_id) DO UPDATE SET "
-                "version = excluded.version, live_window = excluded.live_window, "
-                "updated_at = excluded.updated_at",
-                (conversation_id, version, window_row, _now()),
-            )
-        return version
+    def _lock_version(self, db: Any, conversation_id: str) -> int:
+        # BEGIN IMMEDIATE already holds the write lock
+        row = db.execute(
+            "SELECT version FROM conversations WHERE conversation_id = ?", (conversation_id,)
+        ).fetchone()
+        return int(row[0]) if row else 0
 
-    def load_window(self, conversation_id: str) -> tuple[int, TimelineSnapshot] | None:
-        rows = self._query(
-            "SELECT version, live_window FROM conversations WHERE conversation_id = ?",
-            (conversation_id,),
+    def _write_window(self, db: Any, conversation_id: str, version: int, row: bytes) -> None:
+        db.execute(
+            "INSERT INTO conversations (conversation_id, version, live_window, updated_at) "
+            "VALUES (?, ?, ?, ?) ON CONFLICT (conversation_id) DO UPDATE SET "
+            "version = excluded.version, live_window = excluded.live_window, "
+            "updated_at = excluded.updated_at",
+            (conversation_id, version, row, utc_now_text()),
         )
-        if not rows:
-            return None
-        version, window = rows[0]
-        record = decode_window_row(window, conversation_id)
-        blocks: dict[str, Block] = {}
-        ids = [r.id for r in record.refs]
-        for i in range(0, len(ids), 500):
-            chunk = ids[i : i + 500]
-            marks = ",".join("?" * len(chunk))
-            for bid, body in self._query(
-                f"SELECT block_id, body FROM blocks WHERE conversation_id = ? "
-                f"AND block_id IN ({marks})",
-                (conversation_id, *chunk),
-            ):
-                blocks[bid] = decode_block_row(body, conversation_id, bid)
-        return version, assemble_window(record, blocks)
-
-    def _blocks(self, conversation_id: str, where: str, params: Sequence[Any]) -> list[Block]:
-        rows = self._query(
-            f"SELECT block_id, body FROM blocks WHERE conversation_id = ? {where} ORDER BY rowid",
-            (conversation_id, *params),
-        )
-        return [decode_block_row(body, conversation_id, bid) for bid, body in rows]
-
-    def get_block(self, conversation_id: str, block_id: str) -> Block:
-        found = self._blocks(conversation_id, "AND block_id = ?", (block_id,))
-        if not found:
-            raise NotFoundError(
-                f"no block {block_id!r} in conversation {conversation_id!r}",
-                conversation_id=conversation_id,
-                block_id=block_id,
-            )
-        return found[0]
-
-    def read(self, conversation_id: str, path: str) -> list[Block]:
-        return self._blocks(conversation_id, "AND path = ?", (path,))
-
-    def turn_log(self, conversation_id: str, turn_id: str | None = None) -> list[Block]:
-        if turn_id is None:
-            return self._blocks(conversation_id, "AND kind = 'log'", ())
-        return self._blocks(conversation_id, "AND kind = 'log' AND turn_id = ?", (turn_id,))
-
-    def summaries(self, conversation_id: str) -> list[Block]:
-        return self._blocks(conversation_id, "AND kind = 'summary'", ())
 
     def search(self, conversation_id: str, query: str, limit: int = 10) -> list[SearchHit]:
         terms = query_terms(query)
@@ -291,68 +184,6 @@ class SqliteStore:
             hits.append(SearchHit(b, b.path, b.turn_id, snippet, round(float(score), 6), kind))
         return hits
 
-    def save_checkpoint(
-        self, conversation_id: str, checkpoint_id: str, snapshot: TimelineSnapshot
-    ) -> None:
-        with self._tx() as db:
-            db.execute(
-                "INSERT INTO checkpoints VALUES (?, ?, ?, ?, ?) ON CONFLICT "
-                "(conversation_id, checkpoint_id) DO UPDATE SET created_at = excluded.created_at,"
-                " block_count = excluded.block_count, body = excluded.body",
-                (
-                    conversation_id,
-                    checkpoint_id,
-                    _now(),
-                    len(snapshot.blocks),
-                    encode_snapshot_row(snapshot),
-                ),
-            )
-
-    def load_checkpoint(self, conversation_id: str, checkpoint_id: str) -> TimelineSnapshot:
-        rows = self._query(
-            "SELECT body FROM checkpoints WHERE conversation_id = ? AND checkpoint_id = ?",
-            (conversation_id, checkpoint_id),
-        )
-        if not rows:
-            raise NotFoundError(
-                f"no checkpoint {checkpoint_id!r} for conversation {conversation_id!r}",
-                conversation_id=conversation_id,
-            )
-        return decode_snapshot_row(rows[0][0], conversation_id, f"checkpoint {checkpoint_id!r}")
-
-    def list_checkpoints(self, conversation_id: str) -> list[CheckpointInfo]:
-        rows = self._query(
-            "SELECT checkpoint_id, created_at, block_count FROM checkpoints "
-            "WHERE conversation_id = ? ORDER BY checkpoint_id",
-            (conversation_id,),
-        )
-        return [CheckpointInfo(cid, created, count) for cid, created, count in rows]
-
-    def delete_checkpoint(self, conversation_id: str, checkpoint_id: str) -> bool:
-        with self._tx() as db:
-            cur = db.execute(
-                "DELETE FROM checkpoints WHERE conversation_id = ? AND checkpoint_id = ?",
-                (conversation_id, checkpoint_id),
-            )
-            return cur.rowcount > 0
-
-    def delete(self, conversation_id: str) -> bool:
-        """Remove everything of one conversation (window, log, summaries, checkpoints)."""
-        with self._tx() as db:
-            n = db.execute(
-                "DELETE FROM conversations WHERE conversation_id = ?", (conversation_id,)
-            ).rowcount
-            n += db.execute(
-                "DELETE FROM blocks WHERE conversation_id = ?", (conversation_id,)
-            ).rowcount
-            n += db.execute(
-                "DELETE FROM checkpoints WHERE conversation_id = ?", (conversation_id,)
-            ).rowcount
-            return n > 0
-
-    def conversations(self) -> list[str]:
-        return [r[0] for r in self._query("SELECT conversation_id FROM conversations ORDER BY 1")]
-
     def check_integrity(self) -> None:
         """SQLite's own check, the FTS index, and every window decoding."""
         result = self._query("PRAGMA integrity_check")
@@ -363,8 +194,7 @@ class SqliteStore:
                 self._conn.execute("INSERT INTO blocks_fts(blocks_fts) VALUES ('integrity-check')")
         except sqlite3.Error as exc:
             raise CorruptRecordError(f"SQLite store {self.path!r}: search index: {exc}") from exc
-        for cid in self.conversations():
-            self.load_window(cid)
+        super().check_integrity()
 
     def size_bytes(self) -> int:
         rows = self._query("SELECT page_count * page_size FROM pragma_page_count, pragma_page_size")
