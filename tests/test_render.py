@@ -229,3 +229,18 @@ def test_sequential_calls_stay_sequential(make_tl: Callable[..., Timeline]) -> N
         ]
 
     assert strip(first) == strip(second)[:3]
+
+
+def test_pdf_attachment_becomes_a_document_part(make_tl: Callable[..., Timeline]) -> None:
+    """A PDF attachment renders as a native document part (Anthropic) / file part (OpenAI)."""
+    tl = make_tl()
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("summarize this"))
+    tl.append(blocks.user_attachment(name="spec.pdf", mime="application/pdf", data=b"%PDF-1.4"))
+    view = tl.render("")
+    part = view.to_anthropic()["messages"][0]["content"][1]
+    assert ("document", "application/pdf") == (part["type"], part["source"]["media_type"])
+    chat = view.to_openai()[0]["content"][1]
+    assert ("file", "spec.pdf") == (chat["type"], chat["file"]["filename"])
+    item = view.to_openai_responses()[0]["content"][1]
+    assert "input_file" == item["type"]
