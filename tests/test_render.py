@@ -239,8 +239,8 @@ def test_pdf_attachment_becomes_a_document_part(make_tl: Callable[..., Timeline]
     tl.append(blocks.user_attachment(name="spec.pdf", mime="application/pdf", data=b"%PDF-1.4"))
     view = tl.render("")
     part = view.to_anthropic()["messages"][0]["content"][1]
-    assert ("document", "application/pdf") == (part["type"], part["source"]["media_type"])
+    assert (part["type"], part["source"]["media_type"]) == ("document", "application/pdf")
     chat = view.to_openai()[0]["content"][1]
-    assert ("file", "spec.pdf") == (chat["type"], chat["file"]["filename"])
+    assert (chat["type"], chat["file"]["filename"]) == ("file", "spec.pdf")
     item = view.to_openai_responses()[0]["content"][1]
-    assert "input_file" == item["type"]
+    assert item["type"] == "input_file"
