@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from typing import TypeVar
 
 import msgspec
 
@@ -54,28 +55,36 @@ def encode_snapshot_row(snapshot: TimelineSnapshot) -> bytes:
     return encode_record("snapshot", snapshot)
 
 
-def decode_block_row(data: bytes, conversation_id: str, row: str) -> Block:
-    """Decode a stored block; a bad row names conversation and row."""
+T = TypeVar("T")
+
+
+def _decode_row(
+    data: bytes,
+    schema: str,
+    type_: type[T],
+    conversation_id: str,
+    what: str,
+    block_id: str | None = None,
+) -> T:
+    """Decode a stored row; a bad one is a CorruptRecordError naming conversation and row
+    (the rest of the store is unaffected)."""
     try:
-        return decode_record(bytes(data), "block", Block)
+        return decode_record(bytes(data), schema, type_)
     except CodecError as exc:
         raise CorruptRecordError(
-            f"stored block {row!r} of conversation {conversation_id!r} is corrupt: {exc}; "
+            f"stored {what} of conversation {conversation_id!r} is corrupt: {exc}; "
             "the rest of the store is unaffected",
             conversation_id=conversation_id,
-            block_id=row,
+            block_id=block_id,
         ) from exc
+
+
+def decode_block_row(data: bytes, conversation_id: str, row: str) -> Block:
+    return _decode_row(data, "block", Block, conversation_id, f"block {row!r}", row)
 
 
 def decode_snapshot_row(data: bytes, conversation_id: str, row: str) -> TimelineSnapshot:
-    try:
-        return decode_record(bytes(data), "snapshot", TimelineSnapshot)
-    except CodecError as exc:
-        raise CorruptRecordError(
-            f"stored {row} of conversation {conversation_id!r} is corrupt: {exc}; "
-            "other conversations are unaffected",
-            conversation_id=conversation_id,
-        ) from exc
+    return _decode_row(data, "snapshot", TimelineSnapshot, conversation_id, row)
 
 
 def encode_window_row(window: TimelineSnapshot) -> bytes:
@@ -84,14 +93,7 @@ def encode_window_row(window: TimelineSnapshot) -> bytes:
 
 
 def decode_window_row(data: bytes, conversation_id: str) -> WindowRecord:
-    try:
-        return decode_record(bytes(data), "window", WindowRecord)
-    except CodecError as exc:
-        raise CorruptRecordError(
-            f"stored window of conversation {conversation_id!r} is corrupt: {exc}; "
-            "other conversations are unaffected",
-            conversation_id=conversation_id,
-        ) from exc
+    return _decode_row(data, "window", WindowRecord, conversation_id, "window")
 
 
 def assemble_window(record: WindowRecord, blocks: Mapping[str, Block]) -> TimelineSnapshot:
