@@ -31,7 +31,6 @@ __all__ = [
     "Role",
     "block_type",
     "register_block_type",
-    "registered_block_types",
 ]
 
 Role = Literal["user", "assistant"]
@@ -131,9 +130,3 @@ def block_type(type: str) -> BlockTypeSpec:
     if spec is None:
         return BlockTypeSpec(type, "user", "none", f"[{type.upper()}]", "text", "system")
     return spec
-
-
-def registered_block_types() -> tuple[BlockTypeSpec, ...]:
-    """Every registered spec, built-ins first."""
-    with _lock:
-        return tuple(_registry.values())

@@ -120,10 +120,6 @@ class Timeline:
                 block_id=block_id,
             ) from None
 
-    def find(self, path: str) -> list[Block]:
-        """Blocks held in memory at ``path``."""
-        return [b for b in self._blocks if b.path == path]
-
     # -- appending -----------------------------------------------------------------
 
     def begin_turn(self, **meta: Any) -> str:

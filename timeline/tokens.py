@@ -267,8 +267,3 @@ class BlockTokenMemo:
     def forget(self, keep: Callable[[str], bool]) -> None:
         """Drop memo entries of blocks no longer held (after eviction or clear)."""
         self._costs = {k: v for k, v in self._costs.items() if keep(k)}
-
-    def clear(self) -> None:
-        self._costs.clear()
-        self._strings.clear()
-        self._lines.clear()
