@@ -142,3 +142,14 @@ def test_offline_encoding_loads_with_a_cold_cache(tmp_path: Path) -> None:
     code = "from timeline import TiktokenCounter; print(TiktokenCounter().count('hello world'))"
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert (out.returncode, out.stdout.strip()) == (0, "2"), out.stderr
+
+
+def test_block_tokens_is_the_rendered_cost(make_tl: Callable[..., Timeline]) -> None:
+    """block_tokens counts a hidden block as its replacement text, others in full."""
+    tl = make_tl()
+    tl.begin_turn()
+    b = tl.append(blocks.user_prompt("x" * 400))
+    assert 100 + 4 == tl.block_tokens(b)
+    tl.hide([b.path], "gone")
+    shown = tl.render("").blocks[-1]
+    assert 1 + 4 == tl.block_tokens(shown)

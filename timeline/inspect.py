@@ -16,7 +16,7 @@ def context_report(tl: Timeline, system: str = "") -> str:
     if system:
         rows["system prompt"] = [1, tl.token_memo.text(system)]
     for b in view.blocks:
-        cost = tl._stream.cost(b)
+        cost = tl.block_tokens(b)
         row = rows.setdefault(b.type, [0, 0])
         row[0] += 1
         row[1] += cost

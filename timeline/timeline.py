@@ -110,6 +110,10 @@ class Timeline:
         """The per-block token memo (exposes ``calls`` and ``chars_tokenized``)."""
         return self._memo
 
+    def block_tokens(self, block: Block) -> int:
+        """Exact prompt tokens of ``block`` as rendered (hidden: its replacement)."""
+        return self._stream.cost(block)
+
     def get(self, block_id: str) -> Block:
         try:
             return self._by_id[block_id]
