@@ -149,7 +149,7 @@ def test_block_tokens_is_the_rendered_cost(make_tl: Callable[..., Timeline]) -> 
     tl = make_tl()
     tl.begin_turn()
     b = tl.append(blocks.user_prompt("x" * 400))
-    assert 100 + 4 == tl.block_tokens(b)
+    assert tl.block_tokens(b) == 100 + 4
     tl.hide([b.path], "gone")
     shown = tl.render("").blocks[-1]
-    assert 1 + 4 == tl.block_tokens(shown)
+    assert tl.block_tokens(shown) == 1 + 4
