@@ -71,12 +71,19 @@ def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]
     )
 
 
+def import_file(
+    src: Path, fmt: str, db: Path | str, conversation: str
+) -> subprocess.CompletedProcess[str]:
+    """``timeline import SRC --format FMT --db DB --conversation ID``."""
+    return cli("import", str(src), "--format", fmt, "--db", str(db), "--conversation", conversation)
+
+
 @pytest.fixture
 def imported(tmp_path: Path) -> Path:
     db = tmp_path / "t.db"
     src = tmp_path / "chat.json"
     src.write_text(json.dumps(OPENAI_MESSAGES))
-    done = cli("import", str(src), "--format", "openai", "--db", str(db), "--conversation", "c1")
+    done = import_file(src, "openai", str(db), "c1")
     assert done.returncode == 0, done.stderr
     return db
 
@@ -112,16 +119,7 @@ def test_import_reports_skipped_system_message(tmp_path: Path) -> None:
     """The import says how many blocks it stored and that the system prompt was skipped."""
     src = tmp_path / "chat.json"
     src.write_text(json.dumps(OPENAI_MESSAGES))
-    out = cli(
-        "import",
-        str(src),
-        "--format",
-        "openai",
-        "--db",
-        str(tmp_path / "x.db"),
-        "--conversation",
-        "c9",
-    )
+    out = import_file(src, "openai", str(tmp_path / "x.db"), "c9")
     assert out.returncode == 0
     assert "imported 10 blocks into 'c9'" in out.stdout and "skipped 1 system" in out.stdout
 
@@ -131,12 +129,7 @@ def test_import_anthropic(tmp_path: Path) -> None:
     src = tmp_path / "a.json"
     src.write_text(json.dumps(ANTHROPIC_MESSAGES))
     db = str(tmp_path / "a.db")
-    assert (
-        cli(
-            "import", str(src), "--format", "anthropic", "--db", db, "--conversation", "a"
-        ).returncode
-        == 0
-    )
+    assert import_file(src, "anthropic", db, "a").returncode == 0
     out = json.loads(cli("render", "a", "--db", db, "--format", "anthropic").stdout)
     kinds = [[p["type"] for p in m["content"]] for m in out["messages"]]
     assert kinds == [["text"], ["text", "tool_use"], ["tool_result"], ["text"]]
@@ -174,7 +167,7 @@ def test_malformed_import_names_the_element_and_stores_nothing(
     src = tmp_path / "bad.json"
     src.write_text(json.dumps(messages))
     db = tmp_path / "bad.db"
-    out = cli("import", str(src), "--format", "openai", "--db", str(db), "--conversation", "b")
+    out = import_file(src, "openai", str(db), "b")
     assert out.returncode == 1
     assert out.stderr.startswith(f"error: {where}")
     assert len(out.stderr.strip().splitlines()) == 1
@@ -187,9 +180,7 @@ def test_import_refuses_an_existing_conversation(imported: Path, tmp_path: Path)
     """Importing into an id that exists is an error and changes nothing."""
     src = tmp_path / "chat2.json"
     src.write_text(json.dumps(OPENAI_MESSAGES[:2]))
-    out = cli(
-        "import", str(src), "--format", "openai", "--db", str(imported), "--conversation", "c1"
-    )
+    out = import_file(src, "openai", str(imported), "c1")
     assert out.returncode == 1 and "already exists" in out.stderr
 
 
@@ -197,16 +188,7 @@ def test_not_json_is_a_runtime_error(tmp_path: Path) -> None:
     """A file that is not JSON: exit 1 with the reason."""
     src = tmp_path / "x.json"
     src.write_text("{nope")
-    out = cli(
-        "import",
-        str(src),
-        "--format",
-        "openai",
-        "--db",
-        str(tmp_path / "x.db"),
-        "--conversation",
-        "x",
-    )
+    out = import_file(src, "openai", str(tmp_path / "x.db"), "x")
     assert out.returncode == 1 and "not valid JSON" in out.stderr
 
 

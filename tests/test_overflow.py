@@ -9,23 +9,7 @@ from typing import Any
 import pytest
 
 from timeline import is_context_overflow, is_usage_overflow
-
-
-class SDKError(Exception):
-    """Shaped like openai/anthropic SDK errors."""
-
-    def __init__(
-        self,
-        message: str,
-        status_code: int | None = None,
-        code: str | None = None,
-        body: Any = None,
-    ) -> None:
-        super().__init__(message)
-        self.status_code = status_code
-        self.code = code
-        self.body = body
-
+from timeline.scripted import ProviderError
 
 OPENAI_MSG = (
     "This model's maximum context length is 128000 tokens. However, your messages resulted "
@@ -46,9 +30,17 @@ OVERFLOWS: list[tuple[str, Any]] = [
     ("openai body as JSON text", json.dumps(OPENAI_BODY)),
     (
         "openai sdk error",
-        SDKError(f"Error code: 400 - {OPENAI_BODY}", 400, "context_length_exceeded", OPENAI_BODY),
+        ProviderError(
+            f"Error code: 400 - {OPENAI_BODY}",
+            status_code=400,
+            code="context_length_exceeded",
+            body=OPENAI_BODY,
+        ),
     ),
-    ("openai code only", SDKError("Bad request", 400, "context_length_exceeded")),
+    (
+        "openai code only",
+        ProviderError("Bad request", status_code=400, code="context_length_exceeded"),
+    ),
     (
         "openai responses",
         "Your input exceeds the context window of this model. Please adjust your input and try again.",
@@ -84,9 +76,9 @@ OVERFLOWS: list[tuple[str, Any]] = [
     ),
     (
         "anthropic sdk",
-        SDKError(
+        ProviderError(
             "Error code: 400 - {'type': 'error', 'error': {'type': 'invalid_request_error', 'message': 'prompt is too long: 210000 tokens > 200000 maximum'}}",
-            400,
+            status_code=400,
         ),
     ),
     (
@@ -222,9 +214,9 @@ NOT_OVERFLOWS: list[tuple[str, Any]] = [
     ),
     (
         "anthropic 413 body",
-        SDKError(
+        ProviderError(
             "Error code: 413",
-            413,
+            status_code=413,
             body={
                 "type": "error",
                 "error": {
@@ -234,7 +226,7 @@ NOT_OVERFLOWS: list[tuple[str, Any]] = [
             },
         ),
     ),
-    ("nginx 413", SDKError("413 Request Entity Too Large", 413)),
+    ("nginx 413", ProviderError("413 Request Entity Too Large", status_code=413)),
     ("gemini payload", "Request payload size exceeds the limit: 20971520 bytes."),
     (
         "openai max_tokens param",
@@ -246,10 +238,10 @@ NOT_OVERFLOWS: list[tuple[str, Any]] = [
     ),
     (
         "openai auth",
-        SDKError(
+        ProviderError(
             "Incorrect API key provided: sk-abc. You can find your API key at https://platform.openai.com/account/api-keys.",
-            401,
-            "invalid_api_key",
+            status_code=401,
+            code="invalid_api_key",
         ),
     ),
     (
@@ -290,7 +282,7 @@ NOT_OVERFLOWS: list[tuple[str, Any]] = [
         "An error occurred (ThrottlingException) when calling the InvokeModel operation: Too many tokens, please wait before trying again.",
     ),
     ("unknown model", "The model `gpt-5-ultra` does not exist or you do not have access to it."),
-    ("server error", SDKError("Internal server error", 500)),
+    ("server error", ProviderError("Internal server error", status_code=500)),
     ("empty", ""),
     ("none", None),
 ]
