@@ -204,7 +204,7 @@ def test_search(imported: Path) -> None:
     """search prints scored hits with path and turn."""
     out = cli("search", "c1", "backoff retry", "--db", str(imported))
     assert out.returncode == 0
-    paths = [line.split()[2] for line in out.stdout.splitlines() if not line.startswith(" ")]
+    paths = [line.split()[2] for line in out.stdout.splitlines() if "(turn " in line]
     assert paths == ["tc:t1.tool_calls.call_1.out.json", "ar:t1.assistant.completion"]
     assert "def [retry](): return [backoff](0)" in out.stdout
     none = cli("search", "c1", "zebra", "--db", str(imported))
