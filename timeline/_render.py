@@ -264,13 +264,15 @@ def _apply(
     tl._by_id[sid] = summary
     tl._new_ids.append(sid)
     tl._summary_index = plan.cut
+    version = tl._state.structure_version + 1
     tl._state = msgspec.structs.replace(
-        tl._state,
-        block_seq=seq,
-        compacted_at_seq=seq,
-        structure_version=tl._state.structure_version + 1,
+        tl._state, block_seq=seq, compacted_at_seq=seq, structure_version=version
     )
-    _sync_stream(tl)
+    stream = tl._stream
+    if stream.version == version - 1 and stream.splice_summary(tl._blocks, plan.cut):
+        stream.version = version
+    else:
+        _sync_stream(tl)
     stats = attrs.evolve(
         pending.stats,
         tokens_after=_raw(tl, prep) + _overhead(tl),

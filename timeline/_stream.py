@@ -2,11 +2,13 @@
 
 From the latest summary (inclusive), then the pinned blocks from before it, then every
 later block; hidden blocks become their replacement text once per path. Kept
-incrementally: appends extend it, anything else (hide, pin, compaction...) rebuilds it.
+incrementally: appends extend it, a compaction splices the new summary in place of what it
+covers, anything else (hide, pin, restore...) rebuilds it.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable, Sequence, Set
 
 import attrs
@@ -66,6 +68,8 @@ class VisibleStream:
     pending: list[int] = attrs.field(factory=list)
     """Stream positions whose cost is still an upper bound (see ``resolve``)."""
     _pinned: Set[str] = attrs.field(factory=frozenset)
+    _kinds: list[str] = attrs.field(factory=list)
+    """Render kind of each stream block (what ``positions`` is computed from)."""
     _seen_hidden: set[str] = attrs.field(factory=set)
     _pos: int = -1
     _prev_kind: str = ""
@@ -98,6 +102,7 @@ class VisibleStream:
         self.costs = []
         self.source_index = []
         self.positions = []
+        self._kinds = []
         self.pending = []
         self.tokens = 0
         self.pinned_tokens = 0
@@ -145,6 +150,10 @@ class VisibleStream:
         if block.id in self._pinned:
             self.pinned_tokens += cost
         kind = block_type(block.type).render
+        self._kinds.append(kind)
+        self._position(kind)
+
+    def _position(self, kind: str) -> None:
         if kind == "header":
             self.positions.append(max(self._pos, 0))
             return
@@ -152,6 +161,43 @@ class VisibleStream:
             self._pos += 1
         self._prev_kind = kind
         self.positions.append(self._pos)
+
+    def splice_summary(self, blocks: Sequence[Block], summary_index: int) -> bool:
+        """Take in a summary just inserted at ``summary_index`` of ``blocks`` without a
+        rebuild: it replaces the stream up to the first block it does not cover, the
+        pinned blocks of that part stay right after it, the rest is kept as is (source
+        indices shifted by one).
+
+        False, changing nothing, when a rebuild is needed: the stream was not up to date
+        or still holds upper bounds, or a hidden block in the replaced part decides how a
+        later block with the same path renders."""
+        if self.consumed != len(blocks) - 1 or self.pending:
+            return False
+        summary = blocks[summary_index]
+        lo = 0 if self.anchor is None else self.anchor + 1
+        k = bisect_left(self.source_index, summary_index, lo=lo)
+        old = self.blocks
+        if any(old[p].hidden for p in range(k)):
+            return False
+        pinned = self._pinned
+        keep = [p for p in range(k) if old[p].id in pinned and old[p].type != CONV_RANGE_SUMMARY]
+        order = keep + list(range(k, len(old)))
+        cost = self.cost(summary)
+        self.blocks = [summary, *(old[p] for p in order)]
+        self.costs = [cost, *(self.costs[p] for p in order)]
+        self.tokens = sum(self.costs)
+        index = self.source_index
+        self.source_index = [summary_index, *(index[p] for p in keep)]
+        self.source_index += [i + 1 for i in index[k:]]
+        self._kinds = [block_type(summary.type).render, *(self._kinds[p] for p in order)]
+        self.positions = []
+        self._pos = -1
+        self._prev_kind = ""
+        for kind in self._kinds:
+            self._position(kind)
+        self.anchor = len(keep)
+        self.consumed = len(blocks)
+        return True
 
 
 def latest_summary_index(blocks: Sequence[Block]) -> int:

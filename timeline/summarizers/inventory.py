@@ -9,6 +9,7 @@ verbatim up to a per-request cap so no request disappears across compactions.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Final
 
@@ -29,24 +30,75 @@ from timeline.summarizers.base import SummaryRequest
 __all__ = ["InventorySummarizer", "parse_sections"]
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_SENTENCE_END = re.compile(r"[.!?]\s|\n")
+"""Where the first sentence ends: the same places as ``_SENTENCE``, found without a
+look-behind at every position (several times faster on long texts)."""
 _CONSTRAINT = re.compile(
     r"\b(must|never|always|don't|do not|should|shouldn't|avoid|prefer|only|make sure|without)\b",
     re.IGNORECASE,
+)
+_CONSTRAINT_WORDS = (
+    "must",
+    "never",
+    "always",
+    "n't",
+    "not",
+    "should",
+    "avoid",
+    "prefer",
+    "only",
+    "make sure",
+    "without",
 )
 _DECISION = re.compile(
     r"\b(decided|decide|will use|chose|choose|instead of|switch(?:ed)? to|opt(?:ed)? for|"
     r"going with|the fix is|root cause)\b",
     re.IGNORECASE,
 )
+_DECISION_WORDS = (
+    "decide",
+    "will use",
+    "chose",
+    "choose",
+    "instead of",
+    "switch",
+    "opt",
+    "going with",
+    "the fix is",
+    "root cause",
+)
 _NEXT = re.compile(r"\b(next|then|todo|remaining|need to|will)\b", re.IGNORECASE)
 
 LIST_CAPS: Final = {"constraints": 15, "done": 40, "blocked": 8, "decisions": 15, "critical": 20}
 LINE_CAP: Final = 240
-_CAP_LADDER: Final = (600, 480, 400, 320, 240, 180, 120, 90, 60)
+ITEM_CAP: Final = 160
+"""A Progress item quotes its turn's reply (the first sentence) up to this many chars."""
+_CAP_LADDER: Final = (600, 240, 120, 60)
 
 
 def _sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE.split(text) if s and s.strip()]
+
+
+def _first_sentence(text: str) -> str:
+    text = text.strip()
+    end = _SENTENCE_END.search(text)
+    if end is None:
+        return text
+    return text[: end.start() + (text[end.start()] != "\n")]
+
+
+def _matching_sentences(
+    texts: Iterable[str], pattern: re.Pattern[str], words: tuple[str, ...]
+) -> list[str]:
+    """Sentences of ``texts`` that ``pattern`` finds a match in. ``words`` are substrings
+    every match contains: a text without any of them is not searched (most are not)."""
+    out = []
+    for text in texts:
+        low = text.lower()
+        if any(w in low for w in words) and pattern.search(text):
+            out += [_clip(s) for s in _sentences(text) if pattern.search(s)]
+    return out
 
 
 def _first_line(text: str) -> str:
@@ -99,6 +151,42 @@ def _tool_line(call: Block, results: Sequence[Block]) -> str:
     return _clip(f"{call.tool_id} {params}{status} [turn {call.turn_id}]")
 
 
+def _tools_used(calls: Sequence[Block], results: dict[str, list[Block]]) -> str:
+    """``read_file x2, bash; 1 failed``: which tools a turn called, in first-call order."""
+    counts = Counter(c.tool_id or "tool" for c in calls)
+    notes = [", ".join(name if n == 1 else f"{name} x{n}" for name, n in counts.items())]
+    answers = [results.get(c.call_id or "", []) for c in calls]
+    failed = sum(1 for rs in answers if any(r.meta.get("is_error") for r in rs))
+    unanswered = sum(1 for rs in answers if not rs)
+    if failed:
+        notes.append(f"{failed} failed")
+    if unanswered:
+        notes.append(f"{unanswered} without result")
+    return "; ".join(notes)
+
+
+def _turn_items(
+    blocks: Sequence[Block], results: dict[str, list[Block]]
+) -> tuple[list[str], list[str]]:
+    """One Progress item per turn: the first sentence of its last reply and the tools it
+    used (the files are in the file lists, the commands in Critical Context, every call in
+    the turn log). Done when the turn has a reply, In Progress when it has none yet."""
+    turns: dict[str, list[Block]] = {}
+    for b in blocks:
+        turns.setdefault(b.turn_id, []).append(b)
+    done: list[str] = []
+    open_: list[str] = []
+    for turn_id, turn in turns.items():
+        calls = [b for b in turn if b.type == REACT_TOOL_CALL]
+        replies = [b for b in turn if b.type == ASSISTANT_COMPLETION and b.text.strip()]
+        if not calls and not replies:
+            continue
+        head = _clip(_first_sentence(replies[-1].text), ITEM_CAP) if replies else "(no reply yet)"
+        tools = f" ({_tools_used(calls, results)})" if calls else ""
+        (done if replies else open_).append(f"{turn_id}: {head}{tools}")
+    return done, open_
+
+
 @attrs.frozen
 class InventorySummarizer:
     """Deterministic structured summary; the fallback for every other summarizer."""
@@ -119,7 +207,7 @@ class InventorySummarizer:
         for b in blocks:
             if b.type == REACT_TOOL_RESULT and b.call_id:
                 results.setdefault(b.call_id, []).append(b)
-        calls = [b for b in blocks if b.type == REACT_TOOL_CALL]
+        turns_done, turns_open = _turn_items(blocks, results)
 
         first_request = prompts[0].text if prompts else (request.digest.user_requests or [""])[0]
         goal = prev.get("Goal") or (
@@ -127,15 +215,12 @@ class InventorySummarizer:
         )
         constraints = _dedupe(
             _items(prev.get("Constraints & Preferences", []))
-            + [_clip(s) for p in prompts for s in _sentences(p.text) if _CONSTRAINT.search(s)]
+            + _matching_sentences((p.text for p in prompts), _CONSTRAINT, _CONSTRAINT_WORDS)
         )
         done = _dedupe(
-            _items(prev.get("Done", []))
-            + _items(prev.get("In Progress", []))
-            + [_tool_line(c, results.get(c.call_id or "", ())) for c in calls]
-            + [_clip(_sentences(c.text)[0]) for c in completions[:-1]]
+            _items(prev.get("Done", [])) + _items(prev.get("In Progress", [])) + turns_done
         )
-        in_progress = [_clip(_sentences(completions[-1].text)[0])] if completions else []
+        in_progress = turns_open
         blocked = _dedupe(
             _items(prev.get("Blocked", []))
             + [
@@ -147,7 +232,7 @@ class InventorySummarizer:
         )
         decisions = _dedupe(
             _items(prev.get("Key Decisions", []))
-            + [_clip(s) for c in completions for s in _sentences(c.text) if _DECISION.search(s)]
+            + _matching_sentences((c.text for c in completions), _DECISION, _DECISION_WORDS)
         )
         next_steps = (
             [_clip(s) for s in _sentences(completions[-1].text) if _NEXT.search(s)][:5]
@@ -163,8 +248,15 @@ class InventorySummarizer:
         )
         sections = (goal, constraints, done, in_progress, blocked, decisions, next_steps, critical)
 
+        capped: dict[int, list[str]] = {}
+
+        def requests_at(cap: int) -> list[str]:
+            if cap not in capped:
+                capped[cap] = [cap_request(r, cap) for r in request.digest.user_requests]
+            return capped[cap]
+
         def render(caps: dict[str, int], cap_chars: int) -> str:
-            return self._render_history(*sections, request.digest, caps, cap_chars)
+            return self._render_history(*sections, request.digest, requests_at(cap_chars), caps)
 
         # At most three renders: as is; list caps scaled down in one step; then the
         # per-request cap computed from what the requests may still take. Every request
@@ -181,7 +273,7 @@ class InventorySummarizer:
         requests = request.digest.user_requests
         if len(text) <= budget_chars or not requests:
             return text
-        listed = sum(len(cap_request(r, cap_chars)) + 3 for r in requests)
+        listed = sum(len(r) + 3 for r in requests_at(cap_chars))
         room = budget_chars - (len(text) - listed)
         marker = 30  # the " [... N more chars]" a capped request gains
         fit = room // len(requests) - marker
@@ -220,8 +312,8 @@ class InventorySummarizer:
         next_steps: list[str],
         critical: list[str],
         digest: CompactionDigest,
+        capped_requests: list[str],
         caps: dict[str, int],
-        cap_chars: int,
     ) -> str:
         def bullets(items: list[str], cap: int, mark: str = "- ") -> list[str]:
             kept = items[-cap:]
@@ -232,7 +324,7 @@ class InventorySummarizer:
 
         # bullets, not numbers: a numbered list would change every line when it shifts, and
         # each incremental summary would cost a fresh tokenization of the whole list
-        requests = [f"- {cap_request(r, cap_chars)}" for r in digest.user_requests]
+        requests = [f"- {r}" for r in capped_requests]
         if digest.user_requests_omitted and requests:
             requests.insert(
                 1,
