@@ -208,7 +208,7 @@ def _plan(
         tokens_before=est,
         tokens_after=None,
         compacted_blocks=len(plan.compacted),
-        summary_block_count=sum(1 for b in blocks if b.type == CONV_RANGE_SUMMARY),
+        summary_block_count=tl._summary_count,
         split_turn=plan.split_turn_id is not None,
         split_turn_id=plan.split_turn_id,
         covered_turn_ids=tuple(dict.fromkeys(covered)),
@@ -264,6 +264,7 @@ def _apply(
     tl._by_id[sid] = summary
     tl._new_ids.append(sid)
     tl._summary_index = plan.cut
+    tl._summary_count += 1
     version = tl._state.structure_version + 1
     tl._state = msgspec.structs.replace(
         tl._state, block_seq=seq, compacted_at_seq=seq, structure_version=version

@@ -160,9 +160,10 @@ def plan_cut(
     pinned_prefix = [0] * (n + 1)
     for i in range(n - 1, start - 1, -1):
         suffix[i] = suffix[i + 1] + costs[i]
-    for i in range(start, n):
-        pin = costs[i] if blocks[i].id in pinned else 0
-        pinned_prefix[i + 1] = pinned_prefix[i] + pin
+    if pinned:
+        for i in range(start, n):
+            pin = costs[i] if blocks[i].id in pinned else 0
+            pinned_prefix[i + 1] = pinned_prefix[i] + pin
 
     def kept(c: int) -> int:
         return suffix[c] + pinned_prefix[c]

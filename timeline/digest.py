@@ -240,7 +240,7 @@ def build_digest(
                     FileOp(path, category, call.tool_id or "", call.turn_id, call_id)
                 )
         elif category == "exec":
-            output = "\n".join(r.text for r in outs)
+            output = "\n".join(r.text[:EXEC_OUTPUT_HEAD_CHARS] for r in outs)
             execs.append(
                 ExecOutput(
                     command=_command_of(params),

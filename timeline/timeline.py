@@ -71,6 +71,8 @@ class Timeline:
     _calls: set[str] = attrs.field(factory=set, init=False)
     _pinned: dict[str, None] = attrs.field(factory=dict, init=False)
     _summary_index: int = attrs.field(default=-1, init=False)
+    _summary_count: int = attrs.field(default=0, init=False)
+    """Summary blocks held in memory (only compaction adds one; loading replaces all)."""
     _state: TimelineState = attrs.field(factory=TimelineState, init=False)
     _memo: BlockTokenMemo = attrs.field(init=False)
     _stream: VisibleStream = attrs.field(init=False)
@@ -345,6 +347,7 @@ class Timeline:
         }
         self._pinned = dict.fromkeys(i for i in state.pinned if i in self._by_id)
         self._summary_index = latest_summary_index(self._blocks)
+        self._summary_count = sum(1 for b in blocks if b.type == CONV_RANGE_SUMMARY)
         self._state = msgspec.structs.replace(state, pinned=[])
         self._memo.forget(self._by_id.__contains__)
         self._stream.version = -1

@@ -30,9 +30,6 @@ from timeline.summarizers.base import SummaryRequest
 __all__ = ["InventorySummarizer", "parse_sections"]
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
-_SENTENCE_END = re.compile(r"[.!?]\s|\n")
-"""Where the first sentence ends: the same places as ``_SENTENCE``, found without a
-look-behind at every position (several times faster on long texts)."""
 _CONSTRAINT = re.compile(
     r"\b(must|never|always|don't|do not|should|shouldn't|avoid|prefer|only|make sure|without)\b",
     re.IGNORECASE,
@@ -68,6 +65,7 @@ _DECISION_WORDS = (
     "root cause",
 )
 _NEXT = re.compile(r"\b(next|then|todo|remaining|need to|will)\b", re.IGNORECASE)
+_NEXT_WORDS = ("next", "then", "todo", "remaining", "need to", "will")
 
 LIST_CAPS: Final = {"constraints": 15, "done": 40, "blocked": 8, "decisions": 15, "critical": 20}
 LINE_CAP: Final = 240
@@ -80,12 +78,45 @@ def _sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE.split(text) if s and s.strip()]
 
 
-def _first_sentence(text: str) -> str:
+def _sentence_end(text: str, stop: int) -> int:
+    """Where the first sentence of ``text[:stop]`` ends (``stop`` if it does not): the
+    first place ``_SENTENCE`` splits, found with ``str.find`` (the regex engine tries
+    every position: several times slower on long texts without a sentence end)."""
+    end = text.find("\n", 0, stop)
+    end = stop if end < 0 else end
+    last = len(text) - 1
+    for mark in ".!?":
+        i = text.find(mark, 0, end)
+        while 0 <= i < last and not text[i + 1].isspace():
+            i = text.find(mark, i + 1, end)
+        if 0 <= i < last:
+            end = i + 1
+    return end
+
+
+def _first_sentence(text: str, shown: int) -> str:
+    """The first sentence of ``text`` as far as ``_clip(..., shown)`` shows it: a long
+    text is only searched as far as its shown part can reach."""
     text = text.strip()
-    end = _SENTENCE_END.search(text)
-    if end is None:
-        return text
-    return text[: end.start() + (text[end.start()] != "\n")]
+    window = min(len(text), 2 * shown)
+    end = _sentence_end(text, window)
+    if end == window < len(text) and len(" ".join(text[:window].split())) <= shown:
+        end = _sentence_end(text, len(text))  # mostly whitespace: look further
+    return text[:end]
+
+
+_CAPPED: dict[tuple[str, int], str] = {}
+"""Requests at a cap: a summary lists the same ones as the last (bounded, shared)."""
+
+
+def _capped(request: str, cap: int) -> str:
+    key = (request, cap)
+    text = _CAPPED.get(key)
+    if text is None:
+        if len(_CAPPED) >= 512:
+            _CAPPED.clear()
+        text = _CAPPED[key] = cap_request(request, cap)
+    return text
 
 
 def _matching_sentences(
@@ -118,25 +149,31 @@ def _dedupe(items: Iterable[str]) -> list[str]:
 def parse_sections(text: str) -> dict[str, list[str]]:
     """A summary's ``## ``/``### `` sections as lists of their non-empty lines."""
     sections: dict[str, list[str]] = {}
-    current = ""
-    for line in text.splitlines():
-        if line.startswith("### "):
-            current = line[4:].strip()
-        elif line.startswith("## "):
-            current = line[3:].strip()
-        elif line.startswith("<") and line.rstrip().endswith(">"):
-            current = ""
-        elif line.strip() and current:
-            sections.setdefault(current, []).append(line.strip())
-    return sections
+    lines: list[str] | None = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        if raw.startswith(("### ", "## ")):
+            name = raw[4 if raw.startswith("### ") else 3 :].strip()
+            lines = sections.setdefault(name, []) if name else None
+        elif raw.startswith("<") and line.endswith(">"):
+            lines = None
+        elif lines is not None:
+            lines.append(line)
+    return {name: lines for name, lines in sections.items() if lines}
+
+
+_MARKER = re.compile(r"(?:[-*]\s*(?:\[[ x]\]\s*)?|\d+\.\s*)")
 
 
 def _items(lines: Iterable[str]) -> list[str]:
     """Bullet text without list markers."""
     out = []
     for line in lines:
-        item = re.sub(r"^(?:[-*]\s*(?:\[[ x]\]\s*)?|\d+\.\s*)", "", line).strip()
-        if item and not (item.startswith("(") and item.endswith(")")):
+        marker = _MARKER.match(line)
+        item = line[marker.end() :].strip() if marker else line
+        if item and not (item[0] == "(" and item[-1] == ")"):
             out.append(item)
     return out
 
@@ -181,7 +218,11 @@ def _turn_items(
         replies = [b for b in turn if b.type == ASSISTANT_COMPLETION and b.text.strip()]
         if not calls and not replies:
             continue
-        head = _clip(_first_sentence(replies[-1].text), ITEM_CAP) if replies else "(no reply yet)"
+        head = (
+            _clip(_first_sentence(replies[-1].text, ITEM_CAP), ITEM_CAP)
+            if replies
+            else "(no reply yet)"
+        )
         tools = f" ({_tools_used(calls, results)})" if calls else ""
         (done if replies else open_).append(f"{turn_id}: {head}{tools}")
     return done, open_
@@ -235,7 +276,7 @@ class InventorySummarizer:
             + _matching_sentences((c.text for c in completions), _DECISION, _DECISION_WORDS)
         )
         next_steps = (
-            [_clip(s) for s in _sentences(completions[-1].text) if _NEXT.search(s)][:5]
+            _matching_sentences([completions[-1].text], _NEXT, _NEXT_WORDS)[:5]
             if completions
             else _items(prev.get("Next Steps", []))
         )
@@ -252,7 +293,7 @@ class InventorySummarizer:
 
         def requests_at(cap: int) -> list[str]:
             if cap not in capped:
-                capped[cap] = [cap_request(r, cap) for r in request.digest.user_requests]
+                capped[cap] = [_capped(r, cap) for r in request.digest.user_requests]
             return capped[cap]
 
         def render(caps: dict[str, int], cap_chars: int) -> str:
