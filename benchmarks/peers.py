@@ -119,7 +119,8 @@ def growth(budget: int, seed: int, early: int = 100, late: int = 600) -> list[di
 def memory(
     budget: int, seed: int, checkpoints: tuple[int, ...] = (150, 300, 600)
 ) -> dict[str, Any]:
-    """Traced Python memory held by our timeline after N turns, with and without
+    """Peak traced Python memory of our timeline over the first N turns (everything the
+    session allocated, transient render and persist work included), with and without
     persist-and-evict at every turn end."""
     import tempfile
     from pathlib import Path
@@ -140,7 +141,7 @@ def memory(
                         if store is not None:
                             ours.tl.persist(store)
                         if last_turn + 1 in checkpoints:
-                            held[last_turn + 1] = tracemalloc.get_traced_memory()[0]
+                            held[last_turn + 1] = tracemalloc.get_traced_memory()[1]
                     last_turn = e.turn
                 ours.add(e)
                 if is_request_point(e):
@@ -148,7 +149,7 @@ def memory(
                     ours.times.clear()  # harness state, not the timeline's
             if store is not None:
                 ours.tl.persist(store)
-            held[max(checkpoints)] = tracemalloc.get_traced_memory()[0]
+            held[max(checkpoints)] = tracemalloc.get_traced_memory()[1]
             tracemalloc.stop()
             out["evict" if evict else "in-memory"] = held
             if store is not None:

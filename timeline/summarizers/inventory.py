@@ -105,20 +105,6 @@ def _first_sentence(text: str, shown: int) -> str:
     return text[:end]
 
 
-_CAPPED: dict[tuple[str, int], str] = {}
-"""Requests at a cap: a summary lists the same ones as the last (bounded, shared)."""
-
-
-def _capped(request: str, cap: int) -> str:
-    key = (request, cap)
-    text = _CAPPED.get(key)
-    if text is None:
-        if len(_CAPPED) >= 512:
-            _CAPPED.clear()
-        text = _CAPPED[key] = cap_request(request, cap)
-    return text
-
-
 def _matching_sentences(
     texts: Iterable[str], pattern: re.Pattern[str], words: tuple[str, ...]
 ) -> list[str]:
@@ -293,7 +279,7 @@ class InventorySummarizer:
 
         def requests_at(cap: int) -> list[str]:
             if cap not in capped:
-                capped[cap] = [_capped(r, cap) for r in request.digest.user_requests]
+                capped[cap] = [cap_request(r, cap) for r in request.digest.user_requests]
             return capped[cap]
 
         def render(caps: dict[str, int], cap_chars: int) -> str:
