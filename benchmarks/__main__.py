@@ -17,6 +17,7 @@ from typing import Any
 
 from benchmarks import peers, persist_speed, render_speed
 from benchmarks._util import ms, us
+from timeline import TiktokenCounter
 
 ROOT = Path(__file__).parent.parent
 
@@ -68,7 +69,7 @@ def _peer_tables(res: dict[str, Any]) -> list[str]:
     mem = res["memory"]
     out += [
         "",
-        "### Memory held by our timeline (tracemalloc, after N turns)",
+        "### Peak memory of our timeline over the first N turns (tracemalloc)",
         "",
         "| | " + " | ".join(f"{n} turns" for n in sorted(mem["in-memory"])) + " |",
         "|---|" + "---:|" * len(mem["in-memory"]),
@@ -81,7 +82,7 @@ def _peer_tables(res: dict[str, Any]) -> list[str]:
         )
         out.append(
             f"| {label} | "
-            + " | ".join(f"{v / 2**20:,.1f} MiB" for _, v in sorted(mem[key].items()))
+            + " | ".join(f"{v / 2**20:,.2f} MiB" for _, v in sorted(mem[key].items()))
             + " |"
         )
     return out
@@ -119,7 +120,7 @@ def _goals(res: dict[str, Any], rs: dict[str, Any], ps: dict[str, Any]) -> list[
         ),
         row(
             "tokenizer work ≤ 1.05x characters appended",
-            f"{ours['tokenizer_work']:.2f}x",
+            f"{ours['tokenizer_work']:.3f}x",
             ours["tokenizer_work"] <= 1.05,
         ),
         row(
@@ -149,7 +150,7 @@ def _goals(res: dict[str, Any], rs: dict[str, Any], ps: dict[str, Any]) -> list[
         ),
         row(
             "memory with persist-and-evict flat in session length",
-            f"{mem[lo] / 2**20:.1f} MiB at {lo} turns, {mem[hi] / 2**20:.1f} MiB at {hi}",
+            f"peak {mem[lo] / 2**20:.2f} MiB at {lo} turns, {mem[hi] / 2**20:.2f} MiB at {hi}",
             mem[hi] <= 1.25 * mem[lo],
         ),
     ]
@@ -182,7 +183,8 @@ def main() -> int:
         f"- machine: {platform.machine()}, {os.cpu_count()} cores, "
         f"Python {platform.python_version()}, {platform.system()}",
         f"- packages: block-timeline {_version('block-timeline')}, "
-        f"tiktoken {_version('tiktoken')}, "
+        f"tiktoken {_version('tiktoken')}, rs-bpe {_version('rs-bpe')} "
+        f"(our counter: {TiktokenCounter().active_backend}), "
         f"langchain {_version('langchain')}, langchain-core {_version('langchain-core')}, "
         f"strands-agents {_version('strands-agents')}",
         f"- command: `python -m benchmarks --turns {args.turns} --budget {args.budget}` "
@@ -209,7 +211,7 @@ def main() -> int:
         "",
         "## Render speed",
         "",
-        "One block appended, then a render (tiktoken counter). The old blocks are never "
+        "One block appended, then a render (default counter). The old blocks are never "
         "re-tokenized.",
         "",
         *render_speed.report(rs),

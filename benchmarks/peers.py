@@ -36,6 +36,7 @@ def compare(turns: int, budget: int, seed: int) -> list[dict[str, Any]]:
     makers: list[Callable[[], Any]] = [
         lambda: Ours(budget),
         lambda: Ours(budget, with_payload=True, name="block-timeline incl. to_anthropic()"),
+        lambda: Ours(budget, counter_backend="tiktoken", name="block-timeline (tiktoken counter)"),
         lambda: Trim(budget, memoized=True),
         lambda: Trim(budget, memoized=False, sample_every=PLAIN_TRIM_SAMPLE),
         lambda: Summarize(budget, memoized=False),

@@ -11,7 +11,8 @@ from typing import Any
 import attrs
 
 from benchmarks.session import SYSTEM_PROMPT, Event
-from timeline import CompactionPolicy, Timeline, blocks
+from timeline import CompactionPolicy, TiktokenCounter, Timeline, blocks
+from timeline.tokens import CounterBackend
 
 Part = tuple[str, str, str, str, bool]
 """(role, kind, text, call_id, breakpoint): kind is text, tool_use or tool_result."""
@@ -39,12 +40,18 @@ class Ours:
     budget: int
     with_payload: bool = False
     name: str = "block-timeline"
+    counter_backend: CounterBackend = "auto"
+    """``"tiktoken"``: the exact counter without rs-bpe, to show what the counter buys."""
     tl: Timeline = attrs.field(init=False)
     times: list[float] = attrs.field(factory=list)
     _turn: int = -1
 
     def __attrs_post_init__(self) -> None:
-        self.tl = Timeline("bench", policy=CompactionPolicy(max_tokens=self.budget))
+        self.tl = Timeline(
+            "bench",
+            policy=CompactionPolicy(max_tokens=self.budget),
+            token_counter=TiktokenCounter(backend=self.counter_backend),
+        )
 
     def add(self, e: Event) -> None:
         tl = self.tl
