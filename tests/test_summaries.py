@@ -6,6 +6,8 @@ import asyncio
 from collections.abc import Callable
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.json import JSONSnapshotExtension
 
@@ -19,6 +21,13 @@ from timeline import (
     blocks,
 )
 from timeline.digest import CompactionDigest, build_digest
+from timeline.summarizers.inventory import (
+    InventorySummarizer,
+    _clip,
+    _first_sentence,
+    _sentences,
+    parse_sections,
+)
 from timeline.summarizers.llm import build_prompt, escape
 
 
@@ -240,3 +249,38 @@ def test_inventory_fits_its_budget_and_keeps_every_request() -> None:
     assert len(text) <= 1_500 * 4
     for i in range(40):
         assert f"- request {i}: please" in text
+
+
+def test_progress_has_one_item_per_turn() -> None:
+    """A turn with a reply is Done (its first sentence and the tools it used, failures
+    counted); a turn without one yet is In Progress."""
+    tl = Timeline("p")
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("Fix the flaky test."))
+    for name, params, error in [
+        ("read_file", {"path": "a.py"}, False),
+        ("read_file", {"path": "b.py"}, False),
+        ("bash", {"command": "pytest"}, True),
+    ]:
+        call = tl.append(blocks.tool_call(name, params))
+        tl.append(blocks.tool_result(call.call_id or "", "out", is_error=error))
+    tl.append(blocks.assistant_completion("Fixed the race in the fixture. Then I reran it."))
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("Now the docs."))
+    tl.append(blocks.tool_call("write_file", {"path": "docs/x.md"}))
+    request = SummaryRequest(kind="history", blocks=tl.blocks)
+    sections = parse_sections(InventorySummarizer().summarize(request))
+    assert sections["Done"] == [
+        "- [x] t1: Fixed the race in the fixture. (read_file x2, bash; 1 failed)"
+    ]
+    assert sections["In Progress"] == ["- [ ] t2: (no reply yet) (write_file; 1 without result)"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from("ab .!?\n\t\u00a0"), max_size=600), st.integers(3, 200))
+def test_first_sentence_is_the_regex_sentence_split(text: str, shown: int) -> None:
+    """The str.find search shows what the regex sentence split would (it only looks as
+    far as the shown part can reach)."""
+    sentences = _sentences(text)
+    expected = _clip(sentences[0], shown) if sentences else ""
+    assert _clip(_first_sentence(text, shown), shown) == expected
