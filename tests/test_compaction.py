@@ -149,6 +149,34 @@ def test_hooks_fire_only_when_compacting(make_tl: Callable[..., Timeline]) -> No
     assert after.reason == "tokens"
 
 
+def test_summary_block_count_follows_compactions_and_restore(
+    make_tl: Callable[..., Timeline],
+) -> None:
+    """The count the stats report is kept on the timeline (not rescanned); it must match
+    the summaries actually held, across compactions and a restore."""
+    counts: list[int] = []
+    tl = make_tl(
+        policy=CompactionPolicy(max_tokens=2_500, keep_recent_turns=1),
+        on_after_compaction=lambda s: counts.append(s.summary_block_count),
+    )
+    snapshot = None
+    for i in range(40):
+        coding_turn(tl, i)
+        tl.render("sys")
+        if len(counts) == 2 and snapshot is None:
+            snapshot = tl.snapshot()
+    held = sum(1 for b in tl.blocks if b.type == "conv.range.summary")
+    assert len(counts) >= 4
+    assert counts == list(range(1, len(counts) + 1)) and counts[-1] == held
+    assert snapshot is not None
+    tl.restore(snapshot)
+    seen = len(counts)
+    while len(counts) == seen:
+        coding_turn(tl, 100 + len(counts))
+        tl.render("sys")
+    assert counts[-1] == 3  # two summaries in the snapshot, then one more
+
+
 def test_summarizer_exception_falls_back(make_tl: Callable[..., Timeline]) -> None:
     """A failing summarizer is replaced by the inventory; the stats say why."""
 

@@ -113,7 +113,7 @@ def _matching_sentences(
     out = []
     for text in texts:
         low = text.lower()
-        if any(w in low for w in words) and pattern.search(text):
+        if any(w in low for w in words):
             out += [_clip(s) for s in _sentences(text) if pattern.search(s)]
     return out
 
