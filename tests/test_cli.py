@@ -245,3 +245,19 @@ def test_demo_runs_the_pipeline(tmp_path: Path) -> None:
     for key in ("compactions", "overflow retries", "blocks archived", "prefix reuse", "store size"):
         assert any(line.strip().startswith(key) for line in lines), key
     assert (tmp_path / "demo.db").exists()
+
+
+def test_rendering_commands_warm_the_tokenizer_up(
+    imported: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """render loads the tokenizer at start; search, which counts nothing, does not."""
+    from timeline import cli as cli_module
+    from timeline import tokens
+
+    calls: list[str] = []
+    monkeypatch.setattr(tokens, "warm_up", lambda: calls.append("warm"))
+    assert cli_module.main(["search", "c1", "backoff", "--db", str(imported)]) == 0
+    assert calls == []
+    assert cli_module.main(["render", "c1", "--db", str(imported)]) == 0
+    assert calls == ["warm"]
+    capsys.readouterr()

@@ -216,3 +216,17 @@ def test_periodic_checkpoints_and_resume() -> None:
     for t in range(4, 6):
         resumed.run_turn(f"task {t}")
     assert original == [(b.type, b.text) for b in resumed_tl.blocks]
+
+
+def test_driver_start_warms_the_tokenizer_up() -> None:
+    """Creating a driver loads the timeline's tokenizer, so the first turn does not."""
+
+    class WarmableCounter(HeuristicCounter):
+        warmed = 0
+
+        def warm_up(self) -> None:
+            WarmableCounter.warmed += 1
+
+    tl = Timeline("w", token_counter=WarmableCounter())
+    ReactDriver(tl, ScriptedModel(CodingSession(1)), demo_tools(1))
+    assert WarmableCounter.warmed == 1

@@ -59,6 +59,7 @@ def test_timeline_all_is_the_public_surface() -> None:
         "is_usage_overflow",
         "register_block_type",
         "sequential_ids",
+        "warm_up",
     }
     assert expected == set(timeline.__all__)
     assert sorted(timeline.__all__) == list(timeline.__all__)

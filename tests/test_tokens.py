@@ -7,6 +7,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import CountingCounter
@@ -21,7 +22,9 @@ from timeline import (
     Timeline,
     TokenizerUnavailableError,
     blocks,
+    warm_up,
 )
+from timeline import tokens
 from timeline.tokens import BlockTokenMemo, binary_token_estimate
 
 
@@ -177,3 +180,24 @@ def test_block_tokens_is_the_rendered_cost(make_tl: Callable[..., Timeline]) -> 
     tl.hide([b.path], "gone")
     shown = tl.render("").blocks[-1]
     assert tl.block_tokens(shown) == 1 + 4
+
+
+def test_warm_up_loads_the_tokenizer_before_the_first_count(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """After warm_up(), a new default counter's first count loads no tokenizer."""
+    monkeypatch.setattr(tokens, "_encodings", {})
+    warm_up()
+
+    def refuse(name: str) -> Any:
+        raise AssertionError(f"loaded {name} on the request path")
+
+    monkeypatch.setattr(tokens, "_load_offline", refuse)
+    monkeypatch.setattr(tokens, "_load_fast", refuse)
+    assert TiktokenCounter().count("hello world") == 2
+
+
+def test_warm_up_reports_an_unavailable_encoding() -> None:
+    """warm_up raises the typed error a render would, ahead of the render."""
+    with pytest.raises(TokenizerUnavailableError, match="no_such_encoding"):
+        warm_up(TiktokenCounter("no_such_encoding", backend="tiktoken"))

@@ -47,7 +47,7 @@ from timeline.summarizers import (
     SummaryRequest,
 )
 from timeline.timeline import Timeline, sequential_ids
-from timeline.tokens import HeuristicCounter, TiktokenCounter, TokenCounter
+from timeline.tokens import HeuristicCounter, TiktokenCounter, TokenCounter, warm_up
 from timeline.view import RenderedContext
 
 __all__ = [
@@ -98,4 +98,5 @@ __all__ = [
     "is_usage_overflow",
     "register_block_type",
     "sequential_ids",
+    "warm_up",
 ]

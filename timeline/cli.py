@@ -193,10 +193,18 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+_COUNTS_TOKENS = frozenset({cmd_demo, cmd_render, cmd_inspect, cmd_compact})
+"""Commands that render: they load the tokenizer first (``warm_up``), before any store."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     try:
+        if args.func in _COUNTS_TOKENS:
+            from timeline.tokens import warm_up
+
+            warm_up()
         return int(args.func(args))
     except (TimelineError, OSError, ValueError) as exc:
         if args.debug:

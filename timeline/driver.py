@@ -23,6 +23,7 @@ from timeline.errors import ContextOverflowError, DriverError
 from timeline.overflow import is_context_overflow, is_usage_overflow
 from timeline.persistence import IndexStore
 from timeline.timeline import Timeline
+from timeline.tokens import warm_up
 from timeline.view import RenderedContext
 
 __all__ = [
@@ -129,6 +130,7 @@ class ReactDriver:
 
     def __attrs_post_init__(self) -> None:
         tl = self.timeline
+        warm_up(tl.token_counter)  # the tokenizer loads now, not in the first turn
         user_before, user_after = tl.on_before_compaction, tl.on_after_compaction
 
         def before(stats: CompactionStats) -> None:

@@ -27,6 +27,7 @@ __all__ = [
     "TiktokenCounter",
     "TokenCounter",
     "binary_token_estimate",
+    "warm_up",
 ]
 
 BLOCK_OVERHEAD_TOKENS: Final = 4
@@ -168,6 +169,27 @@ class TiktokenCounter:
     def upper_bound(self, text: str) -> int:
         """Every BPE token is at least one byte, so the UTF-8 length bounds the count."""
         return len(text) if text.isascii() else len(text.encode("utf-8"))
+
+    def warm_up(self) -> None:
+        """Load the tokenizer :meth:`count` uses now, so the first count pays nothing."""
+        if self._fast_counter() is None:
+            self._encoder()
+        self.count("warm up")
+
+
+def warm_up(counter: TokenCounter | None = None) -> None:
+    """Load a tokenizer ahead of the first render (the default one when ``counter`` is None).
+
+    Loading ``cl100k`` costs tens of milliseconds to a second on a busy machine; a render
+    pays it on its first count unless this ran before. Encodings are shared across
+    counters, so warming the default up once serves every ``TiktokenCounter()``. A counter
+    without a ``warm_up`` method (``HeuristicCounter``, a custom one) needs nothing.
+    Raises :class:`TokenizerUnavailableError` if the encoding cannot be loaded offline.
+    """
+    target = TiktokenCounter() if counter is None else counter
+    warm = getattr(target, "warm_up", None)
+    if callable(warm):
+        warm()
 
 
 def _image_size(data: bytes) -> tuple[int, int] | None:
