@@ -22,9 +22,9 @@ from timeline import (
     Timeline,
     TokenizerUnavailableError,
     blocks,
+    tokens,
     warm_up,
 )
-from timeline import tokens
 from timeline.tokens import BlockTokenMemo, binary_token_estimate
 
 
