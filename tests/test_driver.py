@@ -180,8 +180,23 @@ def test_turn_end_event_carries_context_usage() -> None:
     )
     driver.run_turn("hi")
     end = [e for e in events if e.kind == "turn_end"][-1]
-    assert {"tokens", "usage_tokens", "trailing_tokens"} == set(end.data)
+    assert {"tokens", "usage_tokens", "trailing_tokens", "context_window"} == set(end.data)
     assert end.data["tokens"] == end.data["usage_tokens"] + end.data["trailing_tokens"]
+
+
+def test_every_usage_event_carries_the_context_window() -> None:
+    """Seed 004: each usage_update and the turn_end event name the context window, and
+    ContextUsage has it too (from the model registry when only a model is named)."""
+    events: list[DriverEvent] = []
+    tl = Timeline("c", policy=CompactionPolicy(model="claude-sonnet-4"))
+    driver = ReactDriver(
+        tl, ScriptedModel(CodingSession(3)), demo_tools(3), system=SYSTEM, on_event=events.append
+    )
+    result = driver.run_turn("hi")
+    usage = [e for e in events if e.kind in ("usage_update", "turn_end")]
+    assert len(usage) == result.steps + 1
+    assert {e.data["context_window"] for e in usage} == {200_000}
+    assert result.usage.context_window == 200_000
 
 
 def stateless(view: RenderedContext) -> ModelReply:

@@ -36,7 +36,7 @@ from timeline.persistence import (
     TimelineSnapshot,
     TimelineState,
 )
-from timeline.policy import CompactionPolicy, context_window_for
+from timeline.policy import CompactionPolicy, NoBudgetWarning, context_window_for
 from timeline.summarizers import (
     AsyncLLMSummarizer,
     AsyncSummarizer,
@@ -45,6 +45,7 @@ from timeline.summarizers import (
     SlidingWindowSummarizer,
     Summarizer,
     SummaryRequest,
+    TruncateSummarizer,
 )
 from timeline.timeline import Timeline, sequential_ids
 from timeline.tokens import HeuristicCounter, TiktokenCounter, TokenCounter, warm_up
@@ -71,6 +72,7 @@ __all__ = [
     "InvalidBlockError",
     "InventorySummarizer",
     "LLMSummarizer",
+    "NoBudgetWarning",
     "NotFoundError",
     "OrphanToolResultError",
     "PinnedOverBudgetError",
@@ -89,6 +91,7 @@ __all__ = [
     "TimelineState",
     "TokenCounter",
     "TokenizerUnavailableError",
+    "TruncateSummarizer",
     "UnknownPathError",
     "blocks",
     "context_window_for",

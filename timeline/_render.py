@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+import warnings
+
 import attrs
 import msgspec
 
@@ -31,6 +33,7 @@ from timeline.compaction import (
 )
 from timeline.digest import CompactionDigest
 from timeline.errors import BudgetError, InvalidBlockError, PinnedOverBudgetError, PolicyError
+from timeline.policy import NO_BUDGET, NoBudgetWarning
 from timeline.summarizers.base import SummaryRequest
 from timeline.tokens import BLOCK_OVERHEAD_TOKENS, BlockTokenMemo, binary_token_estimate
 from timeline.truncation import truncate_to_fit
@@ -134,6 +137,14 @@ def _plan(
     policy = tl.policy
     budget = policy.budget
     if reason is None and not policy.active:
+        if budget is None and policy.enabled and not tl._warned_no_budget:
+            tl._warned_no_budget = True
+            warnings.warn(
+                f"{NO_BUDGET} for conversation {tl.conversation_id!r}: set max_tokens, "
+                "context_window or a known model name",
+                NoBudgetWarning,
+                stacklevel=4,
+            )
         return None
     if budget is None:
         if keep_tokens is None:

@@ -175,6 +175,8 @@ def plan_cut(
         keep = keep_tokens  # manual compaction: the caller says how much stays verbatim
     elif force:
         keep = min(policy.emergency_keep_ratio * context_budget, 0.5 * kept(start))
+    elif policy.keep_recent_tokens is not None:
+        keep = policy.keep_recent_tokens  # seed 000: the recent context kept verbatim
     else:
         # the kept share includes the summary that will sit in front of it, so a
         # compaction leaves the prompt near keep_ratio of the budget (not keep + summary)

@@ -22,6 +22,7 @@ from timeline.compaction import CompactionStats
 from timeline.errors import ContextOverflowError, DriverError
 from timeline.overflow import is_context_overflow, is_usage_overflow
 from timeline.persistence import IndexStore
+from timeline.policy import context_window_for
 from timeline.timeline import Timeline
 from timeline.tokens import warm_up
 from timeline.view import RenderedContext
@@ -75,16 +76,25 @@ class ToolOutput:
 
 @attrs.frozen
 class ContextUsage:
-    """Seed 000's snapshot: estimated tokens, last reported usage, tokens added since."""
+    """Seed 000's snapshot: estimated tokens, last reported usage, tokens added since,
+    and (seed 004) the context window they are measured against (None when unknown)."""
 
     tokens: int
     usage_tokens: int
     trailing_tokens: int
+    context_window: int | None = None
 
 
 @attrs.frozen
 class DriverEvent:
-    kind: Literal["compaction_start", "compaction_end", "overflow_retry", "turn_end", "checkpoint"]
+    kind: Literal[
+        "compaction_start",
+        "compaction_end",
+        "overflow_retry",
+        "turn_end",
+        "checkpoint",
+        "usage_update",
+    ]
     turn_id: str
     data: Mapping[str, Any] = attrs.field(factory=dict)
 
@@ -152,8 +162,11 @@ class ReactDriver:
             self.on_event(DriverEvent(kind, self.timeline.current_turn_id, data))
 
     def _window(self) -> int | None:
+        """The context window: the driver's, the policy's, the model registry's, else the
+        policy's budget."""
         policy = self.timeline.policy
-        return self.context_window or policy.context_window or policy.max_tokens
+        registry = context_window_for(policy.model) if policy.model else None
+        return self.context_window or policy.context_window or registry or policy.max_tokens
 
     def _tail(self) -> Sequence[Block]:
         return self.tail() if self.tail is not None else ()
@@ -188,6 +201,14 @@ class ReactDriver:
         if reply.usage is not None and reply.usage.prompt_tokens > 0:
             tl.record_usage(prompt_tokens=reply.usage.prompt_tokens)
             self._last_usage = reply.usage.prompt_tokens
+            self._emit(
+                "usage_update",
+                {
+                    "prompt_tokens": reply.usage.prompt_tokens,
+                    "completion_tokens": reply.usage.completion_tokens,
+                    "context_window": self._window(),
+                },
+            )
             if is_usage_overflow(reply.usage.prompt_tokens, self._window()):
                 self._force_next = True
         return reply, retries
@@ -268,7 +289,9 @@ class ReactDriver:
 
     def context_usage(self) -> ContextUsage:
         tokens = self.timeline.estimate(self.system, self._tail())
-        return ContextUsage(tokens, self._last_usage, max(0, tokens - self._last_usage))
+        return ContextUsage(
+            tokens, self._last_usage, max(0, tokens - self._last_usage), self._window()
+        )
 
     def _complete_calls(
         self, reply: ModelReply

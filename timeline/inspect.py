@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import warnings
+
+from timeline.policy import NoBudgetWarning, compaction_status
 from timeline.timeline import Timeline
 
 __all__ = ["context_report"]
@@ -11,7 +14,9 @@ BAR = 30
 
 def context_report(tl: Timeline, system: str = "") -> str:
     """Context usage by block type with a bar each, checkpoints and summaries."""
-    view = tl.render(system)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoBudgetWarning)  # the report says it below
+        view = tl.render(system)
     rows: dict[str, list[int]] = {}
     if system:
         rows["system prompt"] = [1, tl.token_memo.text(system)]
@@ -27,6 +32,7 @@ def context_report(tl: Timeline, system: str = "") -> str:
         f" of {budget:,} ({view.tokens / budget:.0%})" if budget else ""
     )
     lines.append(f"next prompt: {used}, {len(view.blocks)} blocks")
+    lines.append(compaction_status(tl.policy))
     width = max([len(k) for k in rows] + [10])
     for name, (count, tokens) in sorted(rows.items(), key=lambda kv: -kv[1][1]):
         filled = round(BAR * tokens / scale)

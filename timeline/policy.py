@@ -8,14 +8,31 @@ the top-level config, then the built-in model registry; otherwise compaction is 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 import attrs
 import cattrs
 
 from timeline.errors import PolicyError
 
-__all__ = ["MODEL_CONTEXT_WINDOWS", "CompactionPolicy", "context_window_for"]
+__all__ = [
+    "MODEL_CONTEXT_WINDOWS",
+    "NO_BUDGET",
+    "CompactionPolicy",
+    "NoBudgetWarning",
+    "OnSummaryFailure",
+    "compaction_status",
+    "context_window_for",
+]
+
+NO_BUDGET: Final = "no budget: compaction off"
+"""What ``inspect``, the CLI and the one-time warning say when no budget is known."""
+
+OnSummaryFailure = Literal["fallback", "skip"]
+
+
+class NoBudgetWarning(UserWarning):
+    """A timeline rendered without a budget: it will never compact (warned once)."""
 
 MODEL_CONTEXT_WINDOWS: Final[Mapping[str, int]] = {
     "claude-opus-4": 200_000,
@@ -68,6 +85,16 @@ def _positive_or_none(_: Any, attribute: attrs.Attribute[int | None], value: int
         raise PolicyError(f"{attribute.name}: must be a positive integer, got {value!r}")
 
 
+def _positive_float(_: Any, attribute: attrs.Attribute[float | None], value: float | None) -> None:
+    if value is not None and not value > 0:
+        raise PolicyError(f"{attribute.name}: must be a positive number, got {value!r}")
+
+
+def _failure_policy(_: Any, attribute: attrs.Attribute[str], value: str) -> None:
+    if value not in ("fallback", "skip"):
+        raise PolicyError(f"{attribute.name}: must be 'fallback' or 'skip', got {value!r}")
+
+
 def _non_negative(_: Any, attribute: attrs.Attribute[int], value: int) -> None:
     if value < 0:
         raise PolicyError(f"{attribute.name}: must be >= 0, got {value!r}")
@@ -101,6 +128,15 @@ class CompactionPolicy:
     focus_instructions: str | None = None
     summary_timeout_seconds: float | None = None
     tool_classification: Mapping[str, str] | None = None
+    keep_recent_tokens: int | None = attrs.field(default=None, validator=_positive_or_none)
+    """Seed 000: tokens of recent context kept verbatim (instead of ``keep_ratio``)."""
+    cache_ttl_seconds: float | None = attrs.field(default=None, validator=_positive_float)
+    """Tool results older than this (outside the recent turns) are pruned before a summary."""
+    on_summary_failure: OnSummaryFailure = attrs.field(
+        default="fallback", validator=_failure_policy
+    )
+    """A failed summarizer: ``"fallback"`` to the inventory summary, or ``"skip"`` the
+    compaction (upstream v2)."""
 
     def __attrs_post_init__(self) -> None:
         if self.keep_ratio >= self.trigger_ratio:
@@ -117,6 +153,13 @@ class CompactionPolicy:
                 f"reserve_tokens: must be below context_window ({self.context_window}), "
                 f"got {self.reserve_tokens}"
             )
+        budget = self.budget
+        if self.keep_recent_tokens is not None and budget is not None:
+            if self.keep_recent_tokens >= budget:
+                raise PolicyError(
+                    f"keep_recent_tokens: must be below the budget ({budget}), "
+                    f"got {self.keep_recent_tokens}"
+                )
 
     @property
     def budget(self) -> int | None:
@@ -149,7 +192,9 @@ class CompactionPolicy:
 
         Accepts the policy fields directly or seed 000's layout
         ``{"compaction": {...}, "context_window": ..., "model": ...}`` where the top-level
-        window and model fill what the ``compaction`` section leaves out.
+        window and model fill what the ``compaction`` section leaves out. In that layout
+        compaction triggers, as seed 000 says, when the context passes
+        ``context_window - reserve_tokens`` (``trigger_ratio`` 1.0 unless given).
         """
         if not isinstance(config, Mapping):
             raise PolicyError(f"{path}: must be a mapping, got {type(config).__name__}")
@@ -167,6 +212,8 @@ class CompactionPolicy:
             for key in ("context_window", "model"):
                 if section.get(key) is None and config.get(key) is not None:
                     section = {**section, key: config[key]}
+            if "trigger_ratio" not in section and section.get("max_tokens") is None:
+                section = {**section, "trigger_ratio": 1.0}
         try:
             return _converter.structure(dict(section), cls)
         except PolicyError as exc:
@@ -174,6 +221,17 @@ class CompactionPolicy:
         except cattrs.BaseValidationError as exc:
             messages = cattrs.transform_error(exc, path=prefix, format_exception=_format)
             raise PolicyError("; ".join(_reformat(m) for m in messages)) from exc
+
+
+def compaction_status(policy: CompactionPolicy) -> str:
+    """One line on whether and when ``policy`` compacts (for ``inspect`` and the CLI)."""
+    budget = policy.budget
+    if budget is None:
+        return NO_BUDGET
+    if not policy.enabled:
+        return f"compaction disabled (budget {budget:,} tokens)"
+    trigger = int(policy.trigger_ratio * budget)
+    return f"budget {budget:,} tokens, compaction at {trigger:,}"
 
 
 def _format(exc: BaseException, type_: type | None) -> str:

@@ -65,6 +65,9 @@ class Timeline:
     on_after_compaction: Hook | None = attrs.field(default=None, kw_only=True)
     clock: Clock = attrs.field(default=utc_now, kw_only=True)
     id_factory: IdFactory = attrs.field(default=sequential_ids, kw_only=True)
+    model: str | None = attrs.field(default=None, kw_only=True)
+    """A model name: when the policy knows no budget, the registry's context window for
+    it gives one (``context_window_for``)."""
 
     _blocks: list[Block] = attrs.field(factory=list, init=False)
     _by_id: dict[str, Block] = attrs.field(factory=dict, init=False)
@@ -79,10 +82,15 @@ class Timeline:
     _version: int = attrs.field(default=0, init=False)
     _new_ids: list[str] = attrs.field(factory=list, init=False)
     _last_raw_estimate: Callable[[], int] | None = attrs.field(default=None, init=False)
+    _warned_no_budget: bool = attrs.field(default=False, init=False)
 
     def __attrs_post_init__(self) -> None:
         if not isinstance(self.conversation_id, str) or not self.conversation_id:
             raise InvalidBlockError("conversation_id must be a non-empty string")
+        if self.model is not None and not isinstance(self.model, str):
+            raise InvalidBlockError(f"model must be a str, got {type(self.model).__name__}")
+        if self.model is not None and self.policy.budget is None and self.policy.model is None:
+            self.policy = attrs.evolve(self.policy, model=self.model)
         counter = self.token_counter if self.token_counter is not None else TiktokenCounter()
         self._memo = BlockTokenMemo(counter)
         self._stream = VisibleStream(self._memo)

@@ -4,6 +4,7 @@ from timeline.summarizers.base import AsyncSummarizer, Summarizer, SummaryKind, 
 from timeline.summarizers.inventory import InventorySummarizer
 from timeline.summarizers.llm import AsyncLLMSummarizer, LLMSummarizer
 from timeline.summarizers.sliding import SlidingWindowSummarizer
+from timeline.summarizers.truncate import TruncateSummarizer
 
 __all__ = [
     "AsyncLLMSummarizer",
@@ -14,4 +15,5 @@ __all__ = [
     "Summarizer",
     "SummaryKind",
     "SummaryRequest",
+    "TruncateSummarizer",
 ]
