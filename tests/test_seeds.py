@@ -82,7 +82,7 @@ class TestSeed000:
     def test_keep_recent_tokens_must_fit_the_budget(self) -> None:
         """A keep larger than the budget is a PolicyError naming the field."""
         config = {"context_window": 30_000, "compaction": {"keep_recent_tokens": 20_000}}
-        with pytest.raises(PolicyError, match="compaction.keep_recent_tokens"):
+        with pytest.raises(PolicyError, match=r"compaction\.keep_recent_tokens"):
             CompactionPolicy.from_mapping(config)
 
 
@@ -184,8 +184,10 @@ class TestTruncateSummarizer:
         first = TruncateSummarizer().summarize(request)
         assert first == "[Compacted 4 messages: 1 user, 2 assistant, 1 tool]"
         again = SummaryRequest(kind="history", blocks=tl.blocks, previous_summary=first)
-        assert TruncateSummarizer().summarize(again).startswith(
-            "[Compacted 8 messages: 2 user, 4 assistant, 2 tool]"
+        assert (
+            TruncateSummarizer()
+            .summarize(again)
+            .startswith("[Compacted 8 messages: 2 user, 4 assistant, 2 tool]")
         )
 
     def test_as_the_timeline_summarizer(self) -> None:

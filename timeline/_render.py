@@ -9,10 +9,9 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
-
-import warnings
 
 import attrs
 import msgspec

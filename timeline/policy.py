@@ -34,6 +34,7 @@ OnSummaryFailure = Literal["fallback", "skip"]
 class NoBudgetWarning(UserWarning):
     """A timeline rendered without a budget: it will never compact (warned once)."""
 
+
 MODEL_CONTEXT_WINDOWS: Final[Mapping[str, int]] = {
     "claude-opus-4": 200_000,
     "claude-sonnet-4": 200_000,
@@ -154,12 +155,11 @@ class CompactionPolicy:
                 f"got {self.reserve_tokens}"
             )
         budget = self.budget
-        if self.keep_recent_tokens is not None and budget is not None:
-            if self.keep_recent_tokens >= budget:
-                raise PolicyError(
-                    f"keep_recent_tokens: must be below the budget ({budget}), "
-                    f"got {self.keep_recent_tokens}"
-                )
+        keep = self.keep_recent_tokens
+        if keep is not None and budget is not None and keep >= budget:
+            raise PolicyError(
+                f"keep_recent_tokens: must be below the budget ({budget}), got {keep}"
+            )
 
     @property
     def budget(self) -> int | None:

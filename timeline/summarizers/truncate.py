@@ -45,7 +45,5 @@ class TruncateSummarizer:
             if digest.read_files:
                 lines.append(f"<read-files>{', '.join(digest.read_files)}</read-files>")
             if digest.modified_files:
-                lines.append(
-                    f"<modified-files>{', '.join(digest.modified_files)}</modified-files>"
-                )
+                lines.append(f"<modified-files>{', '.join(digest.modified_files)}</modified-files>")
         return "\n".join(lines)
