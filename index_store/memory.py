@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 
 import attrs
 
+from index_store._async import InlineAsync
 from index_store._common import (
     assemble_window,
     check_duplicate,
@@ -39,8 +40,9 @@ class _Conversation:
 
 
 @attrs.define
-class MemoryStore:
-    """Dict-backed store; rows are kept encoded so aliasing bugs cannot hide."""
+class MemoryStore(InlineAsync):
+    """Dict-backed store; rows are kept encoded so aliasing bugs cannot hide. The async
+    API (``acommit``, ``asearch`` ...) answers inline."""
 
     url: str = "memory://"
     _data: dict[str, _Conversation] = attrs.field(factory=dict, init=False)

@@ -16,7 +16,16 @@ from typing import Any, ClassVar, Final
 
 import attrs
 
-from index_store._common import decode_block_row, query_terms
+from index_store._common import query_terms
+from index_store._pg_async import PostgresAsync
+from index_store._pg_sql import (
+    LOCK_INSERT,
+    LOCK_SELECT,
+    SEARCH,
+    SEARCH_JOINERS,
+    WRITE_WINDOW,
+    search_hits,
+)
 from index_store._sql import SqlStore
 from timeline.errors import (
     StoreError,
@@ -73,8 +82,9 @@ def _psycopg() -> Any:
 
 
 @attrs.define
-class PostgresStore(SqlStore):
-    """PostgreSQL-backed index store (one connection, serialized by a lock)."""
+class PostgresStore(PostgresAsync, SqlStore):
+    """PostgreSQL-backed index store (one connection, serialized by a lock; the async
+    API uses a pool of async connections, see :mod:`index_store._pg_async`)."""
 
     PLACEHOLDER: ClassVar[str] = "%s"
     TABLES: ClassVar[dict[str, str]] = {
@@ -88,6 +98,8 @@ class PostgresStore(SqlStore):
     _conn: Any = attrs.field(init=False, repr=False)
     _lock: threading.RLock = attrs.field(factory=threading.RLock, init=False)
     _pg: Any = attrs.field(init=False, repr=False)
+    pool_size: int = attrs.field(default=4, kw_only=True)
+    _apools: dict[Any, Any] = attrs.field(factory=dict, init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         self._pg = _psycopg()
@@ -139,25 +151,11 @@ class PostgresStore(SqlStore):
         return self._rows(sql, params)
 
     def _lock_version(self, db: Any, conversation_id: str) -> int:
-        # a placeholder row (rolled back with the transaction on conflict) so that two
-        # first writers serialize on the row lock too
-        db.execute(
-            "INSERT INTO bt_conversations (conversation_id, version) VALUES (%s, 0) "
-            "ON CONFLICT (conversation_id) DO NOTHING",
-            (conversation_id,),
-        )
-        row = db.execute(
-            "SELECT version FROM bt_conversations WHERE conversation_id = %s FOR UPDATE",
-            (conversation_id,),
-        ).fetchone()
-        return int(row[0])
+        db.execute(LOCK_INSERT, (conversation_id,))
+        return int(db.execute(LOCK_SELECT, (conversation_id,)).fetchone()[0])
 
     def _write_window(self, db: Any, conversation_id: str, version: int, row: bytes) -> None:
-        db.execute(
-            "UPDATE bt_conversations SET version = %s, live_window = %s, updated_at = now() "
-            "WHERE conversation_id = %s",
-            (version, row, conversation_id),
-        )
+        db.execute(WRITE_WINDOW, (version, row, conversation_id))
 
     def _clean_text(self, text: str) -> str:
         return text.replace("\x00", "")  # PostgreSQL text cannot hold NUL
@@ -172,26 +170,16 @@ class PostgresStore(SqlStore):
         if not terms or limit <= 0:
             return []
         rows: list[Any] = []
-        for joiner in (" & ", " | "):
-            rows = self._rows(
-                "SELECT block_id, kind, body, ts_headline('english', text, q, "
-                "'StartSel=[, StopSel=], MaxWords=24, MinWords=8'), ts_rank(tsv, q) "
-                "FROM bt_blocks, to_tsquery('english', %s) q "
-                "WHERE conversation_id = %s AND tsv @@ q "
-                "ORDER BY kind = 'summary', ts_rank(tsv, q) DESC, seq LIMIT %s",
-                (joiner.join(terms), conversation_id, limit),
-            )
+        for joiner in SEARCH_JOINERS:
+            rows = self._rows(SEARCH, (joiner.join(terms), conversation_id, limit))
             if rows or len(terms) == 1:
                 break
-        hits = []
-        for bid, kind, body, snippet, score in rows:
-            b = decode_block_row(body, conversation_id, bid)
-            hits.append(SearchHit(b, b.path, b.turn_id, snippet, round(float(score), 6), kind))
-        return hits
+        return search_hits(rows, conversation_id)
 
     def close(self) -> None:
         with self._lock:
             self._conn.close()
+        self._drop_async_pools()
 
     def __enter__(self) -> PostgresStore:
         return self

@@ -16,6 +16,7 @@ from typing import Any, Final
 
 import attrs
 
+from index_store._async import ThreadedAsync
 from index_store._common import decode_block_row, query_terms
 from index_store._sql import SqlStore, utc_now_text
 from timeline.errors import (
@@ -73,8 +74,9 @@ _MIGRATIONS: Final[dict[int, str]] = {
 
 
 @attrs.define
-class SqliteStore(SqlStore):
-    """SQLite-backed index store; safe to share between threads and processes."""
+class SqliteStore(ThreadedAsync, SqlStore):
+    """SQLite-backed index store; safe to share between threads and processes. The async
+    API (``acommit``, ``asearch`` ...) runs each call in a worker thread."""
 
     path: str
     busy_timeout_ms: int = 10_000

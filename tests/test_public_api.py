@@ -12,6 +12,7 @@ import timeline
 def test_timeline_all_is_the_public_surface() -> None:
     """timeline.__all__ lists the contract names of DESIGN §10 and nothing private."""
     expected = {
+        "AsyncIndexStore",
         "AsyncLLMSummarizer",
         "AsyncSummarizer",
         "Block",

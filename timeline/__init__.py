@@ -30,6 +30,7 @@ from timeline.errors import (
 )
 from timeline.overflow import is_context_overflow, is_usage_overflow
 from timeline.persistence import (
+    AsyncIndexStore,
     CheckpointInfo,
     IndexStore,
     SearchHit,
@@ -52,6 +53,7 @@ from timeline.tokens import HeuristicCounter, TiktokenCounter, TokenCounter, war
 from timeline.view import RenderedContext
 
 __all__ = [
+    "AsyncIndexStore",
     "AsyncLLMSummarizer",
     "AsyncSummarizer",
     "Block",

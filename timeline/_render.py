@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import attrs
 import msgspec
 
+from timeline import _log
 from timeline._validate import check_tail_block
 from timeline.block import CONV_RANGE_SUMMARY, Block
 from timeline.block_types import block_type
@@ -208,6 +209,7 @@ def _plan(
         keep_tokens=keep_tokens,
     )
     if plan is None:
+        _log.compaction_skipped(tl.conversation_id, reason, est)
         return None
     previous = blocks[tl._summary_index] if tl._summary_index >= 0 else None
     digest, history, prefix = requests_for(plan, previous, tl.policy)
@@ -226,6 +228,7 @@ def _plan(
         compacted_block_count=None,
         summarizer=_summarizer_name(tl),
     )
+    _log.compaction_started(tl.conversation_id, stats)
     if tl.on_before_compaction is not None:
         tl.on_before_compaction(stats)
     requests = (history,) if prefix is None else (history, prefix)
@@ -292,6 +295,7 @@ def _apply(
         summarizer_error=error,
         summary_path=summary.path,
     )
+    _log.compaction_ended(tl.conversation_id, stats)
     if tl.on_after_compaction is not None:
         tl.on_after_compaction(stats)
     return stats

@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 import attrs
 
+from timeline import _log
 from timeline import blocks as B
 from timeline.block import Block
 from timeline.compaction import CompactionStats
@@ -183,6 +184,7 @@ class ReactDriver:
         except Exception as exc:
             if not tl.policy.active or not is_context_overflow(exc):
                 raise
+            _log.overflow_retry(tl.conversation_id, view.tokens, exc)
             self._emit("overflow_retry", {"error": str(exc), "tokens": view.tokens})
             retries = 1
             view = tl.render(self.system, force_sanitize=True, tail=self._tail())

@@ -18,6 +18,7 @@ from timeline.block import Block
 from timeline.cache import CacheState
 
 __all__ = [
+    "AsyncIndexStore",
     "CheckpointInfo",
     "IndexStore",
     "SearchHit",
@@ -106,3 +107,31 @@ class IndexStore(Protocol):
     def turn_log(self, conversation_id: str, turn_id: str | None = None) -> list[Block]: ...
 
     def search(self, conversation_id: str, query: str, limit: int = 10) -> list[SearchHit]: ...
+
+
+@runtime_checkable
+class AsyncIndexStore(IndexStore, Protocol):
+    """A store that also offers the async API (every shipped backend does):
+    ``Timeline.apersist``/``aload`` await it instead of using a worker thread."""
+
+    async def acommit(
+        self,
+        conversation_id: str,
+        *,
+        expected_version: int,
+        log: Sequence[Block],
+        summaries: Sequence[Block],
+        window: TimelineSnapshot,
+    ) -> int: ...
+
+    async def aload_window(self, conversation_id: str) -> tuple[int, TimelineSnapshot] | None: ...
+
+    async def aget_block(self, conversation_id: str, block_id: str) -> Block: ...
+
+    async def aread(self, conversation_id: str, path: str) -> list[Block]: ...
+
+    async def aturn_log(self, conversation_id: str, turn_id: str | None = None) -> list[Block]: ...
+
+    async def asearch(
+        self, conversation_id: str, query: str, limit: int = 10
+    ) -> list[SearchHit]: ...

@@ -426,3 +426,18 @@ class Timeline:
         from timeline._persist import load
 
         return load(cls, store, conversation_id, **kwargs)
+
+    async def apersist(self, store: IndexStore) -> int:
+        """:meth:`persist` without blocking the event loop (the store's async API when it
+        has one, else its sync one in a worker thread). Do not change the timeline while
+        it is pending: if it changes anyway, nothing is lost, eviction just waits."""
+        from timeline._apersist import apersist
+
+        return await apersist(self, store)
+
+    @classmethod
+    async def aload(cls, store: IndexStore, conversation_id: str, **kwargs: Any) -> Timeline:
+        """:meth:`load` without blocking the event loop."""
+        from timeline._apersist import aload
+
+        return await aload(cls, store, conversation_id, **kwargs)

@@ -1,0 +1,40 @@
+"""PostgreSQL statements shared by the sync store and its async twin."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Final
+
+from index_store._common import decode_block_row
+from timeline.persistence import SearchHit
+
+__all__ = ["LOCK_INSERT", "LOCK_SELECT", "SEARCH", "WRITE_WINDOW", "search_hits"]
+
+# a placeholder row (rolled back with the transaction on conflict) so that two first
+# writers serialize on the row lock too
+LOCK_INSERT: Final = (
+    "INSERT INTO bt_conversations (conversation_id, version) VALUES (%s, 0) "
+    "ON CONFLICT (conversation_id) DO NOTHING"
+)
+LOCK_SELECT: Final = "SELECT version FROM bt_conversations WHERE conversation_id = %s FOR UPDATE"
+WRITE_WINDOW: Final = (
+    "UPDATE bt_conversations SET version = %s, live_window = %s, updated_at = now() "
+    "WHERE conversation_id = %s"
+)
+SEARCH: Final = (
+    "SELECT block_id, kind, body, ts_headline('english', text, q, "
+    "'StartSel=[, StopSel=], MaxWords=24, MinWords=8'), ts_rank(tsv, q) "
+    "FROM bt_blocks, to_tsquery('english', %s) q "
+    "WHERE conversation_id = %s AND tsv @@ q "
+    "ORDER BY kind = 'summary', ts_rank(tsv, q) DESC, seq LIMIT %s"
+)
+SEARCH_JOINERS: Final = (" & ", " | ")
+"""All terms first; any term when nothing has them all."""
+
+
+def search_hits(rows: Iterable[Any], conversation_id: str) -> list[SearchHit]:
+    hits = []
+    for bid, kind, body, snippet, score in rows:
+        b = decode_block_row(body, conversation_id, bid)
+        hits.append(SearchHit(b, b.path, b.turn_id, snippet, round(float(score), 6), kind))
+    return hits
