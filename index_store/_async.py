@@ -15,33 +15,15 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
 from timeline.block import Block
-from timeline.persistence import SearchHit, TimelineSnapshot
+from timeline.persistence import IndexStore, SearchHit, TimelineSnapshot
 
 __all__ = ["InlineAsync", "ThreadedAsync"]
 
 T = TypeVar("T")
 
 
-class _SyncStore(Protocol):
-    def commit(
-        self,
-        conversation_id: str,
-        *,
-        expected_version: int,
-        log: Sequence[Block],
-        summaries: Sequence[Block],
-        window: TimelineSnapshot,
-    ) -> int: ...
-
-    def load_window(self, conversation_id: str) -> tuple[int, TimelineSnapshot] | None: ...
-
-    def get_block(self, conversation_id: str, block_id: str) -> Block: ...
-
-    def read(self, conversation_id: str, path: str) -> list[Block]: ...
-
-    def turn_log(self, conversation_id: str, turn_id: str | None = None) -> list[Block]: ...
-
-    def search(self, conversation_id: str, query: str, limit: int = 10) -> list[SearchHit]: ...
+class _SyncStore(IndexStore, Protocol):
+    """A store with the sync protocol and a way to await its calls."""
 
     async def _run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T: ...
 
