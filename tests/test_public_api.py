@@ -14,6 +14,7 @@ def test_timeline_all_is_the_public_surface() -> None:
     expected = {
         "AsyncIndexStore",
         "AsyncLLMSummarizer",
+        "AsyncSummarizerError",
         "AsyncSummarizer",
         "Block",
         "BlockTypeSpec",

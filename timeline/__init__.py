@@ -10,6 +10,7 @@ from timeline.codec import decode_block, encode_block
 from timeline.compaction import CompactionStats
 from timeline.digest import CompactionDigest
 from timeline.errors import (
+    AsyncSummarizerError,
     BudgetError,
     CodecError,
     ConflictError,
@@ -56,6 +57,7 @@ __all__ = [
     "AsyncIndexStore",
     "AsyncLLMSummarizer",
     "AsyncSummarizer",
+    "AsyncSummarizerError",
     "Block",
     "BlockTypeSpec",
     "BudgetError",

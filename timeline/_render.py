@@ -330,7 +330,7 @@ def _finish(
                 conversation_id=tl.conversation_id,
             )
         target = budget
-        if force and stats is None:
+        if force and (stats is None or stats.skipped is not None):
             target = min(budget, total // 2)  # the estimate was wrong: shrink regardless
         if total > target:
             blocks = list(blocks)
@@ -379,14 +379,42 @@ def _finish(
     )
 
 
+def _conclude(
+    tl: Timeline, prep: _Prep, pending: _Pending, results: Sequence[tuple[str, str | None]]
+) -> CompactionStats:
+    """Apply the summaries, or (``on_summary_failure="skip"``) compact nothing when one
+    failed: the stats say so and the timeline is unchanged."""
+    error = next((e for _, e in results if e is not None), None)
+    if error is None or tl.policy.on_summary_failure == "fallback":
+        return _apply(tl, prep, pending, results)
+    # no retry before something new is appended: a failing model is not called per render
+    tl._state = msgspec.structs.replace(tl._state, compacted_at_seq=tl._state.block_seq)
+    stats = attrs.evolve(
+        pending.stats,
+        tokens_after=pending.stats.tokens_before,
+        compacted_blocks=0,
+        compacted_block_count=pending.stats.original_block_count,
+        summarizer_error=error,
+        skipped=f"summary failed ({error}); nothing compacted (on_summary_failure='skip')",
+    )
+    if tl.on_after_compaction is not None:
+        tl.on_after_compaction(stats)
+    return stats
+
+
+def _run_sync(tl: Timeline, prep: _Prep, pending: _Pending) -> CompactionStats:
+    timeout = tl.policy.summary_timeout_seconds
+    fallback = tl.policy.on_summary_failure == "fallback"
+    results = [
+        summarize_sync(tl.summarizer, r, timeout, fallback=fallback) for r in pending.requests
+    ]
+    return _conclude(tl, prep, pending, results)
+
+
 def render(tl: Timeline, system: str, *, force: bool, tail: Sequence[Block]) -> RenderedContext:
     prep = _prepare(tl, system, tail)
     pending = _plan(tl, prep, force=force)
-    stats = None
-    if pending is not None:
-        timeout = tl.policy.summary_timeout_seconds
-        results = [summarize_sync(tl.summarizer, r, timeout) for r in pending.requests]
-        stats = _apply(tl, prep, pending, results)
+    stats = None if pending is None else _run_sync(tl, prep, pending)
     return _finish(tl, prep, force=force, stats=stats)
 
 
@@ -398,8 +426,12 @@ async def arender(
     stats = None
     if pending is not None:
         timeout = tl.policy.summary_timeout_seconds
-        results = [await summarize_async(tl.summarizer, r, timeout) for r in pending.requests]
-        stats = _apply(tl, prep, pending, results)
+        fallback = tl.policy.on_summary_failure == "fallback"
+        results = [
+            await summarize_async(tl.summarizer, r, timeout, fallback=fallback)
+            for r in pending.requests
+        ]
+        stats = _conclude(tl, prep, pending, results)
     return _finish(tl, prep, force=force, stats=stats)
 
 
@@ -410,8 +442,4 @@ def compact(
     pending = _plan(
         tl, prep, force=force, reason="manual" if force else None, keep_tokens=keep_recent_tokens
     )
-    if pending is None:
-        return None
-    timeout = tl.policy.summary_timeout_seconds
-    results = [summarize_sync(tl.summarizer, r, timeout) for r in pending.requests]
-    return _apply(tl, prep, pending, results)
+    return None if pending is None else _run_sync(tl, prep, pending)

@@ -17,13 +17,14 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 from collections.abc import Callable, Sequence, Set
-from typing import Literal
+from typing import Final, Literal
 
 import attrs
 
 from timeline.block import CONV_RANGE_SUMMARY, REACT_TOOL_CALL, REACT_TOOL_RESULT, Block
-from timeline.block_types import block_type
+from timeline.block_types import Boundary, block_type
 from timeline.digest import CompactionDigest, build_digest, digest_from_meta
+from timeline.errors import AsyncSummarizerError
 from timeline.policy import CompactionPolicy
 from timeline.summarizers.base import AsyncSummarizer, Summarizer, SummaryRequest
 from timeline.summarizers.inventory import InventorySummarizer
@@ -33,6 +34,7 @@ __all__ = [
     "CompactionReason",
     "CompactionStats",
     "CutPlan",
+    "cut_boundary",
     "plan_cut",
     "summarize_async",
     "summarize_sync",
@@ -66,6 +68,13 @@ class CompactionStats:
     summarizer: str
     summarizer_error: str | None = None
     summary_path: str | None = None
+    pruned_blocks: int = 0
+    """Tool results hidden by cache-TTL pruning before (or instead of) the summary."""
+    skipped: str | None = None
+    """Why no summary was inserted although compaction ran (None when one was): the
+    summarizer failed under ``on_summary_failure="skip"``, or TTL pruning was enough."""
+    mid_turn: int | None = None
+    """n of ``[MID-TURN COMPACTION n]`` when the current turn itself was compacted."""
 
     def as_dict(self) -> dict[str, object]:
         """Plain data for logs and events."""
@@ -109,11 +118,28 @@ def valid_cuts(blocks: Sequence[Block], start: int) -> list[bool]:
     running = 0
     for i in range(start, n):
         running += delta[i]
-        b = blocks[i]
-        valid[i] = (
-            i > start and running == 0 and b.type not in (REACT_TOOL_RESULT, CONV_RANGE_SUMMARY)
-        )
+        valid[i] = i > start and running == 0 and cut_boundary(blocks[i]) != "none"
     return valid
+
+
+_SYSTEM_AUTHORS: Final = frozenset({"system", "tool"})
+
+
+def cut_boundary(block: Block) -> Boundary:
+    """How good a cut before ``block`` is: ``"turn"``, ``"message"`` or ``"none"`` (never).
+
+    The type's registered boundary first; otherwise the author decides (upstream v2): a
+    block by the user, the assistant or any custom author is a message boundary even
+    when its type is a custom one, a system- or tool-authored block never a cut. Tool
+    results and summaries are never cuts."""
+    if block.type in (REACT_TOOL_RESULT, CONV_RANGE_SUMMARY):
+        return "none"
+    boundary = block_type(block.type).boundary
+    if boundary != "none":
+        return boundary
+    if block.author and block.author not in _SYSTEM_AUTHORS:
+        return "message"
+    return "none"
 
 
 def _recent_turn_start(blocks: Sequence[Block], start: int, turns: int) -> int:
@@ -215,7 +241,7 @@ def _preferred(blocks: Sequence[Block], candidates: list[int], kept: Callable[[i
         for c in candidates:
             if kept(c) < floor:
                 break
-            if block_type(blocks[c].type).boundary == wanted:
+            if cut_boundary(blocks[c]) == wanted:
                 if wanted == "turn":
                     c = _turn_header_before(blocks, c, candidates)
                 return c
@@ -301,63 +327,106 @@ def requests_for(
 _FALLBACK = InventorySummarizer()
 
 
-def _fallback(request: SummaryRequest, error: BaseException | str) -> tuple[str, str]:
+class _OwnError(Exception):
+    """The summarizer's own exception (its own ``TimeoutError`` included), kept apart from
+    the policy's timeout."""
+
+
+def _failed(request: SummaryRequest, error: BaseException | str, fallback: bool) -> tuple[str, str]:
+    if isinstance(error, _OwnError) and error.__cause__ is not None:
+        error = error.__cause__
     reason = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
-    return _FALLBACK.summarize(request), reason
+    return (_FALLBACK.summarize(request) if fallback else ""), reason
+
+
+def _checked(request: SummaryRequest, text: object, fallback: bool) -> tuple[str, str | None]:
+    if not isinstance(text, str) or not text.strip():
+        return _failed(request, "summarizer returned an empty summary", fallback)
+    return text.strip(), None
+
+
+def _call_sync(summarizer: Summarizer, request: SummaryRequest) -> str:
+    try:
+        return summarizer.summarize(request)
+    except Exception as exc:
+        raise _OwnError() from exc
+
+
+async def _call_async(summarizer: AsyncSummarizer, request: SummaryRequest) -> str:
+    try:
+        return await summarizer.asummarize(request)
+    except Exception as exc:
+        raise _OwnError() from exc
+
+
+def _in_running_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 def summarize_sync(
     summarizer: Summarizer | AsyncSummarizer | None,
     request: SummaryRequest,
     timeout: float | None,
+    *,
+    fallback: bool = True,
 ) -> tuple[str, str | None]:
-    """Run a summarizer; any failure (exception, timeout, empty) falls back to the
-    deterministic inventory. Returns the text and the failure reason, if any."""
+    """Run a summarizer; a failure (exception, timeout, empty) falls back to the
+    deterministic inventory, or with ``fallback=False`` gives ``""``. Returns the text and
+    the failure reason, if any. An async summarizer inside a running event loop raises
+    :class:`AsyncSummarizerError` (use ``arender``)."""
     if summarizer is None:
         return _FALLBACK.summarize(request), None
+    if not isinstance(summarizer, Summarizer) and _in_running_loop():
+        raise AsyncSummarizerError(
+            f"{type(summarizer).__name__} is async and an event loop is running: render() "
+            "cannot wait for it here; call `await timeline.arender(...)` instead"
+        )
     try:
         if isinstance(summarizer, Summarizer):
             if timeout is None:
-                text = summarizer.summarize(request)
+                text = _call_sync(summarizer, request)
             else:
                 # no `with`: its exit would wait for a summarizer that overran
                 pool = concurrent.futures.ThreadPoolExecutor(1, "timeline-summarizer")
                 try:
-                    text = pool.submit(summarizer.summarize, request).result(timeout)
+                    text = pool.submit(_call_sync, summarizer, request).result(timeout)
                 finally:
                     pool.shutdown(wait=False, cancel_futures=True)
         else:
-            coro = summarizer.asummarize(request)
+            coro = _call_async(summarizer, request)
             text = asyncio.run(asyncio.wait_for(coro, timeout) if timeout else coro)
-    except concurrent.futures.TimeoutError:
-        return _fallback(request, f"summarizer timed out after {timeout}s")
+    except TimeoutError:
+        return _failed(request, f"summarizer timed out after {timeout}s", fallback)
     except Exception as exc:
-        return _fallback(request, exc)
-    if not isinstance(text, str) or not text.strip():
-        return _fallback(request, "summarizer returned an empty summary")
-    return text.strip(), None
+        return _failed(request, exc, fallback)
+    return _checked(request, text, fallback)
 
 
 async def summarize_async(
     summarizer: Summarizer | AsyncSummarizer | None,
     request: SummaryRequest,
     timeout: float | None,
+    *,
+    fallback: bool = True,
 ) -> tuple[str, str | None]:
     """The async form of :func:`summarize_sync` (sync summarizers run in a thread)."""
     if summarizer is None:
         return _FALLBACK.summarize(request), None
     try:
         if isinstance(summarizer, AsyncSummarizer):
-            text = await asyncio.wait_for(summarizer.asummarize(request), timeout)
+            text = await asyncio.wait_for(_call_async(summarizer, request), timeout)
         else:
-            text = await asyncio.wait_for(asyncio.to_thread(summarizer.summarize, request), timeout)
+            call = asyncio.to_thread(_call_sync, summarizer, request)
+            text = await asyncio.wait_for(call, timeout)
     except TimeoutError:
-        return _fallback(request, f"summarizer timed out after {timeout}s")
+        return _failed(request, f"summarizer timed out after {timeout}s", fallback)
     except Exception as exc:
-        return _fallback(request, exc)
-    if not isinstance(text, str) or not text.strip():
-        return _fallback(request, "summarizer returned an empty summary")
-    return text.strip(), None
+        return _failed(request, exc, fallback)
+    return _checked(request, text, fallback)
 
 
 def summary_text(main: str, prefix: str | None) -> str:

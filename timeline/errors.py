@@ -14,6 +14,7 @@
     ├── TokenizerUnavailableError (LookupError) encoding not available offline
     ├── ContextOverflowError                    the provider still said "too long" after a retry
     ├── DriverError                             the ReAct driver cannot go on (step limit, tool)
+    ├── AsyncSummarizerError (RuntimeError)     sync render of an async summarizer in a loop
     └── StoreError                              anything an index store backend reports
         ├── ConflictError                       stale writer: another persist won
         ├── CorruptRecordError (CodecError)     a stored row that does not decode
@@ -28,6 +29,7 @@ where they are known.
 from __future__ import annotations
 
 __all__ = [
+    "AsyncSummarizerError",
     "BudgetError",
     "CodecError",
     "ConflictError",
@@ -120,6 +122,11 @@ class ContextOverflowError(TimelineError):
 
 class DriverError(TimelineError):
     """The ReAct driver cannot continue (step limit, unknown tool, bad model reply)."""
+
+
+class AsyncSummarizerError(TimelineError, RuntimeError):
+    """A sync ``render()`` met an async summarizer inside a running event loop: it cannot
+    wait for it there, so it refuses instead of changing strategy; use ``arender()``."""
 
 
 class StoreError(TimelineError):
