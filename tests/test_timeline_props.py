@@ -135,8 +135,8 @@ def test_snapshot_restore_round_trip(texts: list[str]) -> None:
     for t in texts:
         tl.append(blocks.user_prompt(t))
     snap = tl.snapshot()
-    before = tl.render("s").to_openai()
+    before = tl.render("s").to_document()
     tl.clear()
     assert tl.blocks == ()
     tl.restore(snap)
-    assert before == tl.render("s").to_openai()
+    assert before == tl.render("s").to_document()

@@ -18,6 +18,7 @@ from timeline.errors import (
     CorruptRecordError,
     DriverError,
     DuplicateBlockIdError,
+    EmptyPromptError,
     InvalidBlockError,
     NotFoundError,
     OrphanToolResultError,
@@ -29,6 +30,7 @@ from timeline.errors import (
     TokenizerUnavailableError,
     UnknownPathError,
 )
+from timeline.formats.names import provider_call_id, provider_tool_name
 from timeline.overflow import is_context_overflow, is_usage_overflow
 from timeline.persistence import (
     AsyncIndexStore,
@@ -71,6 +73,7 @@ __all__ = [
     "CorruptRecordError",
     "DriverError",
     "DuplicateBlockIdError",
+    "EmptyPromptError",
     "HeuristicCounter",
     "IndexStore",
     "InvalidBlockError",
@@ -103,6 +106,8 @@ __all__ = [
     "encode_block",
     "is_context_overflow",
     "is_usage_overflow",
+    "provider_call_id",
+    "provider_tool_name",
     "register_block_type",
     "sequential_ids",
     "warm_up",

@@ -9,6 +9,7 @@
     ├── UnknownPathError (KeyError)             hide/unhide/unpin/read of a path not present
     ├── CodecError (ValueError)                 a record that cannot be decoded
     ├── PolicyError (ValueError)                bad compaction policy or config mapping
+    ├── EmptyPromptError (ValueError)           a render with nothing to send to the provider
     ├── BudgetError (ValueError)                the prompt cannot fit, with the numbers
     │   └── PinnedOverBudgetError               pinned blocks alone do not fit
     ├── TokenizerUnavailableError (LookupError) encoding not available offline
@@ -37,6 +38,7 @@ __all__ = [
     "CorruptRecordError",
     "DriverError",
     "DuplicateBlockIdError",
+    "EmptyPromptError",
     "InvalidBlockError",
     "NotFoundError",
     "OrphanToolResultError",
@@ -93,6 +95,10 @@ class CodecError(TimelineError, ValueError):
 
 class PolicyError(TimelineError, ValueError):
     """A policy or config mapping is invalid; the message names the offending path."""
+
+
+class EmptyPromptError(TimelineError, ValueError):
+    """The rendered timeline holds no message to send (a provider rejects an empty list)."""
 
 
 class BudgetError(TimelineError, ValueError):

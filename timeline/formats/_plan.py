@@ -20,24 +20,45 @@ import attrs
 
 from timeline.block import Block
 from timeline.block_types import block_type
+from timeline.errors import EmptyPromptError
 
-__all__ = ["MISSING_RESULT_TEXT", "Message", "Part", "part_text", "plan_messages"]
+__all__ = [
+    "DOCUMENT_TYPES",
+    "EMPTY_RESULT_TEXT",
+    "IMAGE_TYPES",
+    "MISSING_RESULT_TEXT",
+    "Message",
+    "Part",
+    "media_kind",
+    "part_text",
+    "plan_messages",
+    "result_items",
+]
 
 MISSING_RESULT_TEXT: Final = "[no result recorded for this tool call]"
+EMPTY_RESULT_TEXT: Final = "[the tool returned no output]"
 CONVERSATION_START_TEXT: Final = "[conversation start]"
+IMAGE_TYPES: Final = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+"""Image media types Anthropic and OpenAI both accept; others render as a text note."""
+DOCUMENT_TYPES: Final = frozenset({"application/pdf"})
+"""Binary document types sent as document/file parts; others render as a text note."""
 
 PartKind = Literal["text", "image", "document", "tool_call", "tool_result"]
 
 
 @attrs.frozen
 class Part:
-    """One content part; ``index`` is the block's index in the view (-1: synthetic)."""
+    """One content part; ``index`` is the block's index in the view (-1: synthetic).
+
+    ``text`` is what a text part sends (never blank; the final assistant text has its
+    trailing whitespace removed)."""
 
     kind: PartKind
     block: Block
     index: int
     results: tuple[Block, ...] = ()
     indices: tuple[int, ...] = ()
+    text: str = ""
 
     def at(self, points: set[int]) -> bool:
         """Whether a cache checkpoint falls on this part (any of its blocks)."""
@@ -50,6 +71,22 @@ class Message:
     parts: tuple[Part, ...]
 
 
+def media_kind(block: Block) -> Literal["image", "document"] | None:
+    """How binary ``data`` can be sent: as an image, a document, or not at all."""
+    if block.data is None:
+        return None
+    if block.mime in IMAGE_TYPES:
+        return "image"
+    if block.mime in DOCUMENT_TYPES:
+        return "document"
+    return None
+
+
+def _binary_note(block: Block, name: object) -> str:
+    size = len(block.data or b"")
+    return f"[{name} ({block.mime}, {size} bytes) not sent: the provider does not accept this type]"
+
+
 def part_text(block: Block) -> str:
     """The text a block contributes as a text part (labels for non-conversational types)."""
     spec = block_type(block.type)
@@ -57,7 +94,10 @@ def part_text(block: Block) -> str:
         return f"{spec.label}\n{block.text}"
     if spec.render == "attachment":
         name = block.meta.get("name", block.path)
-        if block.data is not None and not block.text:
+        if block.data is not None and media_kind(block) is None:
+            note = _binary_note(block, f"ATTACHMENT {name}")
+            return f"{note}\n{block.text}" if block.text.strip() else note
+        if block.data is not None and not block.text.strip():
             return f"[ATTACHMENT {name} ({block.mime}, {len(block.data)} bytes)]"
         return f"[ATTACHMENT {name}]\n{block.text}"
     if spec.render == "tool_result":  # orphaned result shown as text
@@ -67,17 +107,38 @@ def part_text(block: Block) -> str:
     return f"{spec.label}\n{block.text}" if spec.label else block.text
 
 
+def result_items(part: Part) -> list[str | Block]:
+    """A tool-result part's content in order: texts (never blank) and sendable image
+    blocks; binary output of other types becomes a text note."""
+    if part.index < 0:
+        return [MISSING_RESULT_TEXT]
+    items: list[str | Block] = []
+    for b in part.results:
+        if b.text.strip():
+            items.append(b.text)
+        if b.data is not None:
+            items.append(b if media_kind(b) == "image" else _binary_note(b, "tool output"))
+    return items or [EMPTY_RESULT_TEXT]
+
+
 def b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
-def _content_part(block: Block, index: int) -> Part:
-    if block_type(block.type).render == "attachment" and block.data is not None:
-        if block.mime.startswith("image/"):
-            return Part("image", block, index)
-        if block.mime == "application/pdf":
-            return Part("document", block, index)
-    return Part("text", block, index)
+def _content_parts(block: Block, index: int) -> list[Part]:
+    kind = media_kind(block) if block_type(block.type).render == "attachment" else None
+    if kind is not None:
+        caption = [Part("text", block, index, text=part_text(block))] if block.text.strip() else []
+        return [*caption, Part(kind, block, index)]
+    text = part_text(block)
+    return [Part("text", block, index, text=text)] if text.strip() else []
+
+
+def _final_stripped(parts: list[Part]) -> list[Part]:
+    last = parts[-1]
+    if last.kind == "text" and last.text != last.text.rstrip():
+        return [*parts[:-1], attrs.evolve(last, text=last.text.rstrip())]
+    return parts
 
 
 def plan_messages(blocks: Sequence[Block]) -> list[Message]:
@@ -134,9 +195,14 @@ def plan_messages(blocks: Sequence[Block]) -> list[Message]:
         if kind == "tool_result" and b.call_id in call_ids:
             continue  # emitted right after its call by flush()
         flush()
-        push(spec.role, _content_part(b, i))
+        for part in _content_parts(b, i):
+            push(spec.role, part)
     flush()
     if out and out[0][0] == "assistant":
         marker = Block(type="user.prompt", text=CONVERSATION_START_TEXT, author="user")
-        out.insert(0, ("user", [Part("text", marker, -1)]))
+        out.insert(0, ("user", [Part("text", marker, -1, text=CONVERSATION_START_TEXT)]))
+    if not out:
+        raise EmptyPromptError("nothing to send: the rendered timeline holds no message")
+    if out[-1][0] == "assistant":
+        out[-1] = ("assistant", _final_stripped(out[-1][1]))
     return [Message("user" if r == "user" else "assistant", tuple(p)) for r, p in out]

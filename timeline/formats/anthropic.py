@@ -1,4 +1,8 @@
-"""Anthropic Messages API payload: ``{system, messages}`` with native tool blocks."""
+"""Anthropic Messages API payload: ``{system, messages}`` with native tool blocks.
+
+Each message is a pure function of its plan parts and the checkpoint set
+(:func:`anthropic_message`), so a caller can build and reuse them one at a time.
+"""
 
 from __future__ import annotations
 
@@ -8,26 +12,12 @@ from typing import Any
 import msgspec
 
 from timeline.block import Block
-from timeline.formats._plan import MISSING_RESULT_TEXT, Part, b64, part_text, plan_messages
+from timeline.formats._plan import Message, Part, b64, plan_messages, result_items
+from timeline.formats.names import provider_call_id, provider_tool_name
 
-__all__ = ["to_anthropic"]
+__all__ = ["anthropic_message", "to_anthropic"]
 
 _CACHE = {"type": "ephemeral"}
-
-
-def _result_content(part: Part) -> str | list[dict[str, Any]]:
-    if part.index < 0:
-        return MISSING_RESULT_TEXT
-    blocks = part.results
-    if all(b.data is None or not b.mime.startswith("image/") for b in blocks):
-        return "\n".join(b.text for b in blocks)
-    content: list[dict[str, Any]] = []
-    for b in blocks:
-        if b.text:
-            content.append({"type": "text", "text": b.text})
-        if b.data is not None and b.mime.startswith("image/"):
-            content.append(_image(b))
-    return content
 
 
 def _image(b: Block) -> dict[str, Any]:
@@ -37,19 +27,28 @@ def _image(b: Block) -> dict[str, Any]:
     }
 
 
+def _result_content(part: Part) -> str | list[dict[str, Any]]:
+    items = result_items(part)
+    if all(isinstance(item, str) for item in items):
+        return "\n".join(str(item) for item in items)
+    return [
+        {"type": "text", "text": item} if isinstance(item, str) else _image(item) for item in items
+    ]
+
+
 def _part(part: Part) -> dict[str, Any]:
     b = part.block
     if part.kind == "tool_call":
         return {
             "type": "tool_use",
-            "id": b.call_id,
-            "name": b.tool_id,
+            "id": provider_call_id(b.call_id or ""),
+            "name": provider_tool_name(b.tool_id or ""),
             "input": msgspec.json.decode(b.text) if b.text else {},
         }
     if part.kind == "tool_result":
         out: dict[str, Any] = {
             "type": "tool_result",
-            "tool_use_id": b.call_id,
+            "tool_use_id": provider_call_id(b.call_id or ""),
             "content": _result_content(part),
         }
         if part.index < 0 or any(r.meta.get("is_error") for r in part.results):
@@ -62,7 +61,18 @@ def _part(part: Part) -> dict[str, Any]:
             "type": "document",
             "source": {"type": "base64", "media_type": b.mime, "data": b64(b.data or b"")},
         }
-    return {"type": "text", "text": part_text(b)}
+    return {"type": "text", "text": part.text}
+
+
+def anthropic_message(message: Message, points: set[int]) -> dict[str, Any]:
+    """One message of the payload; parts on a checkpoint carry ``cache_control``."""
+    content = []
+    for part in message.parts:
+        item = _part(part)
+        if part.at(points):
+            item["cache_control"] = dict(_CACHE)
+        content.append(item)
+    return {"role": message.role, "content": content}
 
 
 def to_anthropic(
@@ -70,19 +80,10 @@ def to_anthropic(
 ) -> dict[str, Any]:
     """``{"system": [...], "messages": [...]}`` with ``cache_control`` on checkpoints."""
     points = set(cache_points)
-    messages = []
-    for message in plan_messages(blocks):
-        content = []
-        for part in message.parts:
-            item = _part(part)
-            if part.at(points):
-                item["cache_control"] = dict(_CACHE)
-            content.append(item)
-        messages.append({"role": message.role, "content": content})
-    payload: dict[str, Any] = {"messages": messages}
-    if system:
-        sys_block: dict[str, Any] = {"type": "text", "text": system}
-        if system_cached:
-            sys_block["cache_control"] = dict(_CACHE)
-        payload = {"system": [sys_block], "messages": messages}
-    return payload
+    messages = [anthropic_message(m, points) for m in plan_messages(blocks)]
+    if not system.strip():
+        return {"messages": messages}
+    sys_block: dict[str, Any] = {"type": "text", "text": system}
+    if system_cached:
+        sys_block["cache_control"] = dict(_CACHE)
+    return {"system": [sys_block], "messages": messages}

@@ -1,4 +1,8 @@
-"""OpenAI payloads: Chat Completions messages and Responses API input items."""
+"""OpenAI payloads: Chat Completions messages and Responses API input items.
+
+Each plan message maps to its items through a pure function (:func:`chat_items`,
+:func:`responses_items`), so a caller can build and reuse them one at a time.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +10,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from timeline.block import Block
-from timeline.formats._plan import MISSING_RESULT_TEXT, Part, b64, part_text, plan_messages
+from timeline.formats._plan import Message, Part, b64, plan_messages, result_items
+from timeline.formats.names import provider_call_id, provider_tool_name
 
-__all__ = ["to_openai", "to_openai_responses"]
+__all__ = ["chat_items", "responses_items", "to_openai", "to_openai_responses"]
 
 
 def _data_url(b: Block) -> str:
@@ -16,9 +21,18 @@ def _data_url(b: Block) -> str:
 
 
 def _result_text(part: Part) -> str:
-    if part.index < 0:
-        return MISSING_RESULT_TEXT
-    return "\n".join(b.text for b in part.results)
+    return "\n".join(item for item in result_items(part) if isinstance(item, str))
+
+
+def _result_images(part: Part) -> list[Block]:
+    return [item for item in result_items(part) if not isinstance(item, str)]
+
+
+def _filename(b: Block) -> str:
+    return str(b.meta.get("name") or "attachment.pdf")
+
+
+# -- Chat Completions ---------------------------------------------------------------
 
 
 def _chat_part(part: Part) -> dict[str, Any]:
@@ -26,69 +40,135 @@ def _chat_part(part: Part) -> dict[str, Any]:
     if part.kind == "image":
         return {"type": "image_url", "image_url": {"url": _data_url(b)}}
     if part.kind == "document":
-        name = str(b.meta.get("name", "attachment.pdf"))
-        return {"type": "file", "file": {"filename": name, "file_data": _data_url(b)}}
-    return {"type": "text", "text": part_text(b)}
+        return {"type": "file", "file": {"filename": _filename(b), "file_data": _data_url(b)}}
+    return {"type": "text", "text": part.text}
+
+
+def _chat_assistant(message: Message) -> dict[str, Any]:
+    texts = [p.text for p in message.parts if p.kind == "text"]
+    calls = [
+        {
+            "id": provider_call_id(p.block.call_id or ""),
+            "type": "function",
+            "function": {
+                "name": provider_tool_name(p.block.tool_id or ""),
+                "arguments": p.block.text or "{}",
+            },
+        }
+        for p in message.parts
+        if p.kind == "tool_call"
+    ]
+    item: dict[str, Any] = {"role": "assistant", "content": "\n\n".join(texts) if texts else None}
+    if calls:
+        item["tool_calls"] = calls
+    return item
+
+
+def chat_items(message: Message) -> list[dict[str, Any]]:
+    """The Chat Completions messages for one plan message: an assistant message, or the
+    ``tool`` messages answering the previous calls then a user message. Chat's tool
+    messages hold text only, so images a tool returned follow in that user message."""
+    if message.role == "assistant":
+        return [_chat_assistant(message)]
+    out: list[dict[str, Any]] = []
+    images: list[dict[str, Any]] = []
+    for p in message.parts:
+        if p.kind == "tool_result":
+            call_id = provider_call_id(p.block.call_id or "")
+            out.append({"role": "tool", "tool_call_id": call_id, "content": _result_text(p)})
+            for img in _result_images(p):
+                images.append({"type": "text", "text": f"[image returned by call {call_id}]"})
+                images.append({"type": "image_url", "image_url": {"url": _data_url(img)}})
+    rest = images + [_chat_part(p) for p in message.parts if p.kind != "tool_result"]
+    if rest:
+        out.append({"role": "user", "content": rest})
+    return out
 
 
 def to_openai(system: str, blocks: Sequence[Block]) -> list[dict[str, Any]]:
     """Chat Completions ``messages``: assistant ``tool_calls`` then one ``tool`` message per
     call, in call order."""
     out: list[dict[str, Any]] = []
-    if system:
+    if system.strip():
         out.append({"role": "system", "content": system})
     for message in plan_messages(blocks):
-        if message.role == "assistant":
-            texts = [part_text(p.block) for p in message.parts if p.kind != "tool_call"]
-            calls = [
-                {
-                    "id": p.block.call_id,
-                    "type": "function",
-                    "function": {"name": p.block.tool_id, "arguments": p.block.text or "{}"},
-                }
-                for p in message.parts
-                if p.kind == "tool_call"
-            ]
-            item: dict[str, Any] = {
-                "role": "assistant",
-                "content": "\n\n".join(texts) if texts else None,
-            }
-            if calls:
-                item["tool_calls"] = calls
-            out.append(item)
-            continue
-        for p in message.parts:
-            if p.kind == "tool_result":
-                out.append(
-                    {"role": "tool", "tool_call_id": p.block.call_id, "content": _result_text(p)}
-                )
-        rest = [_chat_part(p) for p in message.parts if p.kind != "tool_result"]
-        if rest:
-            out.append({"role": "user", "content": rest})
+        out += chat_items(message)
     return out
+
+
+# -- Responses ----------------------------------------------------------------------
 
 
 def _responses_part(part: Part) -> dict[str, Any]:
     b = part.block
     if part.kind == "image":
-        return {"type": "input_image", "image_url": _data_url(b)}
+        return {"type": "input_image", "image_url": _data_url(b), "detail": "auto"}
     if part.kind == "document":
-        name = str(b.meta.get("name", "attachment.pdf"))
-        return {"type": "input_file", "filename": name, "file_data": _data_url(b)}
-    return {"type": "input_text", "text": part_text(b)}
+        return {"type": "input_file", "filename": _filename(b), "file_data": _data_url(b)}
+    return {"type": "input_text", "text": part.text}
 
 
-def _flush_assistant_text(out: list[dict[str, Any]], texts: list[dict[str, Any]]) -> None:
-    if texts:
-        out.append({"type": "message", "role": "assistant", "content": list(texts)})
-        texts.clear()
+def _responses_output(part: Part) -> str | list[dict[str, Any]]:
+    items = result_items(part)
+    if all(isinstance(item, str) for item in items):
+        return "\n".join(str(item) for item in items)
+    return [
+        {"type": "input_text", "text": item}
+        if isinstance(item, str)
+        else {"type": "input_image", "image_url": _data_url(item), "detail": "auto"}
+        for item in items
+    ]
+
+
+def _assistant_text(texts: list[str]) -> dict[str, Any]:
+    return {"type": "message", "role": "assistant", "content": "\n\n".join(texts)}
+
+
+def responses_items(message: Message) -> list[dict[str, Any]]:
+    """The Responses ``input`` items for one plan message: assistant text as an easy
+    input message (string content), ``function_call`` items, ``function_call_output``
+    items (images a tool returned included), then a user message."""
+    out: list[dict[str, Any]] = []
+    if message.role == "assistant":
+        texts: list[str] = []
+        for p in message.parts:
+            if p.kind == "tool_call":
+                if texts:
+                    out.append(_assistant_text(texts))
+                    texts = []
+                out.append(
+                    {
+                        "type": "function_call",
+                        "call_id": provider_call_id(p.block.call_id or ""),
+                        "name": provider_tool_name(p.block.tool_id or ""),
+                        "arguments": p.block.text or "{}",
+                    }
+                )
+            else:
+                texts.append(p.text)
+        if texts:
+            out.append(_assistant_text(texts))
+        return out
+    for p in message.parts:
+        if p.kind == "tool_result":
+            out.append(
+                {
+                    "type": "function_call_output",
+                    "call_id": provider_call_id(p.block.call_id or ""),
+                    "output": _responses_output(p),
+                }
+            )
+    rest = [_responses_part(p) for p in message.parts if p.kind != "tool_result"]
+    if rest:
+        out.append({"type": "message", "role": "user", "content": rest})
+    return out
 
 
 def to_openai_responses(system: str, blocks: Sequence[Block]) -> list[dict[str, Any]]:
     """Responses API ``input`` items: messages, ``function_call`` and
     ``function_call_output`` items."""
     out: list[dict[str, Any]] = []
-    if system:
+    if system.strip():
         out.append(
             {
                 "type": "message",
@@ -97,33 +177,5 @@ def to_openai_responses(system: str, blocks: Sequence[Block]) -> list[dict[str, 
             }
         )
     for message in plan_messages(blocks):
-        if message.role == "assistant":
-            texts: list[dict[str, Any]] = []
-            for p in message.parts:
-                if p.kind == "tool_call":
-                    _flush_assistant_text(out, texts)
-                    out.append(
-                        {
-                            "type": "function_call",
-                            "call_id": p.block.call_id,
-                            "name": p.block.tool_id,
-                            "arguments": p.block.text or "{}",
-                        }
-                    )
-                else:
-                    texts.append({"type": "output_text", "text": part_text(p.block)})
-            _flush_assistant_text(out, texts)
-            continue
-        for p in message.parts:
-            if p.kind == "tool_result":
-                out.append(
-                    {
-                        "type": "function_call_output",
-                        "call_id": p.block.call_id,
-                        "output": _result_text(p),
-                    }
-                )
-        rest = [_responses_part(p) for p in message.parts if p.kind != "tool_result"]
-        if rest:
-            out.append({"type": "message", "role": "user", "content": rest})
+        out += responses_items(message)
     return out

@@ -7,7 +7,8 @@ from typing import Any
 
 from timeline.block import Block
 from timeline.block_types import block_type
-from timeline.formats._plan import b64
+from timeline.errors import EmptyPromptError
+from timeline.formats._plan import b64, media_kind
 
 __all__ = ["block_text", "to_document", "to_text"]
 
@@ -24,7 +25,13 @@ def block_text(b: Block) -> str:
         return f"[TOOL RESULT {b.tool_id or ''} call_id={b.call_id}{err}]\n{b.text}"
     if spec.render == "attachment":
         name = b.meta.get("name", b.path)
-        if b.data is not None and not b.text:
+        if b.data is not None and media_kind(b) is None:
+            note = (
+                f"[USER ATTACHMENT {name} ({b.mime}, {len(b.data)} bytes) not sent: "
+                "the provider does not accept this type]"
+            )
+            return f"{note}\n{b.text}" if b.text.strip() else note
+        if b.data is not None and not b.text.strip():
             return f"[USER ATTACHMENT {name} ({b.mime}, {len(b.data)} bytes)]"
         return f"[USER ATTACHMENT {name}]\n{b.text}"
     return f"{spec.label}\n{b.text}" if spec.label else b.text
@@ -32,7 +39,7 @@ def block_text(b: Block) -> str:
 
 def to_text(system: str, blocks: Sequence[Block]) -> str:
     """The whole prompt as one string (system first)."""
-    parts = [f"[SYSTEM]\n{system}"] if system else []
+    parts = [f"[SYSTEM]\n{system}"] if system.strip() else []
     parts += [block_text(b) for b in blocks]
     return "\n\n".join(parts)
 
@@ -45,18 +52,24 @@ def to_document(
     points = set(cache_points)
     content: list[dict[str, Any]] = []
     for i, b in enumerate(blocks):
-        if b.data is not None and block_type(b.type).render == "attachment":
-            kind = "image" if b.mime.startswith("image/") else "document"
+        kind = media_kind(b) if block_type(b.type).render == "attachment" else None
+        if b.data is not None and kind is not None:
             source = {"type": "base64", "media_type": b.mime, "data": b64(b.data)}
             content.append({"type": "text", "text": block_text(b)})
             item: dict[str, Any] = {"type": kind, "source": source}
+        elif b.data is not None and media_kind(b) == "image":  # an image a tool returned
+            content.append({"type": "text", "text": block_text(b)})
+            source = {"type": "base64", "media_type": b.mime, "data": b64(b.data)}
+            item = {"type": "image", "source": source}
         else:
             item = {"type": "text", "text": block_text(b)}
         if i in points:
             item["cache_control"] = {"type": "ephemeral"}
         content.append(item)
+    if not content:
+        raise EmptyPromptError("nothing to send: the rendered timeline holds no block")
     payload: dict[str, Any] = {"messages": [{"role": "user", "content": content}]}
-    if system:
+    if system.strip():
         sys_block: dict[str, Any] = {"type": "text", "text": system}
         if system_cached:
             sys_block["cache_control"] = {"type": "ephemeral"}

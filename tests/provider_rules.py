@@ -1,0 +1,267 @@
+"""Strict payload validation against the real ``anthropic`` and ``openai`` SDK param types,
+plus the provider rules those types cannot express.
+
+The SDKs' params are ``TypedDict``s; every one reachable from the top types gets
+``extra="forbid"`` and strict mode, so an unknown or misspelt key fails. Some SDK unions
+also accept their response *models* (which allow extra keys): a payload dict that only
+validates as such a model is reported too. ``Iterable[...]`` fields validate lazily in
+pydantic, so the result is drained to run every nested check.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any, get_args, get_type_hints
+
+import pydantic
+import typing_extensions
+from anthropic.types import MessageCreateParams, MessageParam, TextBlockParam
+from openai.types.chat import ChatCompletionMessageParam
+from openai.types.responses import ResponseInputItemParam
+
+NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+CALL_ID_RE = re.compile(r"^[a-zA-Z0-9_-]{1,40}$")
+IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+DOCUMENT_TYPES = frozenset({"application/pdf", "text/plain"})
+MAX_CACHE_POINTS = 4
+
+_CONFIG = pydantic.ConfigDict(extra="forbid", strict=True, arbitrary_types_allowed=True)
+_seen: set[type] = set()
+
+
+def _forbid_extra(tp: Any) -> None:
+    if isinstance(tp, type) and typing_extensions.is_typeddict(tp):
+        if tp in _seen:
+            return
+        _seen.add(tp)
+        tp.__pydantic_config__ = _CONFIG  # type: ignore[attr-defined]
+        for hint in get_type_hints(tp, include_extras=True).values():
+            _forbid_extra(hint)
+        return
+    for arg in get_args(tp):
+        _forbid_extra(arg)
+    value = getattr(tp, "__value__", None)
+    if value is not None:
+        _forbid_extra(value)
+
+
+for _top in (MessageCreateParams, MessageParam, ChatCompletionMessageParam, ResponseInputItemParam):
+    _forbid_extra(_top)
+
+_LIST = pydantic.ConfigDict(strict=True, arbitrary_types_allowed=True)
+ANTHROPIC_MESSAGES = pydantic.TypeAdapter(list[MessageParam], config=_LIST)
+ANTHROPIC_SYSTEM = pydantic.TypeAdapter(list[TextBlockParam], config=_LIST)
+CHAT_MESSAGES = pydantic.TypeAdapter(list[ChatCompletionMessageParam], config=_LIST)
+RESPONSES_INPUT = pydantic.TypeAdapter(list[ResponseInputItemParam], config=_LIST)
+
+
+def _drain(value: Any) -> None:
+    if isinstance(value, pydantic.BaseModel):
+        raise ValueError(
+            f"a dict only validates as the response model {type(value).__name__}, "
+            "not as a param type"
+        )
+    if isinstance(value, Mapping):
+        for v in value.values():
+            _drain(v)
+    elif isinstance(value, list | tuple | Iterator) or type(value).__name__ == "ValidatorIterator":
+        for v in value:
+            _drain(v)
+
+
+def sdk_errors(adapter: pydantic.TypeAdapter[Any], value: Any) -> list[str]:
+    """The SDK type's complaints about ``value`` (empty when valid)."""
+    try:
+        _drain(adapter.validate_python(value))
+    except pydantic.ValidationError as exc:
+        first = exc.errors()[0]
+        return [f"sdk: {len(exc.errors())} errors, first at {first['loc']}: {first['msg']}"]
+    except ValueError as exc:
+        return [f"sdk: {exc}"]
+    return []
+
+
+def _blank(text: Any) -> bool:
+    return not isinstance(text, str) or not text.strip()
+
+
+# -- Anthropic ------------------------------------------------------------------------
+
+
+def _anthropic_part_errors(part: Mapping[str, Any], where: str) -> list[str]:
+    errors: list[str] = []
+    kind = part.get("type")
+    if kind == "text" and _blank(part.get("text")):
+        errors.append(f"{where}: empty text")
+    if kind in ("image", "document"):
+        source = part.get("source", {})
+        allowed = IMAGE_TYPES if kind == "image" else DOCUMENT_TYPES
+        if source.get("media_type", "text/plain") not in allowed:
+            errors.append(f"{where}: {kind} media type {source.get('media_type')!r}")
+    if kind == "tool_use":
+        if not NAME_RE.match(str(part.get("name"))):
+            errors.append(f"{where}: tool name {part.get('name')!r}")
+        if not CALL_ID_RE.match(str(part.get("id"))):
+            errors.append(f"{where}: tool_use id {part.get('id')!r}")
+    if kind == "tool_result":
+        content = part.get("content", "")
+        items = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        if part.get("is_error") and not items:
+            errors.append(f"{where}: error result without content")
+        for k, item in enumerate(items):
+            errors += _anthropic_part_errors(item, f"{where}.content[{k}]")
+    if kind in ("thinking", "redacted_thinking") and "role:user" in where:
+        errors.append(f"{where}: thinking in a user message")
+    return errors
+
+
+def anthropic_errors(payload: Mapping[str, Any]) -> list[str]:
+    """Everything the Messages API would reject in ``payload`` (``{system?, messages}``)."""
+    errors = sdk_errors(ANTHROPIC_MESSAGES, payload.get("messages"))
+    if "system" in payload:
+        errors += sdk_errors(ANTHROPIC_SYSTEM, payload["system"])
+        errors += [
+            f"system[{i}]: empty" for i, s in enumerate(payload["system"]) if _blank(s["text"])
+        ]
+    if set(payload) - {"system", "messages"}:
+        errors.append(f"unexpected keys {sorted(set(payload) - {'system', 'messages'})}")
+    messages = payload.get("messages") or []
+    if not messages:
+        return [*errors, "no messages"]
+    if messages[0]["role"] != "user":
+        errors.append("first message is not user")
+    cache_points = sum(1 for s in payload.get("system", []) if "cache_control" in s)
+    pending: list[str] = []
+    for i, m in enumerate(messages):
+        role, content = m["role"], m["content"]
+        where = f"messages[{i}] role:{role}"
+        if i and messages[i - 1]["role"] == role:
+            errors.append(f"{where}: same role as the previous message")
+        parts = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        if not parts:
+            errors.append(f"{where}: empty content")
+        results = [p.get("tool_use_id") for p in parts if p.get("type") == "tool_result"]
+        lead = [p.get("tool_use_id") for p in parts[: len(results)]]
+        if role == "user" and results != lead:
+            errors.append(f"{where}: tool_result blocks are not first")
+        if sorted(map(str, results)) != sorted(pending):
+            errors.append(f"{where}: results {results} do not answer the calls {pending}")
+        pending = [str(p.get("id")) for p in parts if p.get("type") == "tool_use"]
+        for j, part in enumerate(parts):
+            cache_points += "cache_control" in part
+            errors += _anthropic_part_errors(part, f"{where}.content[{j}]")
+    if pending:
+        errors.append(f"calls {pending} have no results")
+    last = messages[-1]
+    if last["role"] == "assistant":
+        final = last["content"] if isinstance(last["content"], str) else last["content"][-1]
+        text = final if isinstance(final, str) else final.get("text", "x")
+        if text != text.rstrip():
+            errors.append("the final assistant message ends in whitespace")
+    if cache_points > MAX_CACHE_POINTS:
+        errors.append(f"{cache_points} cache_control marks (max {MAX_CACHE_POINTS})")
+    return errors
+
+
+# -- OpenAI Chat Completions ----------------------------------------------------------
+
+
+def _data_url_type(url: str) -> str:
+    return url[5:].split(";", 1)[0] if url.startswith("data:") else ""
+
+
+def chat_errors(messages: list[dict[str, Any]]) -> list[str]:
+    """Everything Chat Completions would reject in ``messages``."""
+    errors = sdk_errors(CHAT_MESSAGES, messages)
+    if not [m for m in messages if m["role"] != "system"]:
+        errors.append("no conversation messages")
+    pending: list[str] = []
+    for i, m in enumerate(messages):
+        where = f"messages[{i}] role:{m['role']}"
+        if m["role"] == "tool":
+            if m.get("tool_call_id") not in pending:
+                errors.append(f"{where}: tool message answers no open call")
+            else:
+                pending.remove(m["tool_call_id"])
+            if _blank(m.get("content")):
+                errors.append(f"{where}: empty tool content")
+            continue
+        if pending:
+            errors.append(f"{where}: calls {pending} are not answered right after their message")
+            pending = []
+        content = m.get("content")
+        if m["role"] == "assistant" and content is None and not m.get("tool_calls"):
+            errors.append(f"{where}: no content and no tool calls")
+        if isinstance(content, str) and _blank(content):
+            errors.append(f"{where}: empty content")
+        for j, part in enumerate(content if isinstance(content, list) else []):
+            if part.get("type") == "text" and _blank(part.get("text")):
+                errors.append(f"{where}.content[{j}]: empty text")
+            if part.get("type") == "image_url":
+                mime = _data_url_type(part["image_url"]["url"])
+                if mime not in IMAGE_TYPES:
+                    errors.append(f"{where}.content[{j}]: image type {mime!r}")
+            if part.get("type") == "file":
+                mime = _data_url_type(part["file"].get("file_data", ""))
+                if mime != "application/pdf":
+                    errors.append(f"{where}.content[{j}]: file type {mime!r}")
+        if isinstance(content, list) and not content:
+            errors.append(f"{where}: empty content list")
+        for call in m.get("tool_calls") or []:
+            if not NAME_RE.match(call["function"]["name"]):
+                errors.append(f"{where}: tool name {call['function']['name']!r}")
+            if not CALL_ID_RE.match(call["id"]):
+                errors.append(f"{where}: call id {call['id']!r}")
+            pending.append(call["id"])
+    if pending:
+        errors.append(f"calls {pending} have no results")
+    final = messages[-1] if messages else {}
+    text = final.get("content") if final.get("role") == "assistant" else None
+    if isinstance(text, str) and text != text.rstrip():
+        errors.append("the final assistant message ends in whitespace")
+    return errors
+
+
+# -- OpenAI Responses -----------------------------------------------------------------
+
+
+def responses_errors(items: list[dict[str, Any]]) -> list[str]:
+    """Everything the Responses API would reject in ``input``."""
+    errors = sdk_errors(RESPONSES_INPUT, items)
+    if not [i for i in items if i.get("role") not in ("system", "developer")]:
+        errors.append("no conversation items")
+    calls: list[str] = []
+    answered: set[str] = set()
+    for i, item in enumerate(items):
+        where = f"input[{i}]"
+        kind = item.get("type", "message")
+        if kind == "function_call":
+            if not NAME_RE.match(item["name"]):
+                errors.append(f"{where}: tool name {item['name']!r}")
+            if not CALL_ID_RE.match(item["call_id"]):
+                errors.append(f"{where}: call id {item['call_id']!r}")
+            calls.append(item["call_id"])
+        elif kind == "function_call_output":
+            if item["call_id"] not in calls:
+                errors.append(f"{where}: output for an unknown call {item['call_id']!r}")
+            answered.add(item["call_id"])
+            output = item["output"]
+            if isinstance(output, str) and _blank(output):
+                errors.append(f"{where}: empty output")
+        elif kind == "message":
+            content = item["content"]
+            if isinstance(content, str):
+                if _blank(content):
+                    errors.append(f"{where}: empty content")
+                continue
+            for j, part in enumerate(content):
+                if part.get("type") in ("input_text", "output_text") and _blank(part.get("text")):
+                    errors.append(f"{where}.content[{j}]: empty text")
+                if part.get("type") == "input_image":
+                    mime = _data_url_type(part.get("image_url", ""))
+                    if mime not in IMAGE_TYPES:
+                        errors.append(f"{where}.content[{j}]: image type {mime!r}")
+    if set(calls) - answered:
+        errors.append(f"calls {sorted(set(calls) - answered)} have no output")
+    return errors

@@ -1,0 +1,163 @@
+"""A broad, seeded generator of timelines for the provider-validity tests.
+
+Each seed builds one timeline with a random mix of what real sessions hold: prompts
+(some empty, blank or ending in whitespace), attachments of many media types (binary,
+textual, both), tool calls with foreign names and call ids, parallel and pending calls,
+error results, images inside tool results, notes and custom blocks, hidden and pinned
+blocks, compaction under a small budget, forced renders, and timelines imported back
+from their own payloads. :func:`payload_cases` yields every render's four payloads.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+from collections.abc import Iterator
+from typing import Any
+
+from samples import PNG_1x1
+
+from timeline import CompactionPolicy, HeuristicCounter, RenderedContext, Timeline, blocks
+from timeline.errors import TimelineError
+from timeline.importers import import_messages
+
+JPEG = b"\xff\xd8\xff\xe0" + b"\x00" * 16
+PDF = b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n"
+SVG = b'<svg xmlns="http://www.w3.org/2000/svg"/>'
+
+TEXTS = (
+    "Fix the failing test in a.py",
+    "",
+    "   \n",
+    "done. ",
+    "trailing newline\n",
+    "ünïcode ✓ and 日本語",
+    "x " * 300,
+)
+TOOL_NAMES = ("read_file", "bash", "web-search", "functions.fs_read", "my tool", "t" * 70)
+CALL_IDS = (None, None, "toolu_01AbCd{n}", "functions.fs_read:{n}", "call {n}", "c" * 80 + "{n}")
+ATTACHMENTS: tuple[tuple[str, bytes | None, str], ...] = (
+    ("image/png", PNG_1x1, ""),
+    ("image/jpeg", JPEG, ""),
+    ("image/svg+xml", SVG, ""),
+    ("application/pdf", PDF, ""),
+    ("application/vnd.openxmlformats-officedocument.wordprocessingml.document", b"PK\x03", ""),
+    ("text/plain", None, "notes.txt says hello"),
+    ("image/png", PNG_1x1, "a caption kept with the image"),
+    ("text/csv", b"a,b\n1,2\n", "a,b\n1,2\n"),
+)
+
+
+class _Gen:
+    def __init__(self, seed: int) -> None:
+        self.rng = random.Random(seed)
+        budget = self.rng.choice((None, 900, 2_500, 8_000))
+        self.tl = Timeline(
+            f"gen{seed}",
+            policy=CompactionPolicy(max_tokens=budget, keep_recent_turns=self.rng.randint(0, 3)),
+            token_counter=HeuristicCounter(),
+        )
+        self.n = 0
+
+    def text(self) -> str:
+        return self.rng.choice(TEXTS)
+
+    def call_id(self) -> str | None:
+        self.n += 1
+        pattern = self.rng.choice(CALL_IDS)
+        return None if pattern is None else pattern.format(n=self.n)
+
+    def attachment(self) -> None:
+        mime, data, text = self.rng.choice(ATTACHMENTS)
+        self.tl.append(blocks.user_attachment(name=f"f{self.n}", mime=mime, data=data, text=text))
+
+    def tools(self) -> None:
+        calls = [
+            self.tl.append(
+                blocks.tool_call(self.rng.choice(TOOL_NAMES), {"i": self.n}, call_id=self.call_id())
+            )
+            for _ in range(self.rng.choice((1, 1, 2, 3)))
+        ]
+        for call in calls:
+            roll = self.rng.random()
+            if roll < 0.15:
+                continue  # pending: no result recorded
+            text = self.text() if roll < 0.4 else f"result of {call.tool_id}"
+            data = PNG_1x1 if roll > 0.85 else None
+            mime = "image/png" if data else "text/plain"
+            self.tl.append(
+                blocks.tool_result(
+                    call.call_id or "",
+                    text,
+                    tool_id=call.tool_id,
+                    is_error=self.rng.random() < 0.2,
+                    mime=mime,
+                    data=data,
+                )
+            )
+
+    def step(self) -> None:
+        roll = self.rng.random()
+        if roll < 0.25:
+            self.tl.begin_turn()
+            self.tl.append(blocks.user_prompt(self.text()))
+        elif roll < 0.35:
+            self.attachment()
+        elif roll < 0.6:
+            self.tools()
+        elif roll < 0.8:
+            self.tl.append(blocks.assistant_completion(self.text()))
+        elif roll < 0.87:
+            self.tl.append(blocks.note(self.text()))
+        elif roll < 0.92:
+            self.tl.append(blocks.custom("react.plan", self.text(), author="assistant"))
+        elif roll < 0.96 and self.tl.blocks:
+            target = self.rng.choice(self.tl.blocks)
+            replacement = self.rng.choice((None, "[hidden]", ""))
+            self.tl.hide([target.path], replacement_text=replacement)
+        elif self.tl.blocks:
+            with contextlib.suppress(TimelineError):
+                self.tl.pin([self.rng.choice(self.tl.blocks).path])
+
+    def render(self) -> RenderedContext:
+        system = self.rng.choice(("You are a careful assistant.", "", "  "))
+        return self.tl.render(system, force_sanitize=self.rng.random() < 0.15)
+
+
+def _formats(view: RenderedContext) -> dict[str, Any]:
+    return {
+        "anthropic": view.to_anthropic(),
+        "document": view.to_document(),
+        "openai": view.to_openai(),
+        "responses": view.to_openai_responses(),
+    }
+
+
+def payload_cases(seed: int, renders: int = 3) -> Iterator[tuple[str, Any]]:
+    """``(format, payload)`` for ``renders`` renders of timeline ``seed`` and of the
+    timelines imported back from its Anthropic and OpenAI payloads."""
+    g = _Gen(seed)
+    g.tl.begin_turn()
+    if g.rng.random() < 0.8:
+        g.tl.append(blocks.user_prompt(g.text()))
+    last: dict[str, Any] = {}
+    for _ in range(renders):
+        for _ in range(g.rng.randint(1, 12)):
+            g.step()
+        try:
+            view = g.render()
+        except TimelineError:
+            continue  # e.g. pinned blocks over budget: a typed error is a valid outcome
+        try:
+            last = _formats(view)
+        except TimelineError:
+            continue  # nothing to send: a typed error, never an invalid payload
+        yield from last.items()
+    for fmt, key in (("anthropic", "anthropic"), ("openai", "openai")):
+        if key not in last:
+            continue
+        try:
+            imported, _ = import_messages(last[key], fmt, f"import{seed}")  # type: ignore[arg-type]
+            yield from _formats(imported.render("imported")).items()
+        except TimelineError:
+            continue

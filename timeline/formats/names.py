@@ -1,0 +1,44 @@
+"""Tool names and call ids in the form every provider accepts.
+
+Anthropic and OpenAI accept tool names matching ``^[a-zA-Z0-9_-]{1,64}$`` and reject
+call ids with other characters (OpenAI also caps them at 40). Timelines keep whatever
+was appended or imported (``functions.fs_read:0`` from another provider, a name with a
+dot); every payload format maps them through these two functions, so the call and its
+result always carry the same safe id. Declare your tools to the provider under
+``provider_tool_name(name)`` when a name does not already fit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Final
+
+__all__ = ["provider_call_id", "provider_tool_name"]
+
+_NAME: Final = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+_CALL_ID: Final = re.compile(r"^[a-zA-Z0-9_-]{1,40}$")
+_UNSAFE: Final = re.compile(r"[^a-zA-Z0-9_-]")
+
+
+def _digest(value: str, n: int) -> str:
+    return hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:n]
+
+
+def provider_tool_name(name: str) -> str:
+    """``name`` itself when it fits ``^[a-zA-Z0-9_-]{1,64}$``; otherwise every other
+    character becomes ``_`` and a name over 64 characters keeps 55 plus a hash."""
+    if _NAME.match(name):
+        return name
+    safe = _UNSAFE.sub("_", name) or "tool"
+    if len(safe) > 64:
+        safe = f"{safe[:55]}_{_digest(name, 8)}"
+    return safe
+
+
+def provider_call_id(call_id: str) -> str:
+    """``call_id`` itself when it fits ``^[a-zA-Z0-9_-]{1,40}$``; otherwise a stable safe
+    form: its first 27 characters made safe, ``_`` and 12 hex digits of its hash."""
+    if _CALL_ID.match(call_id):
+        return call_id
+    return f"{_UNSAFE.sub('_', call_id[:27])}_{_digest(call_id, 12)}"
