@@ -15,7 +15,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from benchmarks import peers, persist_speed, render_speed
+from benchmarks import peers, persist_speed, render_speed, summary_cap
 from benchmarks._util import ms, us
 from timeline import TiktokenCounter
 
@@ -88,7 +88,9 @@ def _peer_tables(res: dict[str, Any]) -> list[str]:
     return out
 
 
-def _goals(res: dict[str, Any], rs: dict[str, Any], ps: dict[str, Any]) -> list[str]:
+def _goals(
+    res: dict[str, Any], rs: dict[str, Any], ps: dict[str, Any], sc: dict[str, Any]
+) -> list[str]:
     by = {r["name"]: r for r in res["compare"]}
     ours = by["block-timeline"]
     peer = by["LangChain SummarizationMiddleware (memoized counter)"]
@@ -149,6 +151,16 @@ def _goals(res: dict[str, Any], rs: dict[str, Any], ps: dict[str, Any]) -> list[
             p[300] <= 1.5 * p[30],
         ),
         row(
+            "mean request tokens at 1,200 turns within 5% of 300 turns",
+            f"{sc['rows'][-1]['mean_tokens'] / sc['rows'][0]['mean_tokens']:.3f}x",
+            abs(sc["rows"][-1]["mean_tokens"] / sc["rows"][0]["mean_tokens"] - 1) <= 0.05,
+        ),
+        row(
+            "every summary within summary_max_tokens (tiktoken count)",
+            f"largest {max(r['summary_max'] for r in sc['rows']):,} of {sc['rows'][0]['cap']:,}",
+            all(r["summary_max"] <= r["cap"] for r in sc["rows"]),
+        ),
+        row(
             "memory with persist-and-evict flat in session length",
             f"peak {mem[lo] / 2**20:.2f} MiB at {lo} turns, {mem[hi] / 2**20:.2f} MiB at {hi}",
             mem[hi] <= 1.25 * mem[lo],
@@ -167,6 +179,8 @@ def main() -> int:
     rs = render_speed.run()
     print("persistence ...", flush=True)
     ps = persist_speed.run(turns=315)
+    print("summary cap ...", flush=True)
+    sc = summary_cap.run(budget=args.budget)
     print("peers (this takes a few minutes) ...", flush=True)
     res = peers.run(turns=args.turns, budget=args.budget)
 
@@ -192,7 +206,7 @@ def main() -> int:
         "",
         "## Goals",
         "",
-        *_goals(res, rs, ps),
+        *_goals(res, rs, ps, sc),
         "",
         "## Against the peers",
         "",
@@ -215,6 +229,14 @@ def main() -> int:
         "re-tokenized.",
         "",
         *render_speed.report(rs),
+        "",
+        "## Summary cap over session length",
+        "",
+        "Our timeline alone on the same session at two lengths: the inventory summary folds "
+        "older requests and shortens its lists to stay within `summary_max_tokens` (10% of "
+        "the budget by default), so the request size does not creep as the session grows.",
+        "",
+        *summary_cap.report(sc),
         "",
         "## Persistence (SQLite)",
         "",

@@ -73,7 +73,8 @@ def session(tl: Timeline, turns: int, offset: int = 0) -> None:
 
 
 def three_compactions(make_tl: Callable[..., Timeline]) -> Timeline:
-    tl = make_tl(policy=CompactionPolicy(max_tokens=6_000, keep_recent_turns=1))
+    policy = CompactionPolicy(max_tokens=6_000, keep_recent_turns=1, summary_max_tokens=1_200)
+    tl = make_tl(policy=policy)
     for k in range(3):
         session(tl, 3, offset=3 * k)
         assert tl.compact("You are an agent.", keep_recent_tokens=300) is not None

@@ -3,14 +3,16 @@
 Fills seed 000's structured sections from the blocks and the digest, merges them with
 the previous summary section by section (nothing from an earlier summary is dropped
 unless the size cap forces the oldest progress lines out), and lists every user request
-verbatim up to a per-request cap so no request disappears across compactions.
+verbatim up to a per-request cap so no request disappears across compactions, unless
+even the shortest cap would break ``max_tokens``: then the older requests fold (counted,
+still in the turn log). The summary never exceeds ``max_tokens`` (chars/4).
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Final
 
 import attrs
@@ -72,6 +74,8 @@ LINE_CAP: Final = 240
 ITEM_CAP: Final = 160
 """A Progress item quotes its turn's reply (the first sentence) up to this many chars."""
 _CAP_LADDER: Final = (600, 240, 120, 60)
+_FOLD_STEP: Final = 8
+"""Requests fold in steps of this many, so the request lines shift rarely."""
 
 
 def _sentences(text: str) -> list[str]:
@@ -126,6 +130,22 @@ def _first_line(text: str) -> str:
 def _clip(text: str, cap: int = LINE_CAP) -> str:
     text = " ".join(text.split())
     return text if len(text) <= cap else f"{text[: cap - 3]}..."
+
+
+def _clip_lines(text: str, budget_chars: int) -> str:
+    """The whole lines of ``text`` that fit in ``budget_chars`` (the first one clipped if
+    even it does not): the last resort that keeps a summary within its cap."""
+    lines = text.split("\n")
+    kept: list[str] = []
+    size = -1
+    for line in lines:
+        size += len(line) + 1
+        if size > budget_chars:
+            break
+        kept.append(line)
+    while kept and not kept[-1].strip():
+        kept.pop()
+    return "\n".join(kept) if kept else _clip(lines[0], max(4, budget_chars))[:budget_chars]
 
 
 def _dedupe(items: Iterable[str]) -> list[str]:
@@ -282,8 +302,13 @@ class InventorySummarizer:
                 capped[cap] = [cap_request(r, cap) for r in request.digest.user_requests]
             return capped[cap]
 
-        def render(caps: dict[str, int], cap_chars: int) -> str:
-            return self._render_history(*sections, request.digest, requests_at(cap_chars), caps)
+        def render(caps: dict[str, int], cap_chars: int, keep: int | None = None) -> str:
+            listed = requests_at(cap_chars)
+            omitted = request.digest.user_requests_omitted
+            if keep is not None and len(listed) > keep + 1:
+                omitted += len(listed) - 1 - keep
+                listed = listed[:1] + listed[len(listed) - keep :] if keep else listed[:1]
+            return self._render_history(*sections, request.digest, listed, omitted, caps)
 
         # At most three renders: as is; list caps scaled down in one step; then the
         # per-request cap computed from what the requests may still take. Every request
@@ -308,7 +333,40 @@ class InventorySummarizer:
         cap_chars = next(
             (c for c in _CAP_LADDER if c <= min(cap_chars, fit)), USER_REQUEST_MIN_CHARS
         )
-        return render(caps, cap_chars)
+        text = render(caps, cap_chars)
+        if len(text) <= budget_chars:
+            return text
+        return self._fold(text, budget_chars, render, caps, requests_at(cap_chars), cap_chars)
+
+    @staticmethod
+    def _fold(
+        text: str,
+        budget_chars: int,
+        render: Callable[[dict[str, int], int, int | None], str],
+        caps: dict[str, int],
+        listed: list[str],
+        cap_chars: int,
+    ) -> str:
+        """Over the cap even with every request at its shortest: fold the older requests
+        (the first, the goal, stays; the newest that fit stay; the folded ones are counted
+        and remain in the turn log), then shorten the lists, then drop whole lines from
+        the end. The summary never exceeds ``max_tokens`` (chars/4) at any session length.
+        """
+        fold_line = 120  # the "(N earlier requests omitted ...)" line a fold may add
+        room = budget_chars - (len(text) - sum(len(r) + 3 for r in listed)) - fold_line
+        keep = 0
+        for r in reversed(listed[1:]):
+            room -= len(r) + 3
+            if room < 0:
+                break
+            keep += 1
+        # a fixed step, so consecutive summaries fold at the same lines
+        keep -= keep % _FOLD_STEP if keep >= _FOLD_STEP else 0
+        text = render(caps, cap_chars, keep)
+        if len(text) <= budget_chars:
+            return text
+        text = render(dict.fromkeys(caps, 1), cap_chars, 0)
+        return text if len(text) <= budget_chars else _clip_lines(text, budget_chars)
 
     @staticmethod
     def _critical(blocks: Sequence[Block], digest: CompactionDigest) -> list[str]:
@@ -340,6 +398,7 @@ class InventorySummarizer:
         critical: list[str],
         digest: CompactionDigest,
         capped_requests: list[str],
+        omitted: int,
         caps: dict[str, int],
     ) -> str:
         def bullets(items: list[str], cap: int, mark: str = "- ") -> list[str]:
@@ -352,10 +411,10 @@ class InventorySummarizer:
         # bullets, not numbers: a numbered list would change every line when it shifts, and
         # each incremental summary would cost a fresh tokenization of the whole list
         requests = [f"- {r}" for r in capped_requests]
-        if digest.user_requests_omitted and requests:
+        if omitted and requests:
             requests.insert(
                 1,
-                f"- ({digest.user_requests_omitted} earlier requests omitted here; their full "
+                f"- ({omitted} earlier requests omitted here; their full "
                 "text is in the turn log, searchable with memory_read)",
             )
         out = ["## Goal", *(goal or ["(not stated)"]), ""]
@@ -398,4 +457,6 @@ class InventorySummarizer:
         lines += [f"- {p}" for p in progress[-20:]] or ["- (no tool calls)"]
         lines += ["", "### Context for Suffix"]
         lines += [f"- {c}" for c in context] or ["- (none)"]
-        return "\n".join(lines)
+        text = "\n".join(lines)
+        budget_chars = request.max_tokens * 4
+        return text if len(text) <= budget_chars else _clip_lines(text, budget_chars)
