@@ -65,7 +65,7 @@ def test_persist_evicts_and_archives_everything(store: Any) -> None:
     log by id, path and turn; summaries are index-only."""
     tl = new_tl()
     appended = []
-    for i in range(10):
+    for i in range(14):  # two compactions at least
         tl.begin_turn()
         appended.append(tl.append(blocks.user_prompt(f"question {i} " + "q" * 600)))
         appended.append(tl.append(blocks.assistant_completion(f"answer {i} " + "a" * 600)))
