@@ -14,7 +14,7 @@ from provider_rules import anthropic_errors, chat_errors, responses_errors
 from samples import PNG_1x1
 from timeline_gen import SVG, payload_cases
 
-from timeline import EmptyPromptError, HeuristicCounter, Timeline, blocks
+from timeline import EmptyPromptError, HeuristicCounter, InvalidBlockError, Timeline, blocks
 from timeline.formats.names import provider_call_id, provider_tool_name
 
 CHECKS = {
@@ -232,3 +232,22 @@ def test_tool_result_images_reach_every_format() -> None:
     assert [p["type"] for p in output] == ["input_text", "input_image"]
     doc = payloads["document"]["messages"][0]["content"]
     assert any(p["type"] == "image" for p in doc)
+
+
+@pytest.mark.parametrize("bad", ["", "a b", "x\n", 7, "z" * 129])
+def test_id_factory_cannot_produce_an_invalid_id(bad: Any) -> None:
+    """An id_factory returning an empty, spaced, non-str or huge id is refused with a
+    typed error and the timeline is unchanged."""
+    tl = Timeline("i", token_counter=HeuristicCounter(), id_factory=lambda kind, seq: bad)
+    with pytest.raises(InvalidBlockError, match="id_factory"):
+        tl.begin_turn()
+    assert tl.blocks == ()
+
+
+def test_generated_call_ids_are_provider_safe() -> None:
+    """A call id generated from an id_factory id with unsafe characters is provider-safe."""
+    tl = Timeline("i", token_counter=HeuristicCounter(), id_factory=lambda k, n: f"{k}:{n}")
+    tl.begin_turn()
+    call = tl.append(blocks.tool_call("bash", {}))
+    assert call.call_id == provider_call_id("call_block:2")
+    assert re.fullmatch(r"[a-zA-Z0-9_-]{1,40}", call.call_id or "")

@@ -12,12 +12,20 @@ from __future__ import annotations
 
 import contextlib
 import random
+import warnings
 from collections.abc import Iterator
 from typing import Any
 
 from samples import PNG_1x1
 
-from timeline import CompactionPolicy, HeuristicCounter, RenderedContext, Timeline, blocks
+from timeline import (
+    CompactionPolicy,
+    HeuristicCounter,
+    NoBudgetWarning,
+    RenderedContext,
+    Timeline,
+    blocks,
+)
 from timeline.errors import TimelineError
 from timeline.importers import import_messages
 
@@ -157,7 +165,10 @@ def payload_cases(seed: int, renders: int = 3) -> Iterator[tuple[str, Any]]:
         if key not in last:
             continue
         try:
-            imported, _ = import_messages(last[key], fmt, f"import{seed}")  # type: ignore[arg-type]
-            yield from _formats(imported.render("imported")).items()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", NoBudgetWarning)  # imports carry no budget
+                imported, _ = import_messages(last[key], fmt, f"import{seed}")  # type: ignore[arg-type]
+                views = _formats(imported.render("imported"))
         except TimelineError:
             continue
+        yield from views.items()

@@ -29,6 +29,7 @@ from timeline.errors import (
     PinnedOverBudgetError,
     UnknownPathError,
 )
+from timeline.formats.names import provider_call_id
 from timeline.persistence import IndexStore, TimelineSnapshot, TimelineState, UsageRecord
 from timeline.policy import CompactionPolicy
 from timeline.summarizers.base import AsyncSummarizer, Summarizer
@@ -170,6 +171,22 @@ class Timeline:
         self._commit_append(stored, state)
         return stored
 
+    def _new_id(self, kind: str, seq: int) -> str:
+        """``id_factory``'s id, checked: a non-empty str of at most 128 printable,
+        non-space characters (a generated call id is then made provider-safe)."""
+        value = self.id_factory(kind, seq)
+        if (
+            not isinstance(value, str)
+            or not 0 < len(value) <= 128
+            or not value.isprintable()
+            or any(c.isspace() for c in value)
+        ):
+            raise InvalidBlockError(
+                f"id_factory returned {value!r} for a {kind}: ids must be non-empty strings of "
+                "at most 128 printable characters without spaces"
+            )
+        return value
+
     def _prepare(
         self, block: Block, state: TimelineState, new_ids: set[str], new_calls: set[str]
     ) -> tuple[Block, TimelineState]:
@@ -179,13 +196,13 @@ class Timeline:
         turn_id = state.current_turn_id
         if block.type == TURN_HEADER:
             turn_seq = state.turn_seq + 1
-            turn_id = self.id_factory("turn", turn_seq)
+            turn_id = self._new_id("turn", turn_seq)
             state = msgspec.structs.replace(state, turn_seq=turn_seq, current_turn_id=turn_id)
         elif not turn_id:
             raise InvalidBlockError("no turn has begun: call begin_turn() before appending blocks")
         block_seq = state.block_seq + 1
         state = msgspec.structs.replace(state, block_seq=block_seq)
-        block_id = block.id or self.id_factory("block", block_seq)
+        block_id = block.id or self._new_id("block", block_seq)
         if block_id in self._by_id or block_id in new_ids:
             raise DuplicateBlockIdError(
                 f"block id {block_id!r} is already used in conversation {self.conversation_id!r}",
@@ -202,7 +219,7 @@ class Timeline:
         call_id = block.call_id
         if spec.render == "tool_call":
             if not call_id:
-                call_id = updates["call_id"] = f"call_{block_id}"
+                call_id = updates["call_id"] = provider_call_id(f"call_{block_id}")
             if call_id in self._calls or call_id in new_calls:
                 raise InvalidBlockError(
                     f"tool call id {call_id!r} is already used", block_id=block_id
