@@ -197,7 +197,7 @@ def test_inspect_shows_usage_by_type(imported: Path) -> None:
     out = cli("inspect", "c1", "--db", str(imported), "--max-tokens", "200", "--system", "sys")
     assert out.returncode == 0, out.stderr
     assert "react.tool.result" in out.stdout and "█" in out.stdout
-    assert "of 200" in out.stdout and "cache checkpoints: system +" in out.stdout
+    assert "of 200 tokens" in out.stdout and "cache checkpoints: system +" in out.stdout
 
 
 def test_search(imported: Path) -> None:
@@ -240,7 +240,7 @@ def test_demo_runs_the_pipeline(tmp_path: Path) -> None:
     out = cli("demo", "--turns", "12", "--max-tokens", "8000", "--db", "demo.db", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
-    assert lines[0].startswith("timeline demo: 12 turns, budget 8,000 tokens")
+    assert lines[0].startswith("timeline demo: 12 turns, budget 8,000 tokens, conversation 'demo'")
     assert any(line.strip().startswith("12 ") for line in lines)
     for key in ("compactions", "overflow retries", "blocks archived", "prefix reuse", "store size"):
         assert any(line.strip().startswith(key) for line in lines), key

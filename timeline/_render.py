@@ -366,6 +366,13 @@ def _finish(
         return known + sum(memo.block(b) for _, b in pending)
 
     tl._last_raw_estimate = lambda: count_tokens() - overhead
+    pending_at = {pos for pos in stream.pending if blocks[pos] is stream.blocks[pos]}
+
+    def block_tokens() -> tuple[int, ...]:
+        return tuple(
+            memo.block(b) if pos in pending_at else costs[pos] for pos, b in enumerate(blocks)
+        )
+
     return RenderedContext(
         system=prep.system,
         blocks=tuple(blocks),
@@ -376,6 +383,8 @@ def _finish(
         compaction=stats,
         truncated_paths=tuple(truncated),
         system_cached=bool(prep.system),
+        system_tokens=prep.system_tokens,
+        count_block_tokens=block_tokens,
     )
 
 

@@ -1,196 +1,213 @@
-"""The ``timeline`` command: demo, import, render, inspect, search, compact.
+"""The ``timeline`` command: demo, import, list, render, inspect, search, compact.
 
-Exit codes: 0 ok, 1 runtime error (one line; ``--debug`` for the traceback), 2 usage.
+Exit codes: 0 ok, 1 runtime error (one ``error: ...`` line; --debug for the traceback),
+2 usage error. Errors name the command-line flags, not the library's argument names.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import sys
 import traceback
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
 
+from timeline._cli_commands import (
+    cmd_compact,
+    cmd_demo,
+    cmd_import,
+    cmd_inspect,
+    cmd_list,
+    cmd_render,
+    cmd_search,
+)
+from timeline._cli_output import paint
 from timeline.errors import TimelineError
 
 __all__ = ["main"]
 
+DESCRIPTION = """\
+Keep an LLM conversation as a timeline of typed blocks, and look at it.
 
-def _policy(max_tokens: int | None) -> Any:
-    from timeline.policy import CompactionPolicy
+Start with the demo, then look at what it stored:
+  timeline demo
+  timeline list --db timeline-demo.db
+  timeline inspect demo --db timeline-demo.db
 
-    return CompactionPolicy(max_tokens=max_tokens) if max_tokens else CompactionPolicy()
+Exit codes: 0 ok, 1 runtime error (one line; --debug shows the traceback), 2 usage error.
+"""
 
-
-def _store(db: str) -> Any:
-    import index_store
-
-    return index_store.open(db if "://" in db else f"sqlite:///{db}")
-
-
-def _read_system(value: str | None) -> str:
-    if not value:
-        return ""
-    if value.startswith("@"):
-        with open(value[1:], encoding="utf-8") as fh:
-            return fh.read()
-    return value
-
-
-def cmd_demo(args: argparse.Namespace) -> int:
-    from timeline.demo import run_demo
-
-    return run_demo(turns=args.turns, max_tokens=args.max_tokens, db=args.db, seed=args.seed)
+# library argument names -> the flags that set them, for error messages
+_FLAG_TERMS = (
+    (re.compile(r"\bkeep_recent_tokens\b"), "--keep-recent"),
+    (re.compile(r"\bmax_tokens\b"), "--max-tokens"),
+    (re.compile(r"\bcontext_window\b"), "--max-tokens"),
+    (re.compile(r"\braise the budget\b"), "raise --max-tokens"),
+    (re.compile(r"\bshorten it\b"), "shorten --system"),
+)
 
 
-def cmd_import(args: argparse.Namespace) -> int:
-    from timeline.importers import import_messages
+def flag_terms(message: str) -> str:
+    """``message`` with the library's argument names replaced by the CLI flags."""
+    for pattern, flag in _FLAG_TERMS:
+        message = pattern.sub(flag, message)
+    return message
 
-    with open(args.file, encoding="utf-8") as fh:
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("block-timeline")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def _count(minimum: int) -> Callable[[str], int]:
+    """An argparse type: an integer >= ``minimum``, with the flag named on error."""
+
+    def parse(text: str) -> int:
         try:
-            data = json.load(fh)
-        except json.JSONDecodeError as exc:
-            raise TimelineError(f"{args.file}: not valid JSON: {exc}") from exc
-    store = _store(args.db)
-    try:
-        if store.load_window(args.conversation) is not None:
-            raise TimelineError(
-                f"conversation {args.conversation!r} already exists in {args.db}; "
-                "import into a new id"
-            )
-        tl, skipped = import_messages(data, args.format, args.conversation)
-        version = tl.persist(store)
-    finally:
-        store.close()
-    note = (
-        f" (skipped {skipped} system message(s): pass them to render with --system)"
-        if skipped
-        else ""
-    )
-    print(f"imported {len(tl.blocks)} blocks into {args.conversation!r} (version {version}){note}")
-    return 0
+            value = int(text.replace("_", ""))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
+        return value
 
-
-def _load(args: argparse.Namespace, store: Any) -> Any:
-    from timeline.timeline import Timeline
-
-    return Timeline.load(store, args.conversation, policy=_policy(args.max_tokens))
-
-
-def cmd_render(args: argparse.Namespace) -> int:
-    store = _store(args.db)
-    try:
-        view = _load(args, store).render(_read_system(args.system))
-    finally:
-        store.close()
-    if args.format == "text":
-        print(view.to_text())
-        return 0
-    payload: Any = {
-        "anthropic": view.to_anthropic,
-        "openai": view.to_openai,
-        "responses": view.to_openai_responses,
-        "document": view.to_document,
-    }[args.format]()
-    print(json.dumps(payload, indent=2, ensure_ascii=False))
-    return 0
-
-
-def cmd_inspect(args: argparse.Namespace) -> int:
-    from timeline.inspect import context_report
-
-    store = _store(args.db)
-    try:
-        tl = _load(args, store)
-        print(context_report(tl, _read_system(args.system)))
-    finally:
-        store.close()
-    return 0
-
-
-def cmd_search(args: argparse.Namespace) -> int:
-    store = _store(args.db)
-    try:
-        hits = store.search(args.conversation, args.query, limit=args.limit)
-    finally:
-        store.close()
-    if not hits:
-        print(f"no matches for {args.query!r}")
-        return 0
-    for h in hits:
-        snippet = " ".join(h.snippet.split())
-        print(f"{h.score:8.3f}  {h.kind:7}  {h.path}  (turn {h.turn_id})\n          {snippet}")
-    return 0
-
-
-def cmd_compact(args: argparse.Namespace) -> int:
-    store = _store(args.db)
-    try:
-        tl = _load(args, store)
-        stats = tl.compact(
-            _read_system(args.system), force=True, keep_recent_tokens=args.keep_recent
-        )
-        if stats is None:
-            print("nothing to compact: no valid cut point before the kept window")
-            return 0
-        version = tl.persist(store)
-    finally:
-        store.close()
-    print(
-        f"compacted {stats.compacted_blocks} blocks: {stats.tokens_before} -> "
-        f"{stats.tokens_after} tokens, summary at {stats.summary_path} (version {version})"
-    )
-    return 0
+    parse.__name__ = "integer"
+    return parse
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="timeline", description=__doc__)
-    p.add_argument("--debug", action="store_true", help="show tracebacks on errors")
-    sub = p.add_subparsers(dest="command", required=True)
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--debug",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="on an error, print the Python traceback too",
+    )
+    p = argparse.ArgumentParser(
+        prog="timeline",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--version", action="version", version=f"timeline {_version()}")
+    p.add_argument("--debug", action="store_true", help="on an error, print the traceback too")
+    sub = p.add_subparsers(
+        dest="command", required=True, metavar="COMMAND", help="what to do (each has --help)"
+    )
 
-    d = sub.add_parser("demo", help="run a scripted ReAct session on the embedded SQLite store")
-    d.add_argument("--turns", type=int, default=40)
-    d.add_argument("--max-tokens", type=int, default=16_000)
-    d.add_argument("--db", default="timeline-demo.db")
-    d.add_argument("--seed", type=int, default=7)
-    d.set_defaults(func=cmd_demo)
+    def command(name: str, help: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=help, description=help, parents=[common])
 
-    i = sub.add_parser("import", help="import OpenAI or Anthropic messages JSON")
-    i.add_argument("file")
-    i.add_argument("--format", choices=("openai", "anthropic"), required=True)
-    i.add_argument("--db", required=True)
-    i.add_argument("--conversation", required=True)
-    i.set_defaults(func=cmd_import)
+    def db(s: argparse.ArgumentParser) -> None:
+        s.add_argument(
+            "--db",
+            required=True,
+            metavar="PATH",
+            help="the store: a SQLite file path, or a store URL (sqlite:///..., postgresql://...)",
+        )
 
     def stored(name: str, help: str) -> argparse.ArgumentParser:
-        s = sub.add_parser(name, help=help)
-        s.add_argument("conversation")
-        s.add_argument("--db", required=True)
-        s.add_argument("--max-tokens", type=int, default=None)
-        s.add_argument("--system", default=None, help="system prompt text, or @file")
+        s = command(name, help)
+        s.add_argument("conversation", metavar="ID", help="the conversation id")
+        db(s)
+        s.add_argument(
+            "--max-tokens",
+            type=_count(1),
+            default=None,
+            metavar="N",
+            help="context budget in tokens (default: none, and then nothing compacts)",
+        )
+        s.add_argument(
+            "--system",
+            default=None,
+            metavar="TEXT|@FILE",
+            help="system prompt text, or @FILE to read it from a file (one trailing "
+            "newline is dropped)",
+        )
         return s
+
+    def json_flag(s: argparse.ArgumentParser, what: str) -> None:
+        s.add_argument("--json", action="store_true", help=f"print {what} as JSON")
+
+    d = command("demo", "run a scripted coding-agent session on a local SQLite store")
+    d.add_argument("--turns", type=_count(1), default=40, metavar="N", help="turns to run")
+    d.add_argument(
+        "--max-tokens", type=_count(1000), default=16_000, metavar="N", help="context budget"
+    )
+    d.add_argument(
+        "--db", default="timeline-demo.db", metavar="PATH", help="the store (SQLite path or URL)"
+    )
+    d.add_argument("--seed", type=int, default=7, metavar="N", help="seed of the scripted session")
+    d.add_argument("--conversation", default="demo", metavar="ID", help="conversation id to write")
+    d.add_argument(
+        "--force",
+        action="store_true",
+        help="replace the conversation even if the demo did not create it",
+    )
+    d.set_defaults(func=cmd_demo)
+
+    i = command("import", "import OpenAI Chat Completions or Anthropic Messages JSON")
+    i.add_argument("file", metavar="FILE", help="the JSON file (a messages list, or an object)")
+    i.add_argument(
+        "--format", choices=("openai", "anthropic"), required=True, help="the file's format"
+    )
+    db(i)
+    i.add_argument("--conversation", required=True, metavar="ID", help="a new conversation id")
+    i.set_defaults(func=cmd_import)
+
+    ls = command("list", "list the conversations in a store")
+    db(ls)
+    json_flag(ls, "an array of conversations")
+    ls.set_defaults(func=cmd_list)
 
     r = stored("render", "print the prompt a model call would get")
     r.add_argument(
         "--format",
         choices=("anthropic", "openai", "responses", "text", "document"),
         default="anthropic",
+        help="payload format (default: anthropic)",
     )
     r.set_defaults(func=cmd_render)
-    stored("inspect", "context usage by block type (a /context view)").set_defaults(
-        func=cmd_inspect
-    )
-    s = sub.add_parser("search", help="full-text search of everything the conversation held")
-    s.add_argument("conversation")
-    s.add_argument("query")
-    s.add_argument("--db", required=True)
-    s.add_argument("--limit", type=int, default=10)
+
+    n = stored("inspect", "context usage by block type (a /context view)")
+    json_flag(n, "the usage (tokens and share per block type)")
+    n.set_defaults(func=cmd_inspect)
+
+    s = command("search", "full-text search of everything the conversation held")
+    s.add_argument("conversation", metavar="ID", help="the conversation id")
+    s.add_argument("query", metavar="QUERY", help="words to look for")
+    db(s)
+    s.add_argument("--limit", type=_count(1), default=10, metavar="N", help="most hits to show")
+    json_flag(s, "the hits")
     s.set_defaults(func=cmd_search)
-    c = stored("compact", "compact now and persist (like /compact)")
-    c.add_argument("--keep-recent", type=int, default=None, help="tokens to keep verbatim")
+
+    c = stored(
+        "compact", "compact now and persist (like /compact); needs --max-tokens or --keep-recent"
+    )
+    c.add_argument(
+        "--keep-recent",
+        type=_count(1),
+        default=None,
+        metavar="TOKENS",
+        help="tokens of recent blocks to keep verbatim (needed without --max-tokens)",
+    )
+    json_flag(c, "what the compaction did")
     c.set_defaults(func=cmd_compact)
     return p
+
+
+def _quiet_stdout() -> None:
+    """After a broken pipe (``timeline ... | head``): send what is left to /dev/null."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 _COUNTS_TOKENS = frozenset({cmd_demo, cmd_render, cmd_inspect, cmd_compact})
@@ -198,18 +215,23 @@ _COUNTS_TOKENS = frozenset({cmd_demo, cmd_render, cmd_inspect, cmd_compact})
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = _parser()
-    args = parser.parse_args(argv)
+    """Run the command line; returns the exit code."""
+    args = _parser().parse_args(argv)
     try:
         if args.func in _COUNTS_TOKENS:
             from timeline.tokens import warm_up
 
             warm_up()
-        return int(args.func(args))
-    except (TimelineError, OSError, ValueError) as exc:
+        code = int(args.func(args))
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:
+        _quiet_stdout()
+        return 0
+    except (TimelineError, OSError, ValueError, json.JSONDecodeError) as exc:
         if args.debug:
             traceback.print_exc()
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"{paint('error', '31', sys.stderr)}: {flag_terms(str(exc))}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130

@@ -9,7 +9,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
 from timeline import blocks as B
@@ -79,7 +79,7 @@ class _Builder:
         )
 
 
-def _import_openai(messages: list[Any], b: _Builder) -> int:
+def _import_openai(messages: Iterable[Any], b: _Builder) -> int:
     skipped = 0
     for i, m in enumerate(messages):
         where = f"messages[{i}]"
@@ -136,7 +136,7 @@ def _import_openai(messages: list[Any], b: _Builder) -> int:
     return skipped
 
 
-def _import_anthropic(messages: list[Any], b: _Builder) -> int:
+def _import_anthropic(messages: Iterable[Any], b: _Builder) -> int:
     for i, m in enumerate(messages):
         where = f"messages[{i}]"
         if not isinstance(m, Mapping) or m.get("role") not in ("user", "assistant"):

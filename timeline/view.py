@@ -35,7 +35,16 @@ class RenderedContext:
     compaction: CompactionStats | None = None
     truncated_paths: tuple[str, ...] = ()
     system_cached: bool = True
+    system_tokens: int = 0
+    """Tokens of the system prompt alone."""
+    count_block_tokens: Callable[[], tuple[int, ...]] | None = attrs.field(
+        default=None, repr=False, eq=False
+    )
+    """Computes :attr:`block_tokens`."""
     _tokens: list[int] = attrs.field(factory=list, init=False, repr=False, eq=False)
+    _block_tokens: list[tuple[int, ...]] = attrs.field(
+        factory=list, init=False, repr=False, eq=False
+    )
 
     @property
     def tokens(self) -> int:
@@ -44,6 +53,16 @@ class RenderedContext:
         if not self._tokens:
             self._tokens.append(self.count_tokens())
         return self._tokens[0]
+
+    @property
+    def block_tokens(self) -> tuple[int, ...]:
+        """Prompt tokens of each of :attr:`blocks` as rendered (truncated copies at their
+        truncated size). ``system_tokens + sum(block_tokens)`` plus the calibration from
+        the last usage report is :attr:`tokens`."""
+        if not self._block_tokens:
+            fn = self.count_block_tokens
+            self._block_tokens.append(fn() if fn is not None else (0,) * len(self.blocks))
+        return self._block_tokens[0]
 
     @property
     def tail(self) -> tuple[Block, ...]:

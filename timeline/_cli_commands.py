@@ -1,0 +1,262 @@
+"""What each ``timeline`` subcommand does (the parser and error handling are in ``cli``).
+
+The ``--json`` shapes are documented in ``docs/cli.md`` and kept stable: keys are only
+ever added.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+from timeline._cli_output import color_enabled, emit_json, progress
+from timeline.errors import TimelineError
+from timeline.inspect import plural
+
+__all__ = [
+    "cmd_compact",
+    "cmd_demo",
+    "cmd_import",
+    "cmd_inspect",
+    "cmd_list",
+    "cmd_render",
+    "cmd_search",
+]
+
+
+def _store(db: str) -> Any:
+    import index_store
+
+    return index_store.open(db if "://" in db else f"sqlite:///{db}")
+
+
+def _policy(max_tokens: int | None) -> Any:
+    from timeline.policy import CompactionPolicy
+
+    return CompactionPolicy(max_tokens=max_tokens) if max_tokens else CompactionPolicy()
+
+
+def read_system(value: str | None) -> str:
+    """``--system``: the text itself, or ``@file`` for a file's text without the one
+    trailing newline an editor adds."""
+    if not value:
+        return ""
+    if value.startswith("@"):
+        with open(value[1:], encoding="utf-8-sig") as fh:
+            text = fh.read()
+        return text[:-2] if text.endswith("\r\n") else text.removesuffix("\n")
+    return value
+
+
+def _load(args: argparse.Namespace, store: Any) -> Any:
+    from timeline.timeline import Timeline
+
+    return Timeline.load(store, args.conversation, policy=_policy(args.max_tokens))
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from timeline.demo import run_demo
+
+    return run_demo(
+        turns=args.turns,
+        max_tokens=args.max_tokens,
+        db=args.db,
+        seed=args.seed,
+        conversation=args.conversation,
+        force=args.force,
+    )
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from timeline.import_stream import import_file
+
+    store = _store(args.db)
+    try:
+        if store.load_window(args.conversation) is not None:
+            raise TimelineError(
+                f"conversation {args.conversation!r} already exists in {args.db}; "
+                "import into a new --conversation id"
+            )
+        with (
+            open(args.file, "rb") as fh,
+            progress(f"importing {os.path.basename(args.file)}", _size(fh)) as advance,
+        ):
+            try:
+                tl, skipped = import_file(fh, args.format, args.conversation, advance)
+            except UnicodeDecodeError as exc:
+                raise TimelineError(f"{args.file}: not valid JSON: not UTF-8 ({exc})") from exc
+            except TimelineError as exc:
+                if str(exc).startswith("not valid JSON"):
+                    raise TimelineError(f"{args.file}: {exc}") from exc
+                raise
+        version = tl.persist(store)
+    finally:
+        store.close()
+    note = (
+        f" (skipped {plural(skipped, 'system message')}: pass the system prompt to render "
+        "with --system)"
+        if skipped
+        else ""
+    )
+    print(
+        f"imported {plural(len(tl.blocks), 'block')} into {args.conversation!r} "
+        f"(version {version}){note}"
+    )
+    return 0
+
+
+def _size(fh: Any) -> int | None:
+    try:
+        return os.fstat(fh.fileno()).st_size or None
+    except OSError:
+        return None
+
+
+def cmd_render(args: argparse.Namespace) -> int:
+    store = _store(args.db)
+    try:
+        view = _load(args, store).render(read_system(args.system))
+    finally:
+        store.close()
+    if args.format == "text":
+        print(view.to_text())
+        return 0
+    payload: Any = {
+        "anthropic": view.to_anthropic,
+        "openai": view.to_openai,
+        "responses": view.to_openai_responses,
+        "document": view.to_document,
+    }[args.format]()
+    emit_json(payload)
+    return 0
+
+
+def cmd_inspect(args: argparse.Namespace) -> int:
+    from timeline.inspect import context_usage, usage_report
+
+    store = _store(args.db)
+    try:
+        tl = _load(args, store)
+        system = read_system(args.system)
+        usage = context_usage(tl, system)
+    finally:
+        store.close()
+    if args.json:
+        emit_json(usage)
+    else:
+        print(usage_report(usage, color=color_enabled(sys.stdout)))
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    store = _store(args.db)
+    rows: list[dict[str, Any]] = []
+    try:
+        for cid in store.conversations():
+            loaded = store.load_window(cid)
+            if loaded is None:
+                continue
+            version, snap = loaded
+            rows.append(
+                {
+                    "conversation": cid,
+                    "version": version,
+                    "blocks": len(store.turn_log(cid)),
+                    "window_blocks": len(snap.blocks),
+                    "turns": snap.state.turn_seq,
+                    "summaries": len(store.summaries(cid)),
+                    "updated": max((b.ts for b in snap.blocks), default="") or None,
+                }
+            )
+    finally:
+        store.close()
+    if args.json:
+        emit_json(rows)
+        return 0
+    if not rows:
+        print(f"no conversations in {args.db}")
+        return 0
+    width = max(len("conversation"), *(len(r["conversation"]) for r in rows))
+    print(
+        f"{'conversation':<{width}} {'version':>7} {'blocks':>7} {'turns':>6} "
+        f"{'summaries':>9}  updated"
+    )
+    for r in rows:
+        print(
+            f"{r['conversation']:<{width}} {r['version']:>7} {r['blocks']:>7,} {r['turns']:>6,} "
+            f"{r['summaries']:>9}  {r['updated'] or '-'}"
+        )
+    print(plural(len(rows), "conversation"))
+    return 0
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    store = _store(args.db)
+    try:
+        hits = store.search(args.conversation, args.query, limit=args.limit)
+    finally:
+        store.close()
+    if args.json:
+        emit_json(
+            [
+                {
+                    "path": h.path,
+                    "turn_id": h.turn_id,
+                    "kind": h.kind,
+                    "score": h.score,
+                    "type": h.block.type,
+                    "block_id": h.block.id,
+                    "snippet": h.snippet,
+                }
+                for h in hits
+            ]
+        )
+        return 0
+    if not hits:
+        print(f"no matches for {args.query!r}")
+        return 0
+    for h in hits:
+        snippet = " ".join(h.snippet.split())
+        print(f"{h.score:8.3f}  {h.kind:7}  {h.path}  (turn {h.turn_id})\n          {snippet}")
+    print(plural(len(hits), "match", "matches"))
+    return 0
+
+
+def cmd_compact(args: argparse.Namespace) -> int:
+    if args.max_tokens is None and args.keep_recent is None:
+        raise TimelineError(
+            "compact needs a budget: pass --max-tokens (the context budget) or --keep-recent "
+            "(tokens to keep verbatim)"
+        )
+    store = _store(args.db)
+    try:
+        tl = _load(args, store)
+        stats = tl.compact(
+            read_system(args.system), force=True, keep_recent_tokens=args.keep_recent
+        )
+        version = tl.persist(store) if stats is not None else tl.version
+    finally:
+        store.close()
+    result: dict[str, Any] = {
+        "conversation": args.conversation,
+        "compacted": stats is not None,
+        "version": version,
+        "compacted_blocks": stats.compacted_blocks if stats else 0,
+        "tokens_before": stats.tokens_before if stats else None,
+        "tokens_after": stats.tokens_after if stats else None,
+        "summary_path": stats.summary_path if stats else None,
+        "covered_turns": len(stats.covered_turn_ids) if stats else 0,
+    }
+    if args.json:
+        emit_json(result)
+    elif stats is None:
+        print("nothing to compact: no valid cut point before the kept window")
+    else:
+        print(
+            f"compacted {plural(stats.compacted_blocks, 'block')}: {stats.tokens_before:,} -> "
+            f"{stats.tokens_after or 0:,} tokens, summary at {stats.summary_path} "
+            f"(version {version})"
+        )
+    return 0
