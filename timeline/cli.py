@@ -12,6 +12,7 @@ import os
 import re
 import sys
 import traceback
+import warnings
 from collections.abc import Callable, Sequence
 
 from timeline._cli_commands import (
@@ -217,6 +218,10 @@ _COUNTS_TOKENS = frozenset({cmd_demo, cmd_render, cmd_inspect, cmd_compact})
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     args = _parser().parse_args(argv)
+    from timeline.policy import NoBudgetWarning
+
+    # a command without --max-tokens is the normal case here; inspect says it in words
+    warnings.simplefilter("ignore", NoBudgetWarning)
     try:
         if args.func in _COUNTS_TOKENS:
             from timeline.tokens import warm_up
