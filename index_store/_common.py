@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -24,6 +24,7 @@ __all__ = [
     "encode_block_row",
     "encode_snapshot_row",
     "query_terms",
+    "stored_version",
 ]
 
 
@@ -59,7 +60,7 @@ T = TypeVar("T")
 
 
 def _decode_row(
-    data: bytes,
+    data: Any,
     schema: str,
     type_: type[T],
     conversation_id: str,
@@ -69,7 +70,7 @@ def _decode_row(
     """Decode a stored row; a bad one is a CorruptRecordError naming conversation and row
     (the rest of the store is unaffected)."""
     try:
-        return decode_record(bytes(data), schema, type_)
+        return decode_record(data, schema, type_)
     except CodecError as exc:
         raise CorruptRecordError(
             f"stored {what} of conversation {conversation_id!r} is corrupt: {exc}; "
@@ -79,11 +80,11 @@ def _decode_row(
         ) from exc
 
 
-def decode_block_row(data: bytes, conversation_id: str, row: str) -> Block:
+def decode_block_row(data: Any, conversation_id: str, row: str) -> Block:
     return _decode_row(data, "block", Block, conversation_id, f"block {row!r}", row)
 
 
-def decode_snapshot_row(data: bytes, conversation_id: str, row: str) -> TimelineSnapshot:
+def decode_snapshot_row(data: Any, conversation_id: str, row: str) -> TimelineSnapshot:
     return _decode_row(data, "snapshot", TimelineSnapshot, conversation_id, row)
 
 
@@ -92,8 +93,19 @@ def encode_window_row(window: TimelineSnapshot) -> bytes:
     return encode_record("window", WindowRecord(window.conversation_id, refs, window.state))
 
 
-def decode_window_row(data: bytes, conversation_id: str) -> WindowRecord:
+def decode_window_row(data: Any, conversation_id: str) -> WindowRecord:
     return _decode_row(data, "window", WindowRecord, conversation_id, "window")
+
+
+def stored_version(value: Any, conversation_id: str) -> int:
+    """A stored version number; anything but a non-negative int is a corrupt row."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise CorruptRecordError(
+            f"stored version of conversation {conversation_id!r} is {value!r}, not a "
+            "non-negative integer; the rest of the store is unaffected",
+            conversation_id=conversation_id,
+        )
+    return value
 
 
 def assemble_window(record: WindowRecord, blocks: Mapping[str, Block]) -> TimelineSnapshot:
@@ -127,7 +139,7 @@ def query_terms_all(text: str) -> list[str]:
     return [t.lower() for t in _TERM.findall(text)]
 
 
-def check_duplicate(conversation_id: str, block: Block, existing: bytes | None) -> bool:
+def check_duplicate(conversation_id: str, block: Block, existing: Any) -> bool:
     """An id already stored: fine (skip) when the stored block is the same; an error when
     it is a different block. Returns True when the row must be skipped."""
     if existing is None:

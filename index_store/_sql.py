@@ -21,9 +21,10 @@ from index_store._common import (
     encode_block_row,
     encode_snapshot_row,
     encode_window_row,
+    stored_version,
 )
 from timeline.block import Block
-from timeline.errors import ConflictError, NotFoundError
+from timeline.errors import ConflictError, CorruptRecordError, NotFoundError
 from timeline.persistence import CheckpointInfo, TimelineSnapshot
 
 __all__ = ["SqlStore", "utc_now_text"]
@@ -114,7 +115,7 @@ class SqlStore:
                     if not db.execute(insert, row).rowcount:
                         # the id is taken: fine only if it is this very block
                         existing = db.execute(stored, (conversation_id, b.id)).fetchone()
-                        check_duplicate(conversation_id, b, bytes(existing[0]))
+                        check_duplicate(conversation_id, b, existing[0])
             self._write_window(db, conversation_id, actual + 1, window_row)
         return actual + 1
 
@@ -130,6 +131,7 @@ class SqlStore:
             return None
         version, window = rows[0]
         record = decode_window_row(window, conversation_id)
+        version = stored_version(version, conversation_id)
         ids = [r.id for r in record.refs]
         blocks: dict[str, Block] = {}
         for chunk in _chunks(ids, 500):
@@ -140,7 +142,7 @@ class SqlStore:
             )
             for bid, body in self._query(self._sql(sql), (conversation_id, *chunk)):
                 blocks[bid] = decode_block_row(body, conversation_id, bid)
-        return int(version), assemble_window(record, blocks)
+        return version, assemble_window(record, blocks)
 
     def _blocks(self, conversation_id: str, where: str, params: Sequence[Any]) -> list[Block]:
         sql = (
@@ -233,10 +235,31 @@ class SqlStore:
         sql = "SELECT conversation_id FROM {conversations} WHERE live_window IS NOT NULL ORDER BY 1"
         return [r[0] for r in self._query(self._sql(sql))]
 
-    def check_integrity(self) -> None:
-        """Every window decodes and names blocks the store holds."""
+    def check_integrity(self) -> list[CorruptRecordError]:
+        """Every window, block row and checkpoint decoding; the problems found, one
+        :class:`CorruptRecordError` each naming conversation and row (empty: all good)."""
+        problems: list[CorruptRecordError] = []
         for cid in self.conversations():
-            self.load_window(cid)
+            try:
+                self.load_window(cid)
+            except CorruptRecordError as exc:
+                problems.append(exc)
+        for cid, bid, body in self._query(
+            self._sql(
+                f"SELECT conversation_id, block_id, body FROM {{blocks}} ORDER BY {self.ORDER}"
+            )
+        ):
+            try:
+                decode_block_row(body, cid, bid)
+            except CorruptRecordError as exc:
+                problems.append(exc)
+        sql = "SELECT conversation_id, checkpoint_id, body FROM {checkpoints} ORDER BY 1, 2"
+        for cid, name, body in self._query(self._sql(sql)):
+            try:
+                decode_snapshot_row(body, cid, f"checkpoint {name!r}")
+            except CorruptRecordError as exc:
+                problems.append(exc)
+        return problems
 
 
 def _chunks(items: list[str], size: int) -> Iterator[list[str]]:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+from functools import partial
 
 import attrs
 
@@ -24,7 +25,7 @@ from index_store._common import (
     query_terms_all,
 )
 from timeline.block import Block
-from timeline.errors import ConflictError, NotFoundError
+from timeline.errors import ConflictError, CorruptRecordError, NotFoundError
 from timeline.persistence import CheckpointInfo, SearchHit, TimelineSnapshot
 
 __all__ = ["MemoryStore"]
@@ -191,11 +192,24 @@ class MemoryStore(InlineAsync):
         with self._lock:
             return sorted(k for k, v in self._data.items() if v.window is not None)
 
-    def check_integrity(self) -> None:
-        """Decode every row; raises CorruptRecordError on the first bad one."""
-        for cid in list(self._data):
-            self.load_window(cid)
-            self._rows(cid)
+    def check_integrity(self) -> list[CorruptRecordError]:
+        """Decode every window, row and checkpoint; the problems found (empty: all good)."""
+        problems: list[CorruptRecordError] = []
+        with self._lock:
+            items = [(cid, conv, list(conv.rows.items())) for cid, conv in self._data.items()]
+        for cid, conv, rows in items:
+            checks: list[Callable[[], object]] = [partial(self.load_window, cid)]
+            checks += [partial(decode_block_row, raw, cid, bid) for bid, (_, raw) in rows]
+            checks += [
+                partial(decode_snapshot_row, body, cid, f"checkpoint {name!r}")
+                for name, (_, _, body) in conv.checkpoints.items()
+            ]
+            for check in checks:
+                try:
+                    check()
+                except CorruptRecordError as exc:
+                    problems.append(exc)
+        return problems
 
     def close(self) -> None:
         """Nothing to release."""

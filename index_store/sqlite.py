@@ -17,7 +17,7 @@ from typing import Any, Final
 import attrs
 
 from index_store._async import ThreadedAsync
-from index_store._common import decode_block_row, query_terms
+from index_store._common import decode_block_row, query_terms, stored_version
 from index_store._sql import SqlStore, utc_now_text
 from timeline.errors import (
     CorruptRecordError,
@@ -95,6 +95,7 @@ class SqliteStore(ThreadedAsync, SqlStore):
             if self.path != ":memory:":
                 self._conn.execute("PRAGMA journal_mode = WAL")
             self._conn.execute("PRAGMA synchronous = NORMAL")
+            self._conn.text_factory = _text
             self._migrate()
         except sqlite3.Error as exc:
             raise StoreUnavailableError(
@@ -112,6 +113,11 @@ class SqliteStore(ThreadedAsync, SqlStore):
             )
             row = self._conn.execute("SELECT max(version) FROM schema_version").fetchone()
             current = row[0] or 0
+            if isinstance(current, bool) or not isinstance(current, int):
+                raise CorruptRecordError(
+                    f"SQLite store {self.path!r} has schema version {current!r}, not an "
+                    "integer; the schema_version table is damaged"
+                )
             if current > SCHEMA_VERSION:
                 raise StoreUnavailableError(
                     f"SQLite store {self.path!r} has schema version {current}, newer than this "
@@ -152,7 +158,7 @@ class SqliteStore(ThreadedAsync, SqlStore):
         row = db.execute(
             "SELECT version FROM conversations WHERE conversation_id = ?", (conversation_id,)
         ).fetchone()
-        return int(row[0]) if row else 0
+        return stored_version(row[0], conversation_id) if row else 0
 
     def _write_window(self, db: Any, conversation_id: str, version: int, row: bytes) -> None:
         db.execute(
@@ -186,17 +192,20 @@ class SqliteStore(ThreadedAsync, SqlStore):
             hits.append(SearchHit(b, b.path, b.turn_id, snippet, round(float(score), 6), kind))
         return hits
 
-    def check_integrity(self) -> None:
-        """SQLite's own check, the FTS index, and every window decoding."""
+    def check_integrity(self) -> list[CorruptRecordError]:
+        """SQLite's own check, the FTS index, then every row decoding (see SqlStore)."""
+        problems: list[CorruptRecordError] = []
         result = self._query("PRAGMA integrity_check")
         if result[0][0] != "ok":
-            raise CorruptRecordError(f"SQLite store {self.path!r} fails integrity_check: {result}")
+            problems.append(
+                CorruptRecordError(f"SQLite store {self.path!r} fails integrity_check: {result}")
+            )
         try:
             with self._lock:
                 self._conn.execute("INSERT INTO blocks_fts(blocks_fts) VALUES ('integrity-check')")
         except sqlite3.Error as exc:
-            raise CorruptRecordError(f"SQLite store {self.path!r}: search index: {exc}") from exc
-        super().check_integrity()
+            problems.append(CorruptRecordError(f"SQLite store {self.path!r}: search index: {exc}"))
+        return problems + super().check_integrity()
 
     def size_bytes(self) -> int:
         rows = self._query("SELECT page_count * page_size FROM pragma_page_count, pragma_page_size")
@@ -211,6 +220,13 @@ class SqliteStore(ThreadedAsync, SqlStore):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _text(raw: bytes) -> str:
+    """TEXT values that are not valid UTF-8 (a damaged file) still read; the body BLOB is
+    what decodes a block, so a bad byte surfaces as CorruptRecordError there or as a
+    block the window cannot find."""
+    return raw.decode("utf-8", "surrogateescape")
 
 
 def _split_sql(script: str) -> list[str]:

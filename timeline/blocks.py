@@ -11,6 +11,7 @@ from typing import Any
 
 import msgspec
 
+from timeline._json import check_json
 from timeline.block import (
     ASSISTANT_COMPLETION,
     CONV_RANGE_SUMMARY,
@@ -44,10 +45,9 @@ def canonical_json(params: Any) -> str:
         raise InvalidBlockError(
             f"tool-call params must be a JSON object (mapping), not {type(params).__name__}"
         )
-    try:
-        return msgspec.json.encode(dict(params), order="sorted").decode()
-    except (TypeError, msgspec.EncodeError) as exc:
-        raise InvalidBlockError(f"tool-call params are not JSON-encodable: {exc}") from exc
+    value = dict(params)
+    check_json(value, "params")
+    return msgspec.json.encode(value, order="sorted").decode()
 
 
 def turn_header(text: str = "", **meta: Any) -> Block:

@@ -8,10 +8,13 @@ library, and say which. Decoding never returns half a record: it raises
 
 from __future__ import annotations
 
+import builtins
+from collections.abc import Callable
 from typing import Any, Final, Literal, TypeVar
 
 import msgspec
 
+from timeline._json import check_identifier, check_json
 from timeline.block import Block
 from timeline.errors import CodecError
 
@@ -44,22 +47,34 @@ _json_envelope = msgspec.json.Decoder(_Envelope)
 _msgpack_envelope = msgspec.msgpack.Decoder(_Envelope)
 
 
+_DECODE_ERRORS = (msgspec.DecodeError, UnicodeDecodeError, RecursionError, TypeError, ValueError)
+"""What a decoder raises on hostile bytes: all of it becomes :class:`CodecError`."""
+
+
+def _check_format(fmt: Any) -> None:
+    if fmt not in ("json", "msgpack"):
+        raise CodecError(f"unknown format {fmt!r}; use 'json' or 'msgpack'")
+
+
 def encode_record(schema: str, body: Any, fmt: Format = "msgpack") -> bytes:
     """Encode ``body`` (a Struct or builtin data) under the ``schema`` name."""
-    if fmt == "json":
-        raw = msgspec.Raw(_json_encoder.encode(body))
-        return _json_encoder.encode(_Envelope(schema, SCHEMA_VERSION, raw))
-    if fmt == "msgpack":
-        raw = msgspec.Raw(_msgpack_encoder.encode(body))
-        return _msgpack_encoder.encode(_Envelope(schema, SCHEMA_VERSION, raw))
-    raise CodecError(f"unknown format {fmt!r}; use 'json' or 'msgpack'")
+    _check_format(fmt)
+    encoder = _json_encoder if fmt == "json" else _msgpack_encoder
+    try:
+        raw = msgspec.Raw(encoder.encode(body))
+        return encoder.encode(_Envelope(schema, SCHEMA_VERSION, raw))
+    except (msgspec.EncodeError, TypeError, ValueError, OverflowError, RecursionError) as exc:
+        raise CodecError(f"cannot encode this {schema} record as {fmt}: {exc}") from exc
 
 
 def decode_record(data: bytes, schema: str, type: type[T], fmt: Format = "msgpack") -> T:
     """Decode a record written by :func:`encode_record`, checking schema and version."""
+    _check_format(fmt)
+    if not isinstance(data, bytes | bytearray | memoryview):
+        raise CodecError(f"a {schema} record is bytes, not {builtins.type(data).__name__}")
     try:
         envelope = (_json_envelope if fmt == "json" else _msgpack_envelope).decode(data)
-    except msgspec.DecodeError as exc:
+    except _DECODE_ERRORS as exc:
         raise CodecError(f"not a {schema} record ({fmt}): {exc}") from exc
     if envelope.schema != schema:
         raise CodecError(f"expected a {schema!r} record, found {envelope.schema!r}")
@@ -74,15 +89,30 @@ def decode_record(data: bytes, schema: str, type: type[T], fmt: Format = "msgpac
         if fmt == "json":
             return msgspec.json.decode(envelope.body, type=type)
         return msgspec.msgpack.decode(envelope.body, type=type)
-    except msgspec.DecodeError as exc:
+    except _DECODE_ERRORS as exc:
         raise CodecError(f"corrupt {schema} record (v{envelope.v}, {fmt}): {exc}") from exc
 
 
 def encode_block(block: Block, fmt: Format = "json") -> bytes:
-    """One block as a versioned JSON or MessagePack record."""
+    """One block as a versioned JSON or MessagePack record (checked like an append)."""
+    if not isinstance(block, Block):
+        raise CodecError(f"encode_block takes a timeline.Block, not {type(block).__name__}")
+    check_block_values(block, CodecError)
     return encode_record("block", block, fmt)
 
 
 def decode_block(data: bytes, fmt: Format = "json") -> Block:
-    """The block in a record written by :func:`encode_block`."""
-    return decode_record(data, "block", Block, fmt)
+    """The block in a record written by :func:`encode_block`; a record whose values could
+    not have been appended (meta nested too deep, NaN, a lone surrogate) is refused."""
+    block = decode_record(data, "block", Block, fmt)
+    check_block_values(block, CodecError)
+    return block
+
+
+def check_block_values(block: Block, error: Callable[[str], Exception]) -> None:
+    """The JSON and identifier checks of an append, raising ``error``."""
+    check_json(block.meta, "meta", error)
+    for name in ("type", "id", "turn_id", "path", "call_id", "tool_id"):
+        value = getattr(block, name)
+        if isinstance(value, str):
+            check_identifier(value, f"Block.{name}", error)

@@ -15,8 +15,9 @@ import attrs
 import msgspec
 
 from timeline import _render
+from timeline._json import check_identifier
 from timeline._stream import VisibleStream, latest_summary_index
-from timeline._validate import check_block
+from timeline._validate import check_block, check_snapshot
 from timeline.block import CONV_RANGE_SUMMARY, TURN_HEADER, Block
 from timeline.block_types import block_type
 from timeline.blocks import turn_header
@@ -88,6 +89,7 @@ class Timeline:
     def __attrs_post_init__(self) -> None:
         if not isinstance(self.conversation_id, str) or not self.conversation_id:
             raise InvalidBlockError("conversation_id must be a non-empty string")
+        check_identifier(self.conversation_id, "conversation_id")
         if self.model is not None and not isinstance(self.model, str):
             raise InvalidBlockError(f"model must be a str, got {type(self.model).__name__}")
         if self.model is not None and self.policy.budget is None and self.policy.model is None:
@@ -337,13 +339,11 @@ class Timeline:
         """Replace the in-memory timeline with ``snapshot`` (seed 002 ``RestoreSnapshot``).
 
         Blocks of the snapshot count as new for the next persist; the store skips the ones
-        it already holds unchanged.
+        it already holds unchanged. The snapshot is checked like an append (field types,
+        unique ids, no orphan tool results, no forged summaries): on error the timeline is
+        unchanged.
         """
-        if snapshot.conversation_id != self.conversation_id:
-            raise InvalidBlockError(
-                f"snapshot is of conversation {snapshot.conversation_id!r}, "
-                f"not {self.conversation_id!r}"
-            )
+        snapshot = check_snapshot(snapshot, self.conversation_id)
         state = msgspec.structs.replace(
             snapshot.state,
             block_seq=max(snapshot.state.block_seq, self._state.block_seq),
