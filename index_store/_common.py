@@ -8,15 +8,22 @@ from typing import Any, TypeVar
 
 import msgspec
 
+from timeline._json import check_identifier, clean_text
 from timeline.block import Block
 from timeline.codec import decode_record, encode_record
-from timeline.errors import CodecError, CorruptRecordError, DuplicateBlockIdError
+from timeline.errors import (
+    CodecError,
+    CorruptRecordError,
+    DuplicateBlockIdError,
+    InvalidBlockError,
+)
 from timeline.persistence import TimelineSnapshot, TimelineState
 
 __all__ = [
     "WindowRecord",
     "assemble_window",
     "check_duplicate",
+    "check_keys",
     "decode_window_row",
     "encode_window_row",
     "decode_block_row",
@@ -24,6 +31,7 @@ __all__ = [
     "encode_block_row",
     "encode_snapshot_row",
     "query_terms",
+    "search_terms",
     "stored_version",
 ]
 
@@ -126,6 +134,27 @@ def assemble_window(record: WindowRecord, blocks: Mapping[str, Block]) -> Timeli
             )
         out.append(block)
     return TimelineSnapshot(record.conversation_id, out, record.state)
+
+
+def check_keys(**keys: Any) -> None:
+    """Store arguments that name rows: str values every backend can hold (no lone
+    surrogate, no NUL); None is let through for optional ones."""
+    for name, value in keys.items():
+        if value is None and name == "turn_id":
+            continue
+        if not isinstance(value, str):
+            raise InvalidBlockError(f"{name} must be a str, got {type(value).__name__}")
+        check_identifier(value, name)
+
+
+def search_terms(conversation_id: Any, query: Any, limit: Any) -> list[str]:
+    """``search`` arguments checked (a str query, an int limit >= 1), then the words."""
+    check_keys(conversation_id=conversation_id)
+    if not isinstance(query, str):
+        raise InvalidBlockError(f"search query must be a str, got {type(query).__name__}")
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise InvalidBlockError(f"search limit must be a positive int, got {limit!r}")
+    return query_terms(clean_text(query))
 
 
 def query_terms(query: str) -> list[str]:

@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 from index_store._common import (
     assemble_window,
     check_duplicate,
+    check_keys,
     decode_block_row,
     decode_snapshot_row,
     decode_window_row,
@@ -83,6 +84,7 @@ class SqlStore:
         summaries: Sequence[Block],
         window: TimelineSnapshot,
     ) -> int:
+        check_keys(conversation_id=conversation_id)
         window_row = encode_window_row(window)
         insert = self._sql(
             "INSERT INTO {blocks} (conversation_id, block_id, kind, turn_id, path, type, text,"
@@ -120,6 +122,7 @@ class SqlStore:
         return actual + 1
 
     def load_window(self, conversation_id: str) -> tuple[int, TimelineSnapshot] | None:
+        check_keys(conversation_id=conversation_id)
         rows = self._query(
             self._sql(
                 "SELECT version, live_window FROM {conversations} "
@@ -153,6 +156,7 @@ class SqlStore:
         return [decode_block_row(body, conversation_id, bid) for bid, body in rows]
 
     def get_block(self, conversation_id: str, block_id: str) -> Block:
+        check_keys(conversation_id=conversation_id, block_id=block_id)
         found = self._blocks(conversation_id, "AND block_id = ?", (block_id,))
         if not found:
             raise NotFoundError(
@@ -163,19 +167,23 @@ class SqlStore:
         return found[0]
 
     def read(self, conversation_id: str, path: str) -> list[Block]:
+        check_keys(conversation_id=conversation_id, path=path)
         return self._blocks(conversation_id, "AND path = ?", (path,))
 
     def turn_log(self, conversation_id: str, turn_id: str | None = None) -> list[Block]:
+        check_keys(conversation_id=conversation_id, turn_id=turn_id)
         if turn_id is None:
             return self._blocks(conversation_id, "AND kind = 'log'", ())
         return self._blocks(conversation_id, "AND kind = 'log' AND turn_id = ?", (turn_id,))
 
     def summaries(self, conversation_id: str) -> list[Block]:
+        check_keys(conversation_id=conversation_id)
         return self._blocks(conversation_id, "AND kind = 'summary'", ())
 
     def save_checkpoint(
         self, conversation_id: str, checkpoint_id: str, snapshot: TimelineSnapshot
     ) -> None:
+        check_keys(conversation_id=conversation_id, checkpoint_id=checkpoint_id)
         with self._tx() as db:
             db.execute(
                 self._sql(
@@ -194,6 +202,7 @@ class SqlStore:
             )
 
     def load_checkpoint(self, conversation_id: str, checkpoint_id: str) -> TimelineSnapshot:
+        check_keys(conversation_id=conversation_id, checkpoint_id=checkpoint_id)
         rows = self._query(
             self._sql(
                 "SELECT body FROM {checkpoints} WHERE conversation_id = ? AND checkpoint_id = ?"
@@ -208,6 +217,7 @@ class SqlStore:
         return decode_snapshot_row(rows[0][0], conversation_id, f"checkpoint {checkpoint_id!r}")
 
     def list_checkpoints(self, conversation_id: str) -> list[CheckpointInfo]:
+        check_keys(conversation_id=conversation_id)
         rows = self._query(
             self._sql(
                 "SELECT checkpoint_id, created_at, block_count FROM {checkpoints} "
@@ -218,12 +228,14 @@ class SqlStore:
         return [CheckpointInfo(cid, self._created_text(at), int(n)) for cid, at, n in rows]
 
     def delete_checkpoint(self, conversation_id: str, checkpoint_id: str) -> bool:
+        check_keys(conversation_id=conversation_id, checkpoint_id=checkpoint_id)
         with self._tx() as db:
             sql = "DELETE FROM {checkpoints} WHERE conversation_id = ? AND checkpoint_id = ?"
             return bool(db.execute(self._sql(sql), (conversation_id, checkpoint_id)).rowcount)
 
     def delete(self, conversation_id: str) -> bool:
         """Remove everything of one conversation (window, log, summaries, checkpoints)."""
+        check_keys(conversation_id=conversation_id)
         removed = 0
         with self._tx() as db:
             for table in ("conversations", "blocks", "checkpoints"):

@@ -14,6 +14,7 @@ from index_store._async import InlineAsync
 from index_store._common import (
     assemble_window,
     check_duplicate,
+    check_keys,
     decode_block_row,
     decode_snapshot_row,
     decode_window_row,
@@ -21,8 +22,8 @@ from index_store._common import (
     encode_snapshot_row,
     encode_window_row,
     make_snippet,
-    query_terms,
     query_terms_all,
+    search_terms,
 )
 from timeline.block import Block
 from timeline.errors import ConflictError, CorruptRecordError, NotFoundError
@@ -58,6 +59,7 @@ class MemoryStore(InlineAsync):
         summaries: Sequence[Block],
         window: TimelineSnapshot,
     ) -> int:
+        check_keys(conversation_id=conversation_id)
         with self._lock:
             conv = self._data.get(conversation_id) or _Conversation()
             if conv.version != expected_version:
@@ -82,6 +84,7 @@ class MemoryStore(InlineAsync):
             return conv.version
 
     def load_window(self, conversation_id: str) -> tuple[int, TimelineSnapshot] | None:
+        check_keys(conversation_id=conversation_id)
         with self._lock:
             conv = self._data.get(conversation_id)
             if conv is None or conv.window is None:
@@ -103,6 +106,7 @@ class MemoryStore(InlineAsync):
         return [(kind, decode_block_row(raw, conversation_id, bid)) for bid, (kind, raw) in items]
 
     def get_block(self, conversation_id: str, block_id: str) -> Block:
+        check_keys(conversation_id=conversation_id, block_id=block_id)
         with self._lock:
             conv = self._data.get(conversation_id)
             row = conv.rows.get(block_id) if conv else None
@@ -115,9 +119,11 @@ class MemoryStore(InlineAsync):
         return decode_block_row(row[1], conversation_id, block_id)
 
     def read(self, conversation_id: str, path: str) -> list[Block]:
+        check_keys(conversation_id=conversation_id, path=path)
         return [b for _, b in self._rows(conversation_id) if b.path == path]
 
     def turn_log(self, conversation_id: str, turn_id: str | None = None) -> list[Block]:
+        check_keys(conversation_id=conversation_id, turn_id=turn_id)
         return [
             b
             for kind, b in self._rows(conversation_id)
@@ -125,11 +131,12 @@ class MemoryStore(InlineAsync):
         ]
 
     def summaries(self, conversation_id: str) -> list[Block]:
+        check_keys(conversation_id=conversation_id)
         return [b for kind, b in self._rows(conversation_id) if kind == "summary"]
 
     def search(self, conversation_id: str, query: str, limit: int = 10) -> list[SearchHit]:
-        terms = query_terms(query)
-        if not terms or limit <= 0:
+        terms = search_terms(conversation_id, query, limit)
+        if not terms:
             return []
         rows = self._rows(conversation_id)
         scored: list[tuple[float, int, str, Block]] = []
@@ -153,6 +160,7 @@ class MemoryStore(InlineAsync):
     def save_checkpoint(
         self, conversation_id: str, checkpoint_id: str, snapshot: TimelineSnapshot
     ) -> None:
+        check_keys(conversation_id=conversation_id, checkpoint_id=checkpoint_id)
         now = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
         with self._lock:
             conv = self._data.setdefault(conversation_id, _Conversation())
@@ -163,6 +171,7 @@ class MemoryStore(InlineAsync):
             )
 
     def load_checkpoint(self, conversation_id: str, checkpoint_id: str) -> TimelineSnapshot:
+        check_keys(conversation_id=conversation_id, checkpoint_id=checkpoint_id)
         with self._lock:
             conv = self._data.get(conversation_id)
             entry = conv.checkpoints.get(checkpoint_id) if conv else None
@@ -174,17 +183,20 @@ class MemoryStore(InlineAsync):
         return decode_snapshot_row(entry[2], conversation_id, f"checkpoint {checkpoint_id!r}")
 
     def list_checkpoints(self, conversation_id: str) -> list[CheckpointInfo]:
+        check_keys(conversation_id=conversation_id)
         with self._lock:
             conv = self._data.get(conversation_id)
             items = sorted(conv.checkpoints.items()) if conv else []
         return [CheckpointInfo(cid, created, count) for cid, (created, count, _) in items]
 
     def delete_checkpoint(self, conversation_id: str, checkpoint_id: str) -> bool:
+        check_keys(conversation_id=conversation_id, checkpoint_id=checkpoint_id)
         with self._lock:
             conv = self._data.get(conversation_id)
             return bool(conv and conv.checkpoints.pop(checkpoint_id, None))
 
     def delete(self, conversation_id: str) -> bool:
+        check_keys(conversation_id=conversation_id)
         with self._lock:
             return self._data.pop(conversation_id, None) is not None
 

@@ -16,7 +16,7 @@ from typing import Any, ClassVar, Final
 
 import attrs
 
-from index_store._common import query_terms
+from index_store._common import search_terms
 from index_store._pg_async import PostgresAsync
 from index_store._pg_sql import (
     LOCK_INSERT,
@@ -166,8 +166,8 @@ class PostgresStore(PostgresAsync, SqlStore):
         return str(value)
 
     def search(self, conversation_id: str, query: str, limit: int = 10) -> list[SearchHit]:
-        terms = query_terms(query)
-        if not terms or limit <= 0:
+        terms = search_terms(conversation_id, query, limit)
+        if not terms:
             return []
         rows: list[Any] = []
         for joiner in SEARCH_JOINERS:

@@ -17,7 +17,7 @@ from typing import Any, Final
 import attrs
 
 from index_store._async import ThreadedAsync
-from index_store._common import decode_block_row, query_terms, stored_version
+from index_store._common import decode_block_row, search_terms, stored_version
 from index_store._sql import SqlStore, utc_now_text
 from timeline.errors import (
     CorruptRecordError,
@@ -170,8 +170,8 @@ class SqliteStore(ThreadedAsync, SqlStore):
         )
 
     def search(self, conversation_id: str, query: str, limit: int = 10) -> list[SearchHit]:
-        terms = query_terms(query)
-        if not terms or limit <= 0:
+        terms = search_terms(conversation_id, query, limit)
+        if not terms:
             return []
         rows = []
         for joiner in (" AND ", " OR "):

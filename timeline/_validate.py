@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import msgspec
@@ -14,7 +14,14 @@ from timeline.blocks import canonical_json
 from timeline.errors import DuplicateBlockIdError, InvalidBlockError, OrphanToolResultError
 from timeline.persistence import TimelineSnapshot, TimelineState
 
-__all__ = ["check_block", "check_snapshot", "check_tail_block"]
+__all__ = [
+    "check_block",
+    "check_count",
+    "check_paths",
+    "check_render_args",
+    "check_snapshot",
+    "check_tail_block",
+]
 
 _STR_FIELDS = ("type", "text", "id", "author", "turn_id", "ts", "mime", "path")
 _OPT_STR_FIELDS = ("call_id", "tool_id", "replacement_text")
@@ -186,3 +193,38 @@ def _check_summary(b: Block, where: str) -> None:
             "(covered_turn_ids, compacted_block_count) cannot be restored",
             block_id=b.id,
         )
+
+
+def check_render_args(system: Any, tail: Any, force: Any = False) -> tuple[str, tuple[Any, ...]]:
+    """``render``/``estimate`` arguments: a str system prompt (lone surrogates become
+    U+FFFD), a bool ``force_sanitize``, and a list or tuple of tail blocks."""
+    if not isinstance(system, str):
+        raise InvalidBlockError(f"system must be a str, got {type(system).__name__}")
+    if not isinstance(force, bool):
+        raise InvalidBlockError(f"force_sanitize must be a bool, got {type(force).__name__}")
+    if not isinstance(tail, list | tuple):
+        raise InvalidBlockError(
+            f"tail must be a list or tuple of blocks, not {type(tail).__name__}"
+        )
+    return clean_text(system), tuple(tail)
+
+
+def check_paths(paths: Any) -> list[str]:
+    """``hide``/``pin`` paths: one str or an iterable of str."""
+    if isinstance(paths, str):
+        return [paths]
+    if isinstance(paths, bytes | bytearray) or not isinstance(paths, Iterable):
+        raise InvalidBlockError(f"paths must be a str or an iterable of str, not {paths!r}")
+    out = list(paths)
+    for p in out:
+        if not isinstance(p, str):
+            raise InvalidBlockError(f"paths must hold str values, got {type(p).__name__} {p!r}")
+    return out
+
+
+def check_count(value: Any, name: str, *, optional: bool = False, minimum: int = 0) -> None:
+    """An int argument (never a bool) of at least ``minimum``; None when ``optional``."""
+    if value is None and optional:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise InvalidBlockError(f"{name} must be an int >= {minimum}, got {value!r}")

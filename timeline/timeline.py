@@ -15,9 +15,15 @@ import attrs
 import msgspec
 
 from timeline import _render
-from timeline._json import check_identifier
+from timeline._json import check_identifier, clean_text
 from timeline._stream import VisibleStream, latest_summary_index
-from timeline._validate import check_block, check_snapshot
+from timeline._validate import (
+    check_block,
+    check_count,
+    check_paths,
+    check_render_args,
+    check_snapshot,
+)
 from timeline.block import CONV_RANGE_SUMMARY, TURN_HEADER, Block
 from timeline.block_types import block_type
 from timeline.blocks import turn_header
@@ -279,6 +285,11 @@ class Timeline:
         return self._set_hidden(paths, False, None)
 
     def _set_hidden(self, paths: Iterable[str], hidden: bool, replacement: str | None) -> int:
+        if replacement is not None and not isinstance(replacement, str):
+            raise InvalidBlockError(
+                f"replacement_text must be a str or None, got {type(replacement).__name__}"
+            )
+        replacement = None if replacement is None else clean_text(replacement)
         wanted = self._known_paths(paths)
         changed = 0
         for i, b in enumerate(self._blocks):
@@ -310,9 +321,7 @@ class Timeline:
         self._bump_structure()
 
     def _known_paths(self, paths: Iterable[str]) -> set[str]:
-        if isinstance(paths, str):
-            paths = [paths]
-        wanted = set(paths)
+        wanted = set(check_paths(paths))
         missing = wanted - {b.path for b in self._blocks}
         if missing:
             first = sorted(missing)[0]
@@ -382,8 +391,7 @@ class Timeline:
     def record_usage(self, *, prompt_tokens: int) -> None:
         """Calibrate with the provider's reported prompt tokens for the latest render:
         the next estimate is that figure plus our estimate of what changed since."""
-        if not isinstance(prompt_tokens, int) or prompt_tokens < 0:
-            raise InvalidBlockError("prompt_tokens must be a non-negative int")
+        check_count(prompt_tokens, "prompt_tokens")
         if self._last_raw_estimate is None:
             return
         raw = self._last_raw_estimate()
@@ -404,6 +412,7 @@ class Timeline:
         """The prompt for the next model call (DESIGN §4): compacts first when the estimate
         is over the trigger or ``force_sanitize`` is set (the retry after the provider said
         the prompt was too long), then slices, hides, truncates and places checkpoints."""
+        system, tail = check_render_args(system, tail, force_sanitize)
         return _render.render(self, system, force=force_sanitize, tail=tail)
 
     async def arender(
@@ -414,6 +423,7 @@ class Timeline:
         tail: Sequence[Block] = (),
     ) -> RenderedContext:
         """:meth:`render` for async summarizers (awaited, with the policy's timeout)."""
+        system, tail = check_render_args(system, tail, force_sanitize)
         return await _render.arender(self, system, force=force_sanitize, tail=tail)
 
     def compact(
@@ -423,10 +433,13 @@ class Timeline:
 
         ``force=True`` compacts even under the trigger; ``keep_recent_tokens`` overrides
         how much recent history stays verbatim."""
+        system, _ = check_render_args(system, (), force)
+        check_count(keep_recent_tokens, "keep_recent_tokens", optional=True)
         return _render.compact(self, system, force=force, keep_recent_tokens=keep_recent_tokens)
 
     def estimate(self, system: str = "", tail: Sequence[Block] = ()) -> int:
         """Estimated prompt tokens if rendered now (calibrated by :meth:`record_usage`)."""
+        system, tail = check_render_args(system, tail)
         return _render.estimate(self, system, tail)
 
     def persist(self, store: IndexStore) -> int:
