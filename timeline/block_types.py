@@ -103,7 +103,7 @@ def register_block_type(
     Custom types render as text parts prefixed by ``label`` (default ``[TYPE]``).
     Built-in types cannot be redefined: their rendering is part of the payload contract.
     """
-    if not type or type != type.strip():
+    if not isinstance(type, str) or not type or type != type.strip():
         raise PolicyError(f"block type name must be a non-empty string without spaces: {type!r}")
     if type in _BUILTIN_NAMES:
         raise PolicyError(f"{type!r} is a built-in block type and cannot be re-registered")

@@ -134,6 +134,8 @@ class Timeline:
         return self._stream.cost(block)
 
     def get(self, block_id: str) -> Block:
+        if not isinstance(block_id, str):
+            raise InvalidBlockError(f"block_id must be a str, got {type(block_id).__name__}")
         try:
             return self._by_id[block_id]
         except KeyError:
@@ -166,6 +168,8 @@ class Timeline:
 
     def extend(self, blocks: Iterable[Block]) -> list[Block]:
         """Append several blocks atomically: all of them, or none on error."""
+        if isinstance(blocks, Block | str | bytes) or not isinstance(blocks, Iterable):
+            raise InvalidBlockError(f"extend takes an iterable of blocks, not {blocks!r}")
         state = self._state
         ids: set[str] = set()
         calls: set[str] = set()
