@@ -16,11 +16,13 @@ from typing import Any
 from index_store._common import (
     assemble_window,
     check_duplicate,
+    check_keys,
     decode_block_row,
     decode_window_row,
     encode_block_row,
     encode_window_row,
-    query_terms,
+    search_terms,
+    stored_version,
 )
 from index_store._pg_sql import (
     LOCK_INSERT,
@@ -28,6 +30,7 @@ from index_store._pg_sql import (
     SEARCH,
     SEARCH_JOINERS,
     WRITE_WINDOW,
+    index_text,
     search_hits,
 )
 from timeline.block import Block
@@ -114,6 +117,7 @@ class PostgresAsync:
         summaries: Sequence[Block],
         window: TimelineSnapshot,
     ) -> int:
+        check_keys(conversation_id=conversation_id)
         window_row = encode_window_row(window)
         insert = (
             "INSERT INTO bt_blocks (conversation_id, block_id, kind, turn_id, path, type, text,"
@@ -124,7 +128,7 @@ class PostgresAsync:
         async with self._acursor() as cur:
             await cur.execute(LOCK_INSERT, (conversation_id,))
             await cur.execute(LOCK_SELECT, (conversation_id,))
-            actual = int((await cur.fetchone())[0])
+            actual = stored_version((await cur.fetchone())[0], conversation_id)
             if actual != expected_version:
                 raise ConflictError(
                     f"conversation {conversation_id!r} is at version {actual}, this timeline "
@@ -135,17 +139,18 @@ class PostgresAsync:
                 )
             for kind, group in (("log", log), ("summary", summaries)):
                 for b in group:
-                    text = b.text.replace("\x00", "")  # PostgreSQL text cannot hold NUL
+                    text = index_text(b.text)
                     row = (conversation_id, b.id, kind, b.turn_id, b.path, b.type, text)
                     await cur.execute(insert, (*row, encode_block_row(b)))
                     if not cur.rowcount:
                         await cur.execute(stored, (conversation_id, b.id))
                         existing = await cur.fetchone()
-                        check_duplicate(conversation_id, b, bytes(existing[0]))
+                        check_duplicate(conversation_id, b, existing[0])
             await cur.execute(WRITE_WINDOW, (actual + 1, window_row, conversation_id))
         return actual + 1
 
     async def aload_window(self, conversation_id: str) -> tuple[int, TimelineSnapshot] | None:
+        check_keys(conversation_id=conversation_id)
         rows = await self._arows(
             "SELECT version, live_window FROM bt_conversations "
             "WHERE conversation_id = %s AND live_window IS NOT NULL",
@@ -161,7 +166,7 @@ class PostgresAsync:
             (conversation_id, [r.id for r in record.refs]),
         )
         blocks = {bid: decode_block_row(body, conversation_id, bid) for bid, body in found}
-        return int(version), assemble_window(record, blocks)
+        return stored_version(version, conversation_id), assemble_window(record, blocks)
 
     async def _ablocks(
         self, conversation_id: str, where: str, params: Sequence[Any]
@@ -173,6 +178,7 @@ class PostgresAsync:
         return [decode_block_row(body, conversation_id, bid) for bid, body in rows]
 
     async def aget_block(self, conversation_id: str, block_id: str) -> Block:
+        check_keys(conversation_id=conversation_id, block_id=block_id)
         found = await self._ablocks(conversation_id, "AND block_id = %s", (block_id,))
         if not found:
             raise NotFoundError(
@@ -183,16 +189,18 @@ class PostgresAsync:
         return found[0]
 
     async def aread(self, conversation_id: str, path: str) -> list[Block]:
+        check_keys(conversation_id=conversation_id, path=path)
         return await self._ablocks(conversation_id, "AND path = %s", (path,))
 
     async def aturn_log(self, conversation_id: str, turn_id: str | None = None) -> list[Block]:
+        check_keys(conversation_id=conversation_id, turn_id=turn_id)
         if turn_id is None:
             return await self._ablocks(conversation_id, "AND kind = 'log'", ())
         return await self._ablocks(conversation_id, "AND kind = 'log' AND turn_id = %s", (turn_id,))
 
     async def asearch(self, conversation_id: str, query: str, limit: int = 10) -> list[SearchHit]:
-        terms = query_terms(query)
-        if not terms or limit <= 0:
+        terms = search_terms(conversation_id, query, limit)
+        if not terms:
             return []
         rows: list[Any] = []
         for joiner in SEARCH_JOINERS:

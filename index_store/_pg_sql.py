@@ -8,7 +8,30 @@ from typing import Any, Final
 from index_store._common import decode_block_row
 from timeline.persistence import SearchHit
 
-__all__ = ["LOCK_INSERT", "LOCK_SELECT", "SEARCH", "WRITE_WINDOW", "search_hits"]
+__all__ = [
+    "INDEX_BYTES",
+    "LOCK_INSERT",
+    "LOCK_SELECT",
+    "SEARCH",
+    "WRITE_WINDOW",
+    "index_text",
+    "search_hits",
+]
+
+INDEX_BYTES: Final = 262_144
+"""UTF-8 bytes of a block's text that PostgreSQL indexes for search. A ``tsvector`` holds
+at most 1 MB and takes up to ~3 bytes per byte of text, so a longer text would make the
+insert (and every later persist) fail; the whole text is kept in the stored block."""
+
+
+def index_text(text: str) -> str:
+    """The part of ``text`` the search column holds: NUL removed (``text`` cannot hold
+    it), cut at :data:`INDEX_BYTES` on a character boundary."""
+    text = text.replace("\x00", "")
+    if len(text) * 4 <= INDEX_BYTES:
+        return text
+    return text.encode("utf-8")[:INDEX_BYTES].decode("utf-8", "ignore")
+
 
 # a placeholder row (rolled back with the transaction on conflict) so that two first
 # writers serialize on the row lock too

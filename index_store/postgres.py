@@ -24,6 +24,7 @@ from index_store._pg_sql import (
     SEARCH,
     SEARCH_JOINERS,
     WRITE_WINDOW,
+    index_text,
     search_hits,
 )
 from index_store._sql import SqlStore
@@ -158,7 +159,7 @@ class PostgresStore(PostgresAsync, SqlStore):
         db.execute(WRITE_WINDOW, (version, row, conversation_id))
 
     def _clean_text(self, text: str) -> str:
-        return text.replace("\x00", "")  # PostgreSQL text cannot hold NUL
+        return index_text(text)
 
     def _created_text(self, value: Any) -> str:
         if isinstance(value, datetime):

@@ -240,6 +240,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:  # never a traceback: anything else is a bug, said in one line
+        if args.debug:
+            traceback.print_exc()
+        text = " ".join(str(exc).split())
+        text = f"unexpected {type(exc).__name__}: {text} (a bug: --debug shows the traceback)"
+        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+        print(f"{paint('error', '31', sys.stderr)}: {text}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":
