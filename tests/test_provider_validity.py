@@ -24,6 +24,20 @@ CHECKS = {
     "responses": responses_errors,
 }
 SEEDS = 300
+FEATURES = (
+    "'thinking'",
+    "'redacted_thinking'",
+    "'reasoning'",
+    "'tool_result'",
+    "'function_call_output'",
+    "'input_image'",
+    "'document'",
+    "not sent: the provider",
+    "[no result recorded",
+    "[CONVERSATION SUMMARY]",
+    "'is_error': True",
+    "imported",
+)
 
 
 def test_generated_payloads_are_valid() -> None:
@@ -35,9 +49,13 @@ def test_generated_payloads_are_valid() -> None:
         for fmt, payload in payload_cases(seed):
             counts[fmt] += 1
             failures += [f"seed {seed} {fmt}: {e}" for e in CHECKS[fmt](payload)]
+            text = str(payload)
+            for feature in FEATURES:
+                counts[feature] += feature in text
     assert not failures, "\n".join(failures[:20])
-    assert sum(counts.values()) >= 4_000
-    assert min(counts.values()) >= 1_000
+    assert sum(counts[f] for f in CHECKS) >= 4_000
+    assert min(counts[f] for f in CHECKS) >= 1_000
+    assert all(counts[f] >= 20 for f in FEATURES), counts  # the generator covers them all
 
 
 def _tl(*items: Any) -> Timeline:

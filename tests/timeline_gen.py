@@ -3,9 +3,10 @@
 Each seed builds one timeline with a random mix of what real sessions hold: prompts
 (some empty, blank or ending in whitespace), attachments of many media types (binary,
 textual, both), tool calls with foreign names and call ids, parallel and pending calls,
-error results, images inside tool results, notes and custom blocks, hidden and pinned
-blocks, compaction under a small budget, forced renders, and timelines imported back
-from their own payloads. :func:`payload_cases` yields every render's four payloads.
+error results, images inside tool results, thinking and reasoning blocks, notes and
+custom blocks, hidden and pinned blocks, compaction under a small budget, forced
+renders, and timelines imported back from their own payloads. :func:`payload_cases`
+yields every render's four payloads.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from timeline import (
 )
 from timeline.errors import TimelineError
 from timeline.importers import import_messages
+from timeline.reasoning import anthropic_thinking, openai_reasoning
 
 JPEG = b"\xff\xd8\xff\xe0" + b"\x00" * 16
 PDF = b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n"
@@ -79,7 +81,20 @@ class _Gen:
         mime, data, text = self.rng.choice(ATTACHMENTS)
         self.tl.append(blocks.user_attachment(name=f"f{self.n}", mime=mime, data=data, text=text))
 
+    def reasoning(self) -> None:
+        roll = self.rng.random()
+        if roll < 0.4:
+            item = {"type": "thinking", "thinking": f"think {self.n}", "signature": "c2ln"}
+            self.tl.append(anthropic_thinking(item))
+        elif roll < 0.6:
+            self.tl.append(anthropic_thinking({"type": "redacted_thinking", "data": "ZW5j"}))
+        else:
+            item = {"type": "reasoning", "id": f"rs_{self.n}", "encrypted_content": "gAAA"}
+            self.tl.append(openai_reasoning({**item, "summary": []}))
+
     def tools(self) -> None:
+        if self.rng.random() < 0.3:
+            self.reasoning()
         calls = [
             self.tl.append(
                 blocks.tool_call(self.rng.choice(TOOL_NAMES), {"i": self.n}, call_id=self.call_id())
@@ -114,6 +129,8 @@ class _Gen:
         elif roll < 0.6:
             self.tools()
         elif roll < 0.8:
+            if self.rng.random() < 0.2:
+                self.reasoning()
             self.tl.append(blocks.assistant_completion(self.text()))
         elif roll < 0.87:
             self.tl.append(blocks.note(self.text()))
@@ -129,7 +146,9 @@ class _Gen:
 
     def render(self) -> RenderedContext:
         system = self.rng.choice(("You are a careful assistant.", "", "  "))
-        return self.tl.render(system, force_sanitize=self.rng.random() < 0.15)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NoBudgetWarning)  # some timelines have no budget
+            return self.tl.render(system, force_sanitize=self.rng.random() < 0.15)
 
 
 def _formats(view: RenderedContext) -> dict[str, Any]:

@@ -23,6 +23,11 @@ from timeline.block import (
     USER_PROMPT,
 )
 from timeline.errors import PolicyError
+from timeline.reasoning import (
+    ASSISTANT_REASONING,
+    ASSISTANT_REDACTED_THINKING,
+    ASSISTANT_THINKING,
+)
 
 __all__ = [
     "BlockTypeSpec",
@@ -39,7 +44,9 @@ Role = Literal["user", "assistant"]
 Boundary = Literal["turn", "message", "none"]
 """Cut-point preference: a turn boundary is best, a message boundary next."""
 
-RenderKind = Literal["header", "text", "attachment", "tool_call", "tool_result", "summary"]
+RenderKind = Literal[
+    "header", "text", "attachment", "tool_call", "tool_result", "summary", "reasoning"
+]
 
 
 @attrs.frozen
@@ -80,6 +87,13 @@ _BUILTIN = (
     BlockTypeSpec(REACT_TOOL_CALL, "assistant", "message", "[TOOL CALL]", "tool_call", "assistant"),
     BlockTypeSpec(REACT_TOOL_RESULT, "user", "none", "[TOOL RESULT]", "tool_result", "tool"),
     BlockTypeSpec(REACT_NOTE, "user", "none", "[NOTE]", "text", "system"),
+    BlockTypeSpec(ASSISTANT_THINKING, "assistant", "none", "[THINKING]", "reasoning", "assistant"),
+    BlockTypeSpec(
+        ASSISTANT_REDACTED_THINKING, "assistant", "none", "[THINKING]", "reasoning", "assistant"
+    ),
+    BlockTypeSpec(
+        ASSISTANT_REASONING, "assistant", "none", "[REASONING]", "reasoning", "assistant"
+    ),
     BlockTypeSpec(
         CONV_RANGE_SUMMARY, "user", "none", "[CONVERSATION SUMMARY]", "summary", "system", "su"
     ),

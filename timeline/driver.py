@@ -58,12 +58,36 @@ class Usage:
 
 @attrs.frozen
 class ModelReply:
-    """What a model call returned."""
+    """What a model call returned. ``reasoning`` holds the provider's thinking/reasoning
+    blocks (appended before the text and calls). Build one from an SDK response with
+    :meth:`from_anthropic`, :meth:`from_openai_chat` or :meth:`from_openai_responses`."""
 
     text: str = ""
     tool_calls: tuple[ToolCallRequest, ...] = ()
     usage: Usage | None = None
     finish_reason: str = "stop"
+    reasoning: tuple[Block, ...] = ()
+
+    @classmethod
+    def from_anthropic(cls, message: Any) -> ModelReply:
+        """From an ``anthropic`` ``Message`` (or its dict form)."""
+        from timeline.formats.anthropic_reply import reply_from_anthropic
+
+        return reply_from_anthropic(message)
+
+    @classmethod
+    def from_openai_chat(cls, completion: Any) -> ModelReply:
+        """From an ``openai`` ``ChatCompletion`` (or its dict form)."""
+        from timeline.formats.openai_reply import reply_from_chat
+
+        return reply_from_chat(completion)
+
+    @classmethod
+    def from_openai_responses(cls, response: Any) -> ModelReply:
+        """From an ``openai`` Responses ``Response`` (or its dict form)."""
+        from timeline.formats.openai_reply import reply_from_responses
+
+        return reply_from_responses(response)
 
 
 @attrs.frozen
@@ -265,6 +289,7 @@ class ReactDriver:
             retries += r
             calls, n_dropped = self._complete_calls(reply)
             dropped += n_dropped
+            tl.extend(reply.reasoning)
             if reply.text:
                 tl.append(B.assistant_completion(reply.text))
                 text = reply.text

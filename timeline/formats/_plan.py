@@ -7,7 +7,11 @@ parts, with the provider rules made structural:
   its call, results first (pulled forward if other blocks came between);
 * a call with no visible result gets a synthetic "no result recorded" result;
 * a result whose call is not visible becomes plain user-side text;
-* consecutive same-role blocks merge into one message; the first message is user.
+* consecutive same-role blocks merge into one message; the first message is user;
+* no text part is blank, the final assistant text has no trailing whitespace, and a
+  stream with nothing to send raises :class:`~timeline.errors.EmptyPromptError`;
+* media the providers do not accept become text notes;
+* thinking/reasoning blocks go only to the provider they came from, unchanged.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import attrs
 from timeline.block import Block
 from timeline.block_types import block_type
 from timeline.errors import EmptyPromptError
+from timeline.reasoning import reasoning_item, reasoning_provider
 
 __all__ = [
     "DOCUMENT_TYPES",
@@ -43,7 +48,7 @@ IMAGE_TYPES: Final = frozenset({"image/png", "image/jpeg", "image/gif", "image/w
 DOCUMENT_TYPES: Final = frozenset({"application/pdf"})
 """Binary document types sent as document/file parts; others render as a text note."""
 
-PartKind = Literal["text", "image", "document", "tool_call", "tool_result"]
+PartKind = Literal["text", "image", "document", "tool_call", "tool_result", "reasoning"]
 
 
 @attrs.frozen
@@ -141,8 +146,35 @@ def _final_stripped(parts: list[Part]) -> list[Part]:
     return parts
 
 
-def plan_messages(blocks: Sequence[Block]) -> list[Message]:
-    """Alternating messages for ``blocks`` (the rendered stream, tail included)."""
+def _settle(out: list[tuple[str, list[Part]]]) -> list[tuple[str, list[Part]]]:
+    """Thinking/reasoning only travels with the assistant content it preceded: drop it
+    from assistant messages holding nothing else and from the end of the final one, then
+    merge the same-role neighbours this leaves."""
+    for k, (role, parts) in enumerate(out):
+        if role == "assistant" and all(p.kind == "reasoning" for p in parts):
+            out[k] = (role, [])
+    while out and not out[-1][1]:
+        out.pop()
+    if out and out[-1][0] == "assistant":
+        parts = out[-1][1]
+        while parts and parts[-1].kind == "reasoning":
+            parts.pop()
+    merged: list[tuple[str, list[Part]]] = []
+    for role, parts in out:
+        if not parts:
+            continue
+        if merged and merged[-1][0] == role:
+            merged[-1][1].extend(parts)
+        else:
+            merged.append((role, parts))
+    return merged
+
+
+def plan_messages(blocks: Sequence[Block], provider: str | None = None) -> list[Message]:
+    """Alternating messages for ``blocks`` (the rendered stream, tail included).
+
+    Thinking/reasoning blocks are planned only for the ``provider`` they came from
+    (``"anthropic"`` or ``"responses"``) and only ahead of other assistant content."""
     call_ids = {b.call_id for b in blocks if block_type(b.type).render == "tool_call" and b.call_id}
     results: dict[str, list[tuple[int, Block]]] = {}
     for i, b in enumerate(blocks):
@@ -183,6 +215,12 @@ def plan_messages(blocks: Sequence[Block]) -> list[Message]:
         if spec.render == "header":
             continue
         kind = spec.render
+        if kind == "reasoning":
+            if reasoning_provider(b) == provider and reasoning_item(b) is not None:
+                flush()
+                previous_kind = kind
+                push("assistant", Part("reasoning", b, i))
+            continue
         if kind == "tool_call":
             if pending and previous_kind != "tool_call":
                 flush()  # parallel calls are consecutive call blocks; these are sequential
@@ -198,6 +236,7 @@ def plan_messages(blocks: Sequence[Block]) -> list[Message]:
         for part in _content_parts(b, i):
             push(spec.role, part)
     flush()
+    out = _settle(out)
     if out and out[0][0] == "assistant":
         marker = Block(type="user.prompt", text=CONVERSATION_START_TEXT, author="user")
         out.insert(0, ("user", [Part("text", marker, -1, text=CONVERSATION_START_TEXT)]))

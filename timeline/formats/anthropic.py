@@ -14,6 +14,7 @@ import msgspec
 from timeline.block import Block
 from timeline.formats._plan import Message, Part, b64, plan_messages, result_items
 from timeline.formats.names import provider_call_id, provider_tool_name
+from timeline.reasoning import reasoning_item
 
 __all__ = ["anthropic_message", "to_anthropic"]
 
@@ -54,6 +55,8 @@ def _part(part: Part) -> dict[str, Any]:
         if part.index < 0 or any(r.meta.get("is_error") for r in part.results):
             out["is_error"] = True
         return out
+    if part.kind == "reasoning":
+        return reasoning_item(b) or {}
     if part.kind == "image":
         return _image(b)
     if part.kind == "document":
@@ -69,7 +72,7 @@ def anthropic_message(message: Message, points: set[int]) -> dict[str, Any]:
     content = []
     for part in message.parts:
         item = _part(part)
-        if part.at(points):
+        if part.at(points) and part.kind != "reasoning":  # thinking takes no cache_control
             item["cache_control"] = dict(_CACHE)
         content.append(item)
     return {"role": message.role, "content": content}
@@ -80,7 +83,7 @@ def to_anthropic(
 ) -> dict[str, Any]:
     """``{"system": [...], "messages": [...]}`` with ``cache_control`` on checkpoints."""
     points = set(cache_points)
-    messages = [anthropic_message(m, points) for m in plan_messages(blocks)]
+    messages = [anthropic_message(m, points) for m in plan_messages(blocks, "anthropic")]
     if not system.strip():
         return {"messages": messages}
     sys_block: dict[str, Any] = {"type": "text", "text": system}

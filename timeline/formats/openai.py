@@ -12,6 +12,7 @@ from typing import Any
 from timeline.block import Block
 from timeline.formats._plan import Message, Part, b64, plan_messages, result_items
 from timeline.formats.names import provider_call_id, provider_tool_name
+from timeline.reasoning import reasoning_item
 
 __all__ = ["chat_items", "responses_items", "to_openai", "to_openai_responses"]
 
@@ -132,7 +133,12 @@ def responses_items(message: Message) -> list[dict[str, Any]]:
     if message.role == "assistant":
         texts: list[str] = []
         for p in message.parts:
-            if p.kind == "tool_call":
+            if p.kind == "reasoning":
+                if texts:
+                    out.append(_assistant_text(texts))
+                    texts = []
+                out.append(reasoning_item(p.block) or {})
+            elif p.kind == "tool_call":
                 if texts:
                     out.append(_assistant_text(texts))
                     texts = []
@@ -176,6 +182,6 @@ def to_openai_responses(system: str, blocks: Sequence[Block]) -> list[dict[str, 
                 "content": [{"type": "input_text", "text": system}],
             }
         )
-    for message in plan_messages(blocks):
+    for message in plan_messages(blocks, "responses"):
         out += responses_items(message)
     return out

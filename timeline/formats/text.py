@@ -40,7 +40,7 @@ def block_text(b: Block) -> str:
 def to_text(system: str, blocks: Sequence[Block]) -> str:
     """The whole prompt as one string (system first)."""
     parts = [f"[SYSTEM]\n{system}"] if system.strip() else []
-    parts += [block_text(b) for b in blocks]
+    parts += [block_text(b) for b in blocks if block_type(b.type).render != "reasoning"]
     return "\n\n".join(parts)
 
 
@@ -52,6 +52,8 @@ def to_document(
     points = set(cache_points)
     content: list[dict[str, Any]] = []
     for i, b in enumerate(blocks):
+        if block_type(b.type).render == "reasoning":
+            continue  # the provider's own thinking travels only in its native format
         kind = media_kind(b) if block_type(b.type).render == "attachment" else None
         if b.data is not None and kind is not None:
             source = {"type": "base64", "media_type": b.mime, "data": b64(b.data)}

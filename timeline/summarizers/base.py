@@ -78,5 +78,6 @@ def block_line(block: Block, cap: int = 400) -> str:
 
 
 def non_header(blocks: Sequence[Block]) -> list[Block]:
-    """The blocks that carry content (turn headers dropped)."""
-    return [b for b in blocks if block_type(b.type).render != "header"]
+    """The blocks that carry content (turn headers and thinking/reasoning dropped: those
+    are the provider's own, never summarized)."""
+    return [b for b in blocks if block_type(b.type).render not in ("header", "reasoning")]
