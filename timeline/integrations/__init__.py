@@ -1,0 +1,35 @@
+"""Drop-in adapters for agent frameworks, one module per framework.
+
+* :mod:`timeline.integrations.langchain`: ``TimelineMiddleware`` for LangChain v1 /
+  LangGraph agents, ``from_langchain`` / ``to_langchain`` converters
+  (``pip install 'block-timeline[langchain]'``);
+* :mod:`timeline.integrations.pydantic_ai`: ``TimelineHistory`` for pydantic-ai agents
+  (``pip install 'block-timeline[pydantic-ai]'``);
+* :mod:`timeline.integrations.openai_agents`: ``TimelineSession`` for the OpenAI Agents
+  SDK (``pip install 'block-timeline[openai-agents]'``).
+
+The core never imports these modules; each imports its framework when it is imported
+and says which extra to install when the framework is missing.
+"""
+
+from __future__ import annotations
+
+from timeline.errors import TimelineError
+
+__all__ = ["IntegrationError", "MissingExtraError", "missing_extra"]
+
+
+class IntegrationError(TimelineError, ValueError):
+    """A framework handed the adapter something it cannot use (no thread id, a message
+    it cannot convert)."""
+
+
+class MissingExtraError(TimelineError, ImportError):
+    """The framework of an integration is not installed."""
+
+
+def missing_extra(framework: str, extra: str) -> MissingExtraError:
+    """The error for an integration whose framework is not installed."""
+    return MissingExtraError(
+        f"timeline.integrations needs {framework}: pip install 'block-timeline[{extra}]'"
+    )
