@@ -26,7 +26,7 @@ import msgspec
 
 from timeline import blocks as B
 from timeline.block import CONV_RANGE_SUMMARY, TURN_HEADER, Block
-from timeline.errors import ConflictError
+from timeline.errors import ConflictError, EmptyPromptError
 from timeline.integrations import missing_extra
 from timeline.integrations._threads import TimelineCache, open_store
 from timeline.persistence import IndexStore
@@ -98,7 +98,10 @@ def from_responses_items(items: Sequence[Item]) -> list[Block]:
 def to_responses_items(view: RenderedContext) -> list[Item]:
     """Responses input items for a rendered view (system prompt excluded: the Agents
     SDK sends the agent's instructions itself)."""
-    items = view.to_openai_responses()
+    try:
+        items = view.to_openai_responses()
+    except EmptyPromptError:  # a new or cleared session: no history yet
+        return []
     if view.system and items and items[0].get("role") in ("system", "developer"):
         items = items[1:]
     # an assistant message without a response id is valid input in the easy form only
