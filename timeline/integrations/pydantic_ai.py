@@ -242,7 +242,7 @@ class TimelineHistory:
                 "seed a summary only into a new one"
             )
         summary = msgspec.structs.replace(
-            B.summary(text, seeded=True),
+            B.summary(text, seeded=True, covered_turn_ids=[], compacted_block_count=0),
             id="seed-summary",
             turn_id="t0",
             path="su:t0.conv.range.summary",
