@@ -140,13 +140,24 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     try:
         tl = _load(args, store)
         system = read_system(args.system)
+        if args.html:
+            from timeline.html_view import timeline_html
+
+            log = store.turn_log(args.conversation)
+            summaries = store.summaries(args.conversation)
+            page = timeline_html(tl, system, log=log, summaries=summaries)
         usage = context_usage(tl, system)
     finally:
         store.close()
+    if args.html:
+        with open(args.html, "w", encoding="utf-8") as fh:
+            fh.write(page)
     if args.json:
         emit_json(usage)
     else:
         print(usage_report(usage, color=color_enabled(sys.stdout)))
+        if args.html:
+            print(f"wrote {args.html}")
     return 0
 
 

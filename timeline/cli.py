@@ -36,6 +36,7 @@ Start with the demo, then look at what it stored:
   timeline demo
   timeline list --db timeline-demo.db
   timeline inspect demo --db timeline-demo.db
+  timeline inspect demo --db timeline-demo.db --html timeline.html
 
 Exit codes: 0 ok, 1 runtime error (one line; --debug shows the traceback), 2 usage error.
 """
@@ -177,6 +178,12 @@ def _parser() -> argparse.ArgumentParser:
 
     n = stored("inspect", "context usage by block type (a /context view)")
     json_flag(n, "the usage (tokens and share per block type)")
+    n.add_argument(
+        "--html",
+        metavar="OUT",
+        default=None,
+        help="also write the whole timeline as one static HTML page to OUT",
+    )
     n.set_defaults(func=cmd_inspect)
 
     s = command("search", "full-text search of everything the conversation held")

@@ -86,6 +86,7 @@ def _next_commands(conversation: str, db: str) -> list[str]:
         f"timeline inspect {ref}",
         f"timeline search {ref} 'connection leak'",
         f"timeline render {ref} --format text",
+        f"timeline inspect {ref} --html timeline-demo.html",
         f"timeline list --db {shlex.quote(db)}",
     ]
 

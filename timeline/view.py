@@ -85,6 +85,13 @@ class RenderedContext:
         """v2's document rendering as one string."""
         return to_text(self.system, self.blocks)
 
+    def to_html(self, title: str = "") -> str:
+        """One self-contained static HTML page of this prompt (for notebooks and files):
+        blocks grouped by turn, coloured by type and sized by tokens."""
+        from timeline.html_view import context_html
+
+        return context_html(self, title=title)
+
     def to_document(self) -> dict[str, Any]:
         """v2's layout: the whole stream as one user message of parts."""
         return to_document(self.system, self.blocks, self.cache_points, self.system_cached)
