@@ -24,7 +24,9 @@ def canonical_timeline() -> Timeline:
     call = tl.append(blocks.tool_call("read_file", {"path": "src/login.py"}))
     tl.append(
         blocks.tool_result(
-            call.call_id or "", "def login(user):\n    return None\n", tool_id="read_file"
+            call.call_id or "",
+            "def login(user):\n    return None\n" + "# TODO: audit logging\n" * 40,
+            tool_id="read_file",
         )
     )
     tl.append(

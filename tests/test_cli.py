@@ -211,9 +211,26 @@ def test_search(imported: Path) -> None:
     assert "no matches" in none.stdout
 
 
-def test_compact_then_render_starts_with_the_summary(imported: Path) -> None:
-    """compact persists a summary; the next render starts with it."""
+def test_compact_that_would_grow_the_prompt_changes_nothing(imported: Path) -> None:
+    """A compaction whose summary is not smaller than what it replaces is skipped."""
+    before = cli("render", "c1", "--db", str(imported), "--format", "text").stdout
     out = cli("compact", "c1", "--db", str(imported), "--keep-recent", "20")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("not compacted (the summary (")
+    assert before == cli("render", "c1", "--db", str(imported), "--format", "text").stdout
+
+
+def test_compact_then_render_starts_with_the_summary(tmp_path: Path) -> None:
+    """compact persists a summary; the next render starts with it."""
+    long_chat = [*OPENAI_MESSAGES]
+    for i in range(12):
+        long_chat.append({"role": "user", "content": f"Question {i}: " + "why " * 60})
+        long_chat.append({"role": "assistant", "content": f"Answer {i}: " + "because " * 60})
+    src = tmp_path / "chat.json"
+    src.write_text(json.dumps(long_chat))
+    imported = tmp_path / "t.db"
+    assert import_file(src, "openai", imported, "c1").returncode == 0
+    out = cli("compact", "c1", "--db", str(imported), "--keep-recent", "200")
     assert out.returncode == 0, out.stderr
     assert "compacted" in out.stdout and "su:" in out.stdout
     text = cli("render", "c1", "--db", str(imported), "--format", "text").stdout

@@ -292,14 +292,14 @@ def test_force_sanitize_inside_one_long_turn(make_tl: Callable[..., Timeline]) -
 
 
 def test_force_with_nothing_to_cut_still_shrinks(make_tl: Callable[..., Timeline]) -> None:
-    """When no cut exists, a forced render truncates to about half the estimate."""
+    """When no cut exists, a forced render truncates to at most 3/4 of the estimate."""
     tl = make_tl(policy=CompactionPolicy(max_tokens=20_000))
     tl.begin_turn()
     tl.append(blocks.user_prompt("p" * 20_000))
     before = tl.estimate("sys")
     view = tl.render("sys", force_sanitize=True)
     assert view.compaction is None
-    assert view.tokens <= before // 2
+    assert before * 3 // 5 < view.tokens <= before * 3 // 4
 
 
 def test_never_compacts_twice_without_new_content(make_tl: Callable[..., Timeline]) -> None:

@@ -111,7 +111,7 @@ def test_silent_overflow_forces_the_next_render() -> None:
     tl = make()
     for i in range(10):
         tl.begin_turn()
-        tl.append(__import__("timeline").blocks.user_prompt(f"earlier request {i} " + "x" * 400))
+        tl.append(__import__("timeline").blocks.user_prompt(f"earlier request {i} " + "x" * 2000))
     driver = ReactDriver(tl, model, {"bash": lambda p: "ok"}, system=SYSTEM)
     driver.run_turn("go")
     assert views[0].compaction is None

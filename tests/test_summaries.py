@@ -222,13 +222,13 @@ def test_user_requests_are_capped_not_dropped(make_tl: Callable[..., Timeline], 
     """Long requests are truncated with a marker at the policy cap, never dropped."""
     tl = make_tl(policy=CompactionPolicy(max_tokens=50_000, user_prompt_cap_chars=cap))
     tl.begin_turn()
-    tl.append(blocks.user_prompt("R" * 1_000))
+    tl.append(blocks.user_prompt("R" * 5_000))
     tl.append(blocks.assistant_completion("ok"))
     tl.begin_turn()
     tl.append(blocks.user_prompt("next"))
     tl.compact("", keep_recent_tokens=10)
     summary = next(b for b in tl.blocks if b.type == "conv.range.summary")
-    assert f"{'R' * cap} [... {1_000 - cap} more chars]" in summary.text
+    assert f"{'R' * cap} [... {5_000 - cap} more chars]" in summary.text
 
 
 def test_inventory_fits_its_budget_and_keeps_every_request() -> None:

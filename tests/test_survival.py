@@ -95,7 +95,7 @@ def test_block_count_trigger(make_tl: Callable[..., Timeline]) -> None:
     for i in range(30):
         tl.begin_turn()
         tl.append(blocks.user_prompt(f"q{i}"))
-        tl.append(blocks.assistant_completion(f"a{i}"))
+        tl.append(blocks.assistant_completion(f"a{i}. " + "More detail follows. " * 20))
         view = tl.render("sys")
         compacted = compacted or view.compaction
         assert len(view.blocks) <= 41

@@ -247,12 +247,14 @@ def cmd_compact(args: argparse.Namespace) -> int:
         stats = tl.compact(
             read_system(args.system), force=True, keep_recent_tokens=args.keep_recent
         )
-        version = tl.persist(store) if stats is not None else tl.version
+        done = stats is not None and stats.skipped is None
+        version = tl.persist(store) if done else tl.version
     finally:
         store.close()
     result: dict[str, Any] = {
         "conversation": args.conversation,
-        "compacted": stats is not None,
+        "compacted": done,
+        "skipped": stats.skipped if stats else None,
         "version": version,
         "compacted_blocks": stats.compacted_blocks if stats else 0,
         "tokens_before": stats.tokens_before if stats else None,
@@ -264,6 +266,8 @@ def cmd_compact(args: argparse.Namespace) -> int:
         emit_json(result)
     elif stats is None:
         print("nothing to compact: no valid cut point before the kept window")
+    elif stats.skipped is not None:
+        print(f"not compacted ({stats.skipped}): nothing changed")
     else:
         print(
             f"compacted {plural(stats.compacted_blocks, 'block')}: {stats.tokens_before:,} -> "

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 import attrs
 import msgspec
@@ -182,7 +182,8 @@ def _plan(
             reason = "blocks"
         else:
             return None
-        if not force and tl._state.compacted_at_seq == tl._state.block_seq:
+        seq = tl._state.block_seq
+        if not force and seq in (tl._state.compacted_at_seq, tl._skipped_at_seq):
             return None  # nothing appended since the last compaction: never thrash
     stream.resolve()
     blocks = tl._blocks
@@ -248,31 +249,31 @@ def _apply(
     main, main_error = results[0]
     prefix_text, prefix_error = results[1] if len(results) > 1 else (None, None)
     error = main_error or prefix_error
-    cut_block = tl._blocks[plan.cut]
     seq = tl._state.block_seq + 1
     sid = tl.id_factory("block", seq)
     while sid in tl._by_id:
         seq += 1
         sid = tl.id_factory("block", seq)
-    summary = Block(
-        type=CONV_RANGE_SUMMARY,
-        text=summary_text(main, prefix_text),
-        id=sid,
-        author="system",
-        turn_id=cut_block.turn_id,
-        ts=tl.clock().isoformat(timespec="milliseconds").replace("+00:00", "Z"),
-        path=f"su:{cut_block.turn_id}.conv.range.summary",
-        meta={
-            "covered_turn_ids": list(pending.stats.covered_turn_ids),
-            "split_turn_id": plan.split_turn_id,
-            "compaction_digest": msgspec.to_builtins(pending.digest),
-            "summarizer": pending.stats.summarizer if error is None else "inventory",
-            "summarizer_error": error,
-            "compacted_block_count": len(plan.compacted),
-            "first_block_id": plan.compacted[0].id,
-            "last_block_id": plan.compacted[-1].id,
-        },
-    )
+    summary = _summary_block(tl, pending, main, prefix_text, error, sid)
+    replaced = _replaced_tokens(tl, plan.cut)
+    cost = tl._memo.uncached(summary)
+    if cost >= replaced:
+        # a summary at least as big as what it replaces would grow the prompt: skip it,
+        # changing nothing, and do not plan it again until something is appended
+        tl._skipped_at_seq = tl._state.block_seq
+        stats = attrs.evolve(
+            pending.stats,
+            tokens_after=pending.stats.tokens_before,
+            compacted_block_count=pending.stats.original_block_count,
+            summarizer_error=error,
+            skipped=(
+                f"the summary ({cost} tokens) would not be smaller than the {replaced} "
+                "tokens it replaces"
+            ),
+        )
+        if tl.on_after_compaction is not None:
+            tl.on_after_compaction(stats)
+        return stats
     tl._blocks.insert(plan.cut, summary)
     tl._by_id[sid] = summary
     tl._new_ids.append(sid)
@@ -301,8 +302,84 @@ def _apply(
     return stats
 
 
+def _replaced_tokens(tl: Timeline, cut: int) -> int:
+    """Visible tokens a summary inserted at ``cut`` replaces: the previous summary and
+    every unpinned visible block before the cut (pinned ones stay visible)."""
+    stream = tl._stream
+    stream.resolve()
+    pinned = tl._pinned
+    return sum(
+        stream.costs[pos]
+        for pos, index in enumerate(stream.source_index)
+        if index < cut and stream.blocks[pos].id not in pinned
+    )
+
+
+def _summary_block(
+    tl: Timeline,
+    pending: _Pending,
+    main: str,
+    prefix_text: str | None,
+    error: str | None,
+    sid: str,
+) -> Block:
+    plan = pending.plan
+    cut_block = tl._blocks[plan.cut]
+    return Block(
+        type=CONV_RANGE_SUMMARY,
+        text=summary_text(main, prefix_text),
+        id=sid,
+        author="system",
+        turn_id=cut_block.turn_id,
+        ts=tl.clock().isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+        path=f"su:{cut_block.turn_id}.conv.range.summary",
+        meta={
+            "covered_turn_ids": list(pending.stats.covered_turn_ids),
+            "split_turn_id": plan.split_turn_id,
+            "compaction_digest": msgspec.to_builtins(pending.digest),
+            "summarizer": pending.stats.summarizer if error is None else "inventory",
+            "summarizer_error": error,
+            "compacted_block_count": len(plan.compacted),
+            "first_block_id": plan.compacted[0].id,
+            "last_block_id": plan.compacted[-1].id,
+        },
+    )
+
+
+FORCED_RENDER_RATIO: Final = 0.75
+"""Each forced render, with nothing appended since the last render, is at most this
+share of it (providers count 10-30% more tokens than cl100k, so a smaller step could
+overflow again)."""
+
+
+def _render_key(tl: Timeline, prep: _Prep) -> tuple[int, ...]:
+    state = tl._state
+    return (state.block_seq, state.structure_version, prep.system_tokens, sum(prep.tail_costs))
+
+
+def _forced_target(tl: Timeline, prep: _Prep) -> int | None:
+    """The most a forced render may keep, in the library's own count (before the usage
+    calibration, a constant it cannot shrink): 3/4 of the last render when nothing was
+    appended since, else 3/4 of what an unforced render would send now."""
+    budget = tl.policy.budget if tl.policy.enabled else None
+    if budget is None:
+        return None
+    last = tl._last_render
+    if last is not None and last[0] == _render_key(tl, prep):
+        reference = last[1]()
+    else:
+        tl._stream.resolve()
+        reference = _raw(tl, prep)
+    return int(min(budget, reference) * FORCED_RENDER_RATIO)
+
+
 def _finish(
-    tl: Timeline, prep: _Prep, *, force: bool, stats: CompactionStats | None
+    tl: Timeline,
+    prep: _Prep,
+    *,
+    force: bool,
+    stats: CompactionStats | None,
+    target: int | None = None,
 ) -> RenderedContext:
     stream = tl._stream
     memo = tl._memo
@@ -329,20 +406,28 @@ def _finish(
                 required=prep.system_tokens + pinned_total,
                 conversation_id=tl.conversation_id,
             )
-        target = budget
-        if force and (stats is None or stats.skipped is not None):
-            target = min(budget, total // 2)  # the estimate was wrong: shrink regardless
-        if total > target:
+        limit = budget if target is None else min(budget, target + overhead)
+        if total > limit:
             blocks = list(blocks)
             costs = list(costs)
             removed, truncated = truncate_to_fit(
-                blocks, costs, total - target, lambda b: _text_cost(memo, b), tuple(pinned)
+                blocks, costs, total - limit, lambda b: _text_cost(memo, b), tuple(pinned)
             )
             total -= removed
             if total > budget:
                 raise BudgetError(
                     f"the prompt needs {total} tokens after compaction and truncation but the "
                     f"budget is {budget}",
+                    budget=budget,
+                    required=total,
+                    conversation_id=tl.conversation_id,
+                )
+            if total > limit:
+                raise BudgetError(
+                    f"a forced render must keep at most {limit} tokens (3/4 of the last "
+                    f"render, plus the usage calibration) but cannot go below {total}: only "
+                    "the system prompt, pinned blocks, tool calls and blocks already "
+                    "truncated to the minimum are left",
                     budget=budget,
                     required=total,
                     conversation_id=tl.conversation_id,
@@ -366,6 +451,7 @@ def _finish(
         return known + sum(memo.block(b) for _, b in pending)
 
     tl._last_raw_estimate = lambda: count_tokens() - overhead
+    tl._last_render = (_render_key(tl, prep), tl._last_raw_estimate)
     pending_at = {pos for pos in stream.pending if blocks[pos] is stream.blocks[pos]}
 
     def block_tokens() -> tuple[int, ...]:
@@ -422,15 +508,17 @@ def _run_sync(tl: Timeline, prep: _Prep, pending: _Pending) -> CompactionStats:
 
 def render(tl: Timeline, system: str, *, force: bool, tail: Sequence[Block]) -> RenderedContext:
     prep = _prepare(tl, system, tail)
+    target = _forced_target(tl, prep) if force else None
     pending = _plan(tl, prep, force=force)
     stats = None if pending is None else _run_sync(tl, prep, pending)
-    return _finish(tl, prep, force=force, stats=stats)
+    return _finish(tl, prep, force=force, stats=stats, target=target)
 
 
 async def arender(
     tl: Timeline, system: str, *, force: bool, tail: Sequence[Block]
 ) -> RenderedContext:
     prep = _prepare(tl, system, tail)
+    target = _forced_target(tl, prep) if force else None
     pending = _plan(tl, prep, force=force)
     stats = None
     if pending is not None:
@@ -441,7 +529,7 @@ async def arender(
             for r in pending.requests
         ]
         stats = _conclude(tl, prep, pending, results)
-    return _finish(tl, prep, force=force, stats=stats)
+    return _finish(tl, prep, force=force, stats=stats, target=target)
 
 
 def compact(

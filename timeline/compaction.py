@@ -72,7 +72,9 @@ class CompactionStats:
     """Tool results hidden by cache-TTL pruning before (or instead of) the summary."""
     skipped: str | None = None
     """Why no summary was inserted although compaction ran (None when one was): the
-    summarizer failed under ``on_summary_failure="skip"``, or TTL pruning was enough."""
+    summarizer failed under ``on_summary_failure="skip"``, TTL pruning was enough, or the
+    summary would not have made the prompt smaller (then the timeline is unchanged and
+    ``tokens_after == tokens_before``)."""
     mid_turn: int | None = None
     """n of ``[MID-TURN COMPACTION n]`` when the current turn itself was compacted."""
 

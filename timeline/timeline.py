@@ -91,6 +91,13 @@ class Timeline:
     _new_ids: list[str] = attrs.field(factory=list, init=False)
     _last_raw_estimate: Callable[[], int] | None = attrs.field(default=None, init=False)
     _warned_no_budget: bool = attrs.field(default=False, init=False)
+    _skipped_at_seq: int = attrs.field(default=-1, init=False)
+    """``block_seq`` when a compaction was last skipped (not smaller): not retried until
+    something is appended."""
+    _last_render: tuple[tuple[int, ...], Callable[[], int]] | None = attrs.field(
+        default=None, init=False
+    )
+    """(content key, prompt tokens) of the last render: the size a forced render beats."""
 
     def __attrs_post_init__(self) -> None:
         if not isinstance(self.conversation_id, str) or not self.conversation_id:

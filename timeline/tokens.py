@@ -289,6 +289,12 @@ class BlockTokenMemo:
             self._costs[block.id] = cost
         return cost
 
+    def uncached(self, block: Block) -> int:
+        """What :meth:`block` would return, without remembering it under the block's id
+        (for a block that may never be added, whose id could be reused)."""
+        cost = self._costs.get(block.id)
+        return cost if cost is not None else self._block_cost(block)
+
     def _block_cost(self, block: Block) -> int:
         spec = block_type(block.type)
         if spec.render == "header":
