@@ -271,6 +271,7 @@ def _apply(
                 "tokens it replaces"
             ),
         )
+        _log.compaction_ended(tl.conversation_id, stats)
         if tl.on_after_compaction is not None:
             tl.on_after_compaction(stats)
         return stats
