@@ -39,6 +39,19 @@ OPENAI_MESSAGES: list[dict[str, Any]] = [
     {"role": "assistant", "content": "Fixed: backoff now starts at 100 ms."},
 ]
 
+LONG_MESSAGES: list[dict[str, Any]] = [
+    *OPENAI_MESSAGES,
+    *(
+        message
+        for i in range(12)
+        for message in (
+            {"role": "user", "content": f"Question {i}: " + "why " * 60},
+            {"role": "assistant", "content": f"Answer {i}: " + "because " * 60},
+        )
+    ),
+]
+"""Long enough that a compaction's summary is smaller than what it replaces."""
+
 ANTHROPIC_MESSAGES: dict[str, Any] = {
     "system": "You are terse.",
     "messages": [
@@ -222,12 +235,8 @@ def test_compact_that_would_grow_the_prompt_changes_nothing(imported: Path) -> N
 
 def test_compact_then_render_starts_with_the_summary(tmp_path: Path) -> None:
     """compact persists a summary; the next render starts with it."""
-    long_chat = [*OPENAI_MESSAGES]
-    for i in range(12):
-        long_chat.append({"role": "user", "content": f"Question {i}: " + "why " * 60})
-        long_chat.append({"role": "assistant", "content": f"Answer {i}: " + "because " * 60})
     src = tmp_path / "chat.json"
-    src.write_text(json.dumps(long_chat))
+    src.write_text(json.dumps(LONG_MESSAGES))
     imported = tmp_path / "t.db"
     assert import_file(src, "openai", imported, "c1").returncode == 0
     out = cli("compact", "c1", "--db", str(imported), "--keep-recent", "200")

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.test_cli import OPENAI_MESSAGES, cli, import_file
+from tests.test_cli import LONG_MESSAGES, OPENAI_MESSAGES, cli, import_file
 from timeline.cli import _parser, flag_terms
 from timeline.inspect import percent_shares, plural
 
@@ -171,13 +171,25 @@ def test_search_json(db: Path) -> None:
     assert json.loads(none.stdout) == []
 
 
-def test_compact_json(db: Path) -> None:
+def test_compact_json(tmp_path: Path) -> None:
     """compact --json says what it did; the version moves on."""
+    db = tmp_path / "long.db"
+    src = tmp_path / "long.json"
+    src.write_text(json.dumps(LONG_MESSAGES))
+    assert import_file(src, "openai", db, "c1").returncode == 0
     out = cli("compact", "c1", "--db", str(db), "--keep-recent", "20", "--json")
     result = json.loads(out.stdout)
     assert result["compacted"] is True and result["version"] == 2
     assert result["summary_path"].startswith("su:") and result["compacted_blocks"] > 0
     assert isinstance(result["tokens_after"], int) and isinstance(result["tokens_before"], int)
+
+
+def test_compact_json_skipped(db: Path) -> None:
+    """compact --json on a chat too small to shrink: not compacted, the reason given."""
+    out = cli("compact", "c1", "--db", str(db), "--keep-recent", "20", "--json")
+    result = json.loads(out.stdout)
+    assert result["compacted"] is False and result["version"] == 1
+    assert result["skipped"].startswith("the summary (")
 
 
 def test_compact_without_a_budget_names_the_flags(db: Path) -> None:

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from timeline import BudgetError, CompactionPolicy, HeuristicCounter, Timeline, blocks
+from timeline.summarizers.base import SummaryRequest
 
 
 def ladder(tl: Timeline, system: str = "sys") -> list[int]:
@@ -94,6 +95,13 @@ def test_new_content_restarts_the_ladder(make_tl: Callable[..., Timeline]) -> No
     assert view.tokens <= unforced * 3 // 4
 
 
+class Verbose:
+    """A summarizer whose summary is longer than anything it covers."""
+
+    def summarize(self, request: SummaryRequest) -> str:
+        return "a summary longer than what it covers " * 40
+
+
 SMALL = st.lists(
     st.tuples(st.integers(0, 2), st.integers(0, 600), st.integers(0, 80)),
     min_size=1,
@@ -131,7 +139,11 @@ def test_compaction_never_grows_the_prompt(turns: list[Any], keep: int, force: b
 def test_skipped_compaction_is_not_retried(make_tl: Callable[..., Timeline]) -> None:
     """A skipped compaction is reported once; renders after it do not plan it again."""
     seen: list[Any] = []
-    tl = make_tl(policy=CompactionPolicy(max_tokens=600), on_after_compaction=seen.append)
+    tl = make_tl(
+        policy=CompactionPolicy(max_tokens=600),
+        summarizer=Verbose(),
+        on_after_compaction=seen.append,
+    )
     for i in range(45):
         tl.begin_turn()
         tl.append(blocks.user_prompt(f"question {i}: why is the sky blue?"))
