@@ -241,3 +241,60 @@ def test_no_thread_id_is_a_clear_error() -> None:
     )
     with pytest.raises(IntegrationError, match="thread_id"):
         agent.invoke({"messages": [HumanMessage("check topic-1")]})
+
+
+def test_a_checkpoint_on_a_tool_call_moves_to_its_result() -> None:
+    """ChatAnthropic drops cache_control on tool_use, so a checkpoint on a call is sent on
+    the result right after it (the prefix still ends inside the same exchange)."""
+    anthropic = pytest.importorskip("langchain_anthropic")
+    from timeline import RenderedContext
+
+    tl = Timeline("cc", policy=POLICY)
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("check topic-1"))
+    call = tl.append(blocks.tool_call("lookup", {"topic": "topic-1"}))
+    tl.append(blocks.tool_result(call.call_id or "", "fine"))
+    shown = tuple(tl.blocks)
+    view = RenderedContext("ops", shown, (2,), lambda: 0, None, len(shown))
+    model = anthropic.ChatAnthropic(model="claude-sonnet-4-5", api_key="test-key")
+    payload = model._get_request_payload(to_langchain(view, cache_control=True))
+    marked = [
+        (m["role"], part["type"])
+        for m in payload["messages"]
+        for part in m["content"]
+        if isinstance(part, dict) and "cache_control" in part
+    ]
+    assert marked == [("user", "tool_result")]
+    assert to_langchain(view)[-1].content[0] == {"type": "text", "text": "fine"}
+
+
+def test_core_never_imports_a_framework() -> None:
+    """Importing timeline and index_store loads no framework module."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, timeline, index_store, timeline.integrations\n"
+        "loaded = [m for m in sys.modules if m.split('.')[0] in "
+        "('langchain', 'langchain_core', 'langgraph', 'pydantic_ai', 'agents')]\n"
+        "assert not loaded, loaded"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_missing_extra_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without the framework the adapter's import fails with the pip install line."""
+    import importlib
+    import sys
+
+    from timeline.integrations import MissingExtraError
+
+    for name, module, extra in (
+        ("timeline.integrations.langchain", "langchain.agents.middleware", "langchain"),
+        ("timeline.integrations.pydantic_ai", "pydantic_ai.messages", "pydantic-ai"),
+        ("timeline.integrations.openai_agents", "agents.run_config", "openai-agents"),
+    ):
+        monkeypatch.setitem(sys.modules, module, None)
+        monkeypatch.delitem(sys.modules, name, raising=False)
+        with pytest.raises(MissingExtraError, match=rf"pip install 'block-timeline\[{extra}\]'"):
+            importlib.import_module(name)

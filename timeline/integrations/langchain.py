@@ -191,16 +191,27 @@ def to_langchain(
         if cache_control and view.system_cached:
             item["cache_control"] = dict(_CACHE)
         out.append(SystemMessage(content=[item]))
+    carry = False
     for message in plan_messages(view.blocks):
         if message.role == "assistant":
             out.append(_ai_message(message.parts, points, cache_control))
+            # ChatAnthropic drops cache_control on tool_use blocks: a checkpoint on a call
+            # moves to the end of its results, which always follow it
+            carry = cache_control and any(
+                p.kind == "tool_call" and p.at(points) for p in message.parts
+            )
             continue
         rest: list[dict[str, Any] | str] = []
+        results: list[ToolMessage] = []
         for part in message.parts:
             if part.kind == "tool_result":
-                out.append(_tool_message(part, points, cache_control))
+                results.append(_tool_message(part, points, cache_control))
             else:
                 rest.append(_with_cache(_user_part(part), part, points, cache_control))
+        if carry and results and isinstance(results[-1].content[0], dict):
+            results[-1].content[0]["cache_control"] = dict(_CACHE)
+        carry = False
+        out.extend(results)
         if rest:
             out.append(HumanMessage(content=rest))
     return out
@@ -218,10 +229,6 @@ def _ai_message(parts: Sequence[Part], points: set[int], cache: bool) -> AIMessa
             calls.append(
                 {"name": b.tool_id or "", "args": args, "id": b.call_id, "type": "tool_call"}
             )
-            if cache and part.at(points):
-                # ChatAnthropic drops cache_control on tool_use: mark the message's text
-                # instead, or an empty text block right before the calls
-                content.append({"type": "text", "text": ".", "cache_control": dict(_CACHE)})
         elif part_text(b):
             content.append(_with_cache({"type": "text", "text": part_text(b)}, part, points, cache))
     ids = [p.block.id for p in parts if p.block.id]
