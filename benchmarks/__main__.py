@@ -15,7 +15,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from benchmarks import peers, persist_speed, render_speed, summary_cap
+from benchmarks import peers, persist_speed, render_speed, storage_size, summary_cap
 from benchmarks._util import ms, us
 from timeline import TiktokenCounter
 
@@ -89,7 +89,11 @@ def _peer_tables(res: dict[str, Any]) -> list[str]:
 
 
 def _goals(
-    res: dict[str, Any], rs: dict[str, Any], ps: dict[str, Any], sc: dict[str, Any]
+    res: dict[str, Any],
+    rs: dict[str, Any],
+    ps: dict[str, Any],
+    sc: dict[str, Any],
+    ss: dict[str, Any],
 ) -> list[str]:
     by = {r["name"]: r for r in res["compare"]}
     ours = by["block-timeline"]
@@ -161,6 +165,11 @@ def _goals(
             all(r["summary_max"] <= r["cap"] for r in sc["rows"]),
         ),
         row(
+            "SQLite bytes ≤ 1.5x the UTF-8 text and summaries it stores",
+            f"{ss['ratio']:.2f}x at {ss['turns']:,} turns",
+            ss["ratio"] <= 1.5,
+        ),
+        row(
             "memory with persist-and-evict flat in session length",
             f"peak {mem[lo] / 2**20:.2f} MiB at {lo} turns, {mem[hi] / 2**20:.2f} MiB at {hi}",
             mem[hi] <= 1.25 * mem[lo],
@@ -179,6 +188,8 @@ def main() -> int:
     rs = render_speed.run()
     print("persistence ...", flush=True)
     ps = persist_speed.run(turns=315)
+    print("storage size ...", flush=True)
+    ss = storage_size.run(budget=args.budget)
     print("summary cap ...", flush=True)
     sc = summary_cap.run(budget=args.budget)
     print("peers (this takes a few minutes) ...", flush=True)
@@ -206,7 +217,7 @@ def main() -> int:
         "",
         "## Goals",
         "",
-        *_goals(res, rs, ps, sc),
+        *_goals(res, rs, ps, sc, ss),
         "",
         "## Against the peers",
         "",
@@ -241,6 +252,12 @@ def main() -> int:
         "## Persistence (SQLite)",
         "",
         *persist_speed.report(ps),
+        "",
+        "Storage over a long session: the session rendered at every request and persisted "
+        "at every turn end; database pages (WAL included) against the UTF-8 bytes of every "
+        "turn-log block and summary (`python -m benchmarks.storage_size`).",
+        "",
+        *storage_size.report(ss),
         "",
         "## Analysis",
         "",

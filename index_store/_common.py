@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
+import zlib
 from collections.abc import Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 import msgspec
 
@@ -56,8 +57,28 @@ class WindowRecord(msgspec.Struct, frozen=True):
 _TERM = re.compile(r"\w+", re.UNICODE)
 
 
+_COMPRESS_FROM: Final = 256
+"""Bodies this long or longer are stored zlib-compressed when that saves space."""
+
+
 def encode_block_row(block: Block) -> bytes:
-    return encode_record("block", block)
+    """A stored block: the versioned record, zlib-compressed when that is smaller (a
+    zlib stream starts with ``x``, which no record does, so old rows still decode)."""
+    raw = encode_record("block", block)
+    if len(raw) >= _COMPRESS_FROM:
+        packed = zlib.compress(raw, 6)
+        if len(packed) < len(raw):
+            return packed
+    return raw
+
+
+def _unpack_block_row(data: bytes) -> bytes:
+    if data[:1] != b"x":
+        return data
+    try:
+        return zlib.decompress(data)
+    except zlib.error as exc:
+        raise CodecError(f"compressed block record does not inflate: {exc}") from exc
 
 
 def encode_snapshot_row(snapshot: TimelineSnapshot) -> bytes:
@@ -89,6 +110,16 @@ def _decode_row(
 
 
 def decode_block_row(data: Any, conversation_id: str, row: str) -> Block:
+    if isinstance(data, bytes | bytearray | memoryview):
+        try:
+            data = _unpack_block_row(bytes(data))
+        except CodecError as exc:
+            raise CorruptRecordError(
+                f"stored block {row!r} of conversation {conversation_id!r} is corrupt: "
+                f"{exc}; the rest of the store is unaffected",
+                conversation_id=conversation_id,
+                block_id=row,
+            ) from exc
     return _decode_row(data, "block", Block, conversation_id, f"block {row!r}", row)
 
 

@@ -17,18 +17,24 @@ from typing import Any, Final
 import attrs
 
 from index_store._async import ThreadedAsync
-from index_store._common import decode_block_row, search_terms, stored_version
+from index_store._common import (
+    decode_block_row,
+    encode_block_row,
+    search_terms,
+    stored_version,
+)
 from index_store._sql import SqlStore, utc_now_text
 from timeline.errors import (
     CorruptRecordError,
     StoreError,
     StoreUnavailableError,
+    TimelineError,
 )
 from timeline.persistence import SearchHit
 
 __all__ = ["SCHEMA_VERSION", "SqliteStore"]
 
-SCHEMA_VERSION: Final = 1
+SCHEMA_VERSION: Final = 2
 
 _MIGRATIONS: Final[dict[int, str]] = {
     1: """
@@ -70,7 +76,47 @@ _MIGRATIONS: Final[dict[int, str]] = {
         PRIMARY KEY (conversation_id, checkpoint_id)
     );
     """,
+    # Text stored once: the body carries it (compressed), the ``text`` column is left
+    # empty and the search index reads the text from the body through ``bt_block_text``.
+    2: """
+    DROP TRIGGER blocks_ai;
+    DROP TRIGGER blocks_ad;
+    DROP TABLE blocks_fts;
+    UPDATE blocks SET body = bt_compact_body(body), text = '';
+    CREATE VIEW blocks_text (block_rowid, text) AS
+        SELECT rowid, bt_block_text(body) FROM blocks;
+    CREATE VIRTUAL TABLE blocks_fts USING fts5(
+        text, content='blocks_text', content_rowid='block_rowid', tokenize='porter unicode61'
+    );
+    INSERT INTO blocks_fts(blocks_fts) VALUES ('rebuild');
+    CREATE TRIGGER blocks_ai AFTER INSERT ON blocks BEGIN
+        INSERT INTO blocks_fts(rowid, text) VALUES (new.rowid, bt_block_text(new.body));
+    END;
+    CREATE TRIGGER blocks_ad AFTER DELETE ON blocks BEGIN
+        INSERT INTO blocks_fts(blocks_fts, rowid, text)
+        VALUES ('delete', old.rowid, bt_block_text(old.body));
+    END;
+    """,
 }
+
+
+def _block_text(body: bytes | None) -> str:
+    """``bt_block_text(body)``: the text of a stored block, for the search index ("" for
+    a row that does not decode: the integrity check reports it)."""
+    if body is None:
+        return ""
+    try:
+        return decode_block_row(body, "", "").text
+    except TimelineError:
+        return ""
+
+
+def _compact_body(body: bytes) -> bytes:
+    """``bt_compact_body(body)``: a schema-1 body re-encoded as schema 2 writes it."""
+    try:
+        return encode_block_row(decode_block_row(body, "", ""))
+    except TimelineError:
+        return body  # left as it was: the integrity check reports it
 
 
 @attrs.define
@@ -96,7 +142,10 @@ class SqliteStore(ThreadedAsync, SqlStore):
                 self._conn.execute("PRAGMA journal_mode = WAL")
             self._conn.execute("PRAGMA synchronous = NORMAL")
             self._conn.text_factory = _text
-            self._migrate()
+            self._conn.create_function("bt_block_text", 1, _block_text, deterministic=True)
+            self._conn.create_function("bt_compact_body", 1, _compact_body, deterministic=True)
+            if self._migrate() and self.path != ":memory:":
+                self._vacuum()
         except sqlite3.Error as exc:
             raise StoreUnavailableError(
                 f"cannot open SQLite store {self.path!r}: {exc}; check the path and permissions"
@@ -106,7 +155,22 @@ class SqliteStore(ThreadedAsync, SqlStore):
     def url(self) -> str:
         return f"sqlite:///{self.path}"
 
-    def _migrate(self) -> None:
+    def _clean_text(self, text: str) -> str:
+        """Nothing: schema 2 keeps the text in the body only (the search index reads it
+        from there), so the ``text`` column stays empty."""
+        return ""
+
+    def _vacuum(self) -> None:
+        """Give back the space an upgrade freed (best effort: another connection may
+        hold the file; the free pages are then reused by later writes)."""
+        with self._lock:
+            try:
+                self._conn.execute("VACUUM")
+            except sqlite3.OperationalError:
+                pass
+
+    def _migrate(self) -> bool:
+        """Bring the schema up to date; True when an existing store was upgraded."""
         with self._tx():
             self._conn.execute(
                 "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)"
@@ -127,6 +191,7 @@ class SqliteStore(ThreadedAsync, SqlStore):
                 for statement in _split_sql(_MIGRATIONS[version]):
                     self._conn.execute(statement)
                 self._conn.execute("INSERT INTO schema_version (version) VALUES (?)", (version,))
+        return 0 < current < SCHEMA_VERSION
 
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
