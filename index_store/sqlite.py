@@ -11,7 +11,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any, Final
 
 import attrs
@@ -163,11 +163,8 @@ class SqliteStore(ThreadedAsync, SqlStore):
     def _vacuum(self) -> None:
         """Give back the space an upgrade freed (best effort: another connection may
         hold the file; the free pages are then reused by later writes)."""
-        with self._lock:
-            try:
-                self._conn.execute("VACUUM")
-            except sqlite3.OperationalError:
-                pass
+        with self._lock, suppress(sqlite3.OperationalError):
+            self._conn.execute("VACUUM")
 
     def _migrate(self) -> bool:
         """Bring the schema up to date; True when an existing store was upgraded."""
