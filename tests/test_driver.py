@@ -42,15 +42,116 @@ def test_overflow_triggers_one_forced_compaction_and_one_retry() -> None:
     assert all(r.stopped == "answer" for r in results)
 
 
-def test_persistent_overflow_raises_after_one_retry() -> None:
-    """Overflow on the call and on its retry: a typed error, no third call."""
+def test_persistent_overflow_raises_after_the_retry_limit() -> None:
+    """Overflow on every call from the sixth: at most 3 retries (fewer when the ladder
+    runs out first), then a typed error carrying the provider's."""
     session = CodingSession(1)
-    model = ScriptedModel(session, overflow_at=frozenset({5, 6}))
+    model = ScriptedModel(session, overflow_at=frozenset(range(5, 20)))
     driver = ReactDriver(make(), model, demo_tools(1), system=SYSTEM)
     with pytest.raises(ContextOverflowError) as err:
         run(driver, session, 10)
-    assert model.calls == 7
+    assert 7 <= model.calls <= 9
     assert isinstance(err.value.cause, ProviderError)
+
+
+def test_retries_stop_at_the_limit_while_the_ladder_still_shrinks() -> None:
+    """A big prompt the ladder can cut many times: exactly 1 + 3 calls, then the error."""
+    calls: list[int] = []
+
+    def model(view: RenderedContext) -> ModelReply:
+        calls.append(view.tokens)
+        raise ProviderError("prompt is too long: 210000 tokens > 200000 maximum")
+
+    tl = make(budget=16_000)
+    tl.begin_turn()
+    tl.append(__import__("timeline").blocks.user_prompt("data " * 15_000))
+    with pytest.raises(ContextOverflowError):
+        ReactDriver(tl, model, {}).run_turn("go on")
+    assert len(calls) == 4
+
+
+def test_retry_limit_is_configurable() -> None:
+    """max_overflow_retries=1: the second overflow in a row is the typed error."""
+    session = CodingSession(1)
+    model = ScriptedModel(session, overflow_at=frozenset({5, 6}))
+    driver = ReactDriver(make(), model, demo_tools(1), system=SYSTEM, max_overflow_retries=1)
+    with pytest.raises(ContextOverflowError):
+        run(driver, session, 10)
+    assert model.calls == 7
+
+
+def test_each_overflow_retry_is_a_smaller_render() -> None:
+    """Two overflows in a row: two retries, each render at most 3/4 of the one before."""
+    sizes: list[int] = []
+
+    def model(view: RenderedContext) -> ModelReply:
+        sizes.append(view.tokens)
+        if len(sizes) <= 2:
+            raise ProviderError("prompt is too long: 210000 tokens > 200000 maximum")
+        return ModelReply(text="done")
+
+    tl = make(budget=4_000)
+    tl.begin_turn()
+    tl.append(__import__("timeline").blocks.user_prompt("read this: " + "data " * 3_000))
+    result = ReactDriver(tl, model, {}, system=SYSTEM).run_turn("go on")
+    assert (result.overflow_retries, result.stopped) == (2, "answer")
+    assert sizes[1] <= sizes[0] * 3 // 4 and sizes[2] <= sizes[1] * 3 // 4
+
+
+def test_length_stop_keeps_the_partial_answer() -> None:
+    """A reply cut off by its length limit ends the turn as max_tokens, text kept."""
+    for reason in ("length", "max_tokens", "max_output_tokens"):
+        tl = make()
+        reply = ModelReply(text="The answer is", finish_reason=reason)
+        result = ReactDriver(tl, lambda v, r=reply: r, {}).run_turn("go")
+        assert (result.stopped, result.text, result.steps) == ("max_tokens", "The answer is", 1)
+        assert tl.blocks[-1].text == "The answer is"
+
+
+def test_cut_off_tool_call_alone_is_dropped_and_surfaced() -> None:
+    """A reply whose only tool call was cut off: dropped, and the turn says max_tokens."""
+    reply = ModelReply(
+        text="Let me run",
+        tool_calls=(ToolCallRequest("bash", '{"c": "py'),),
+        finish_reason="length",
+    )
+    result = ReactDriver(make(), lambda v: reply, {"bash": lambda p: "ok"}).run_turn("go")
+    assert (result.stopped, result.dropped_tool_calls, result.text) == (
+        "max_tokens",
+        1,
+        "Let me run",
+    )
+
+
+def near_budget_timeline() -> Timeline:
+    tl = make(budget=4_000)
+    for i in range(7):
+        tl.begin_turn()
+        tl.append(__import__("timeline").blocks.user_prompt(f"step {i}: " + "words " * 500))
+    return tl
+
+
+def test_length_stop_near_the_budget_compacts_and_continues_once() -> None:
+    """Cut off with the context near its budget: compact, call again, join the text."""
+    replies = iter(
+        [ModelReply(text="Part one, ", finish_reason="length"), ModelReply(text="part two.")]
+    )
+    tl = near_budget_timeline()
+    result = ReactDriver(tl, lambda v: next(replies), {}).run_turn("summarize")
+    assert (result.stopped, result.text, result.steps) == ("answer", "Part one, part two.", 2)
+    assert any(c.reason == "manual" and c.skipped is None for c in result.compactions)
+
+
+def test_length_stop_continues_only_once() -> None:
+    """Cut off again after the continuation: the turn ends as max_tokens after 2 calls."""
+    calls: list[int] = []
+
+    def model(view: RenderedContext) -> ModelReply:
+        calls.append(1)
+        return ModelReply(text=f"chunk {len(calls)} ", finish_reason="length")
+
+    result = ReactDriver(near_budget_timeline(), model, {}).run_turn("summarize")
+    assert (result.stopped, result.text, len(calls)) == ("max_tokens", "chunk 1 chunk 2 ", 2)
 
 
 def test_disabled_compaction_lets_the_overflow_through() -> None:

@@ -1,11 +1,16 @@
 """A small ReAct driver: render -> call model -> append -> run tools -> repeat.
 
-On a context-overflow error it re-renders with ``force_sanitize=True`` and retries once
-(a second overflow raises :class:`ContextOverflowError`); provider usage calibrates the
-next estimate; a silent overflow (reported prompt tokens at the window) forces the next
-render to compact; a tool call cut off by ``finish_reason`` length is dropped; the
-timeline is persisted at turn end when a store is given. ``enabled=False`` policies are
-honoured: no compaction on any path, and overflow errors reach the caller unchanged.
+On a context-overflow error it re-renders with ``force_sanitize=True`` and retries, up
+to ``max_overflow_retries`` times (default 3), each retry one step down the forced-render
+ladder (each at most 3/4 of the last); one more overflow, or a ladder with nothing left
+to cut, raises :class:`ContextOverflowError`. Provider usage calibrates the next estimate; a silent overflow
+(reported prompt tokens at the window) forces the next render to compact. A reply cut off
+by its length limit (``finish_reason`` ``length`` / ``max_tokens`` /
+``max_output_tokens``) drops its cut-off tool call; with no complete call left the turn
+ends as ``stopped="max_tokens"`` with the partial text kept, after one compaction and
+continuation when the context was near its budget. The timeline is persisted at turn end
+when a store is given. ``enabled=False`` policies are honoured: no compaction on any
+path, and overflow errors reach the caller unchanged.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from timeline import _log
 from timeline import blocks as B
 from timeline.block import Block
 from timeline.compaction import CompactionStats
-from timeline.errors import ContextOverflowError, DriverError
+from timeline.errors import BudgetError, ContextOverflowError, DriverError
 from timeline.overflow import is_context_overflow, is_usage_overflow
 from timeline.persistence import IndexStore
 from timeline.policy import context_window_for
@@ -129,7 +134,9 @@ class TurnResult:
     turn_id: str
     text: str
     steps: int
-    stopped: Literal["answer", "step_limit"]
+    stopped: Literal["answer", "step_limit", "max_tokens"]
+    """``"max_tokens"``: the last reply was cut off by its length limit (``text`` holds
+    the partial answer)."""
     compactions: tuple[CompactionStats, ...]
     overflow_retries: int
     dropped_tool_calls: int
@@ -158,6 +165,8 @@ class ReactDriver:
     checkpoint_every: int | None = None
     """Save a named checkpoint to the store every N model calls (seed 002)."""
     tail: Callable[[], Sequence[Block]] | None = None
+    max_overflow_retries: int = 3
+    """Forced re-renders after a context-overflow error, each one ladder step smaller."""
     steps_taken: int = attrs.field(default=0, init=False)
     _force_next: bool = attrs.field(default=False, init=False)
     _compactions: list[CompactionStats] = attrs.field(factory=list, init=False)
@@ -197,32 +206,38 @@ class ReactDriver:
         return self.tail() if self.tail is not None else ()
 
     def _call(self) -> tuple[ModelReply, int]:
-        """One model call with the single forced-compaction retry on overflow."""
+        """One model call with up to ``max_overflow_retries`` forced, smaller retries."""
         tl = self.timeline
         force = self._force_next and tl.policy.active
         self._force_next = False
         view = tl.render(self.system, force_sanitize=force, tail=self._tail())
         retries = 0
-        try:
-            reply = self.model(view)
-        except Exception as exc:
-            if not tl.policy.active or not is_context_overflow(exc):
-                raise
-            _log.overflow_retry(tl.conversation_id, view.tokens, exc)
-            self._emit("overflow_retry", {"error": str(exc), "tokens": view.tokens})
-            retries = 1
-            view = tl.render(self.system, force_sanitize=True, tail=self._tail())
+        while True:
             try:
                 reply = self.model(view)
-            except Exception as again:
-                if is_context_overflow(again):
+                break
+            except Exception as exc:
+                if not tl.policy.active or not is_context_overflow(exc):
+                    raise
+                if retries >= self.max_overflow_retries:
                     raise ContextOverflowError(
-                        f"the provider still reports a context overflow after a forced "
-                        f"compaction to {view.tokens} estimated tokens: {again}",
-                        cause=again,
+                        f"the provider still reports a context overflow after {retries} "
+                        f"forced render(s), the last at {view.tokens} estimated tokens: {exc}",
+                        cause=exc,
                         conversation_id=tl.conversation_id,
-                    ) from again
-                raise
+                    ) from exc
+                _log.overflow_retry(tl.conversation_id, view.tokens, exc)
+                self._emit("overflow_retry", {"error": str(exc), "tokens": view.tokens})
+                retries += 1
+                try:
+                    view = tl.render(self.system, force_sanitize=True, tail=self._tail())
+                except BudgetError as bottom:
+                    raise ContextOverflowError(
+                        f"the provider reports a context overflow and the prompt cannot "
+                        f"shrink further ({bottom}): {exc}",
+                        cause=exc,
+                        conversation_id=tl.conversation_id,
+                    ) from bottom
         self.steps_taken += 1
         if reply.usage is not None and reply.usage.prompt_tokens > 0:
             tl.record_usage(prompt_tokens=reply.usage.prompt_tokens)
@@ -282,7 +297,8 @@ class ReactDriver:
         self._compactions = []
         retries = dropped = steps = 0
         text = ""
-        stopped: Literal["answer", "step_limit"] = "step_limit"
+        continued = False
+        stopped: Literal["answer", "step_limit", "max_tokens"] = "step_limit"
         while steps < self.max_steps:
             reply, r = self._call()
             steps += 1
@@ -290,15 +306,25 @@ class ReactDriver:
             calls, n_dropped = self._complete_calls(reply)
             dropped += n_dropped
             tl.extend(reply.reasoning)
+            cut_off = reply.finish_reason in _TRUNCATED
             if reply.text:
                 tl.append(B.assistant_completion(reply.text))
-                text = reply.text
+                text = text + reply.text if continued else reply.text
             if calls:
                 self._run_tools(calls)
             self._maybe_checkpoint()
-            if not calls:
+            if calls:
+                continued = False
+                continue
+            if not cut_off:
                 stopped = "answer"
                 break
+            if continued or not self._near_budget():
+                stopped = "max_tokens"
+                break
+            # the context left too little room for the answer: compact, then continue once
+            tl.compact(self.system, force=True)
+            continued = True
         version = tl.persist(self.store) if self.store is not None else None
         usage = self.context_usage()
         self._emit("turn_end", attrs.asdict(usage))
@@ -313,6 +339,15 @@ class ReactDriver:
             version,
             usage,
         )
+
+    def _near_budget(self) -> bool:
+        """The prompt is above what a compaction leaves (``keep_ratio`` of the budget), so
+        compacting frees room for the rest of the answer."""
+        tl = self.timeline
+        budget = tl.policy.budget
+        if not tl.policy.active or budget is None:
+            return False
+        return tl.estimate(self.system, self._tail()) > tl.policy.keep_ratio * budget
 
     def context_usage(self) -> ContextUsage:
         tokens = self.timeline.estimate(self.system, self._tail())
