@@ -3,8 +3,9 @@
 On a context-overflow error it re-renders with ``force_sanitize=True`` and retries, up
 to ``max_overflow_retries`` times (default 3), each retry one step down the forced-render
 ladder (each at most 3/4 of the last); one more overflow, or a ladder with nothing left
-to cut, raises :class:`ContextOverflowError`. Provider usage calibrates the next estimate; a silent overflow
-(reported prompt tokens at the window) forces the next render to compact. A reply cut off
+to cut, raises :class:`ContextOverflowError`. Provider usage calibrates the next
+estimate; a silent overflow (reported prompt tokens at the window) forces the next render
+to compact. A reply cut off
 by its length limit (``finish_reason`` ``length`` / ``max_tokens`` /
 ``max_output_tokens``) drops its cut-off tool call; with no complete call left the turn
 ends as ``stopped="max_tokens"`` with the partial text kept, after one compaction and
