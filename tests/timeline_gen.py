@@ -27,8 +27,8 @@ from timeline import (
     Timeline,
     blocks,
 )
-from timeline.errors import TimelineError
-from timeline.importers import import_messages
+from timeline.errors import EmptyPromptError, TimelineError
+from timeline.importers import import_conversation
 from timeline.reasoning import anthropic_thinking, openai_reasoning
 
 JPEG = b"\xff\xd8\xff\xe0" + b"\x00" * 16
@@ -162,7 +162,8 @@ def _formats(view: RenderedContext) -> dict[str, Any]:
 
 def payload_cases(seed: int, renders: int = 3) -> Iterator[tuple[str, Any]]:
     """``(format, payload)`` for ``renders`` renders of timeline ``seed`` and of the
-    timelines imported back from its Anthropic and OpenAI payloads."""
+    timelines imported back from its Anthropic, Chat and Responses payloads (an import
+    of a payload we built must succeed)."""
     g = _Gen(seed)
     g.tl.begin_turn()
     if g.rng.random() < 0.8:
@@ -180,14 +181,14 @@ def payload_cases(seed: int, renders: int = 3) -> Iterator[tuple[str, Any]]:
         except TimelineError:
             continue  # nothing to send: a typed error, never an invalid payload
         yield from last.items()
-    for fmt, key in (("anthropic", "anthropic"), ("openai", "openai")):
+    for fmt, key in (("anthropic", "anthropic"), ("openai", "openai"), ("responses", "responses")):
         if key not in last:
             continue
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", NoBudgetWarning)  # imports carry no budget
-                imported, _ = import_messages(last[key], fmt, f"import{seed}")  # type: ignore[arg-type]
-                views = _formats(imported.render("imported"))
-        except TimelineError:
-            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NoBudgetWarning)  # imports carry no budget
+            imported = import_conversation(last[key], fmt, f"import{seed}")  # type: ignore[arg-type]
+            try:
+                views = _formats(imported.timeline.render(imported.system))
+            except EmptyPromptError:
+                continue
         yield from views.items()

@@ -1,4 +1,7 @@
-"""Import OpenAI Chat Completions or Anthropic Messages JSON into a timeline.
+"""Import OpenAI Chat Completions, OpenAI Responses input or Anthropic Messages JSON into
+a timeline. :func:`import_conversation` also returns the system prompt (system and
+developer messages, Anthropic's ``system``, Responses ``instructions``): a timeline never
+stores it as a block, it is passed to ``render()``.
 
 Malformed input raises :class:`~timeline.errors.InvalidBlockError` naming the element
 (``messages[3].content[1]: ...``) before anything is stored.
@@ -12,11 +15,14 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
+import attrs
+
 from timeline import blocks as B
 from timeline.errors import InvalidBlockError
+from timeline.reasoning import anthropic_thinking
 from timeline.timeline import Timeline
 
-__all__ = ["import_messages"]
+__all__ = ["ImportedConversation", "import_conversation", "import_messages"]
 
 
 def _fail(where: str, what: str) -> InvalidBlockError:
@@ -63,6 +69,7 @@ class _Builder:
         self.tl = Timeline(conversation_id)
         self.in_turn = False
         self.attachments = 0
+        self.system: list[str] = []
 
     def user_turn(self) -> None:
         self.tl.begin_turn()
@@ -72,11 +79,25 @@ class _Builder:
         if not self.in_turn:
             self.user_turn()
 
-    def attach(self, mime: str, data: bytes) -> None:
+    def attach(self, mime: str, data: bytes, name: str = "") -> None:
         self.attachments += 1
         self.tl.append(
-            B.user_attachment(name=f"attachment-{self.attachments}", mime=mime, data=data)
+            B.user_attachment(name=name or f"attachment-{self.attachments}", mime=mime, data=data)
         )
+
+
+def _text_parts(content: Any, where: str, kinds: tuple[str, ...] = ("text",)) -> str:
+    """Text parts (``{"type": "text", "text": ...}``; refusals too) joined by newlines."""
+    texts = []
+    for j, part in enumerate(content):
+        kind = part.get("type") if isinstance(part, Mapping) else None
+        if kind in kinds:
+            texts.append(str(part.get("text", "")))
+        elif kind == "refusal":
+            texts.append(str(part.get("refusal", "")))
+        else:
+            raise _fail(f"{where}[{j}]", f"expected a text part, got {kind!r}")
+    return "\n".join(texts)
 
 
 def _import_openai(messages: Iterable[Any], b: _Builder) -> int:
@@ -89,6 +110,10 @@ def _import_openai(messages: Iterable[Any], b: _Builder) -> int:
         content = m.get("content")
         if role in ("system", "developer"):
             skipped += 1
+            if isinstance(content, str):
+                b.system.append(content)
+            elif isinstance(content, list):
+                b.system.append(_text_parts(content, f"{where}.content"))
             continue
         if role == "user":
             b.user_turn()
@@ -102,16 +127,22 @@ def _import_openai(messages: Iterable[Any], b: _Builder) -> int:
                         b.tl.append(B.user_prompt(str(part.get("text", ""))))
                     elif kind == "image_url":
                         b.attach(*_data_url(str((part.get("image_url") or {}).get("url", "")), pw))
+                    elif kind == "file" and isinstance(part.get("file"), Mapping):
+                        file = part["file"]
+                        mime, data = _data_url(str(file.get("file_data") or ""), pw)
+                        b.attach(mime, data, str(file.get("filename") or ""))
                     else:
                         raise _fail(pw, f"unsupported content part type {kind!r}")
             else:
                 raise _fail(f"{where}.content", "expected a string or a list of parts")
         elif role == "assistant":
             b.ensure_turn()
+            if isinstance(content, list):  # a list of text (or refusal) parts
+                content = _text_parts(content, f"{where}.content")
             if isinstance(content, str) and content:
                 b.tl.append(B.assistant_completion(content))
             elif content not in (None, "") and not isinstance(content, str):
-                raise _fail(f"{where}.content", "expected a string or null")
+                raise _fail(f"{where}.content", "expected a string, a list of text parts or null")
             for j, call in enumerate(m.get("tool_calls") or []):
                 cw = f"{where}.tool_calls[{j}]"
                 fn = call.get("function") if isinstance(call, Mapping) else None
@@ -126,7 +157,12 @@ def _import_openai(messages: Iterable[Any], b: _Builder) -> int:
             b.ensure_turn()
             if not m.get("tool_call_id"):
                 raise _fail(where, "a tool message needs tool_call_id")
-            text = content if isinstance(content, str) else json.dumps(content)
+            if isinstance(content, list) and all(
+                isinstance(p, Mapping) and p.get("type") == "text" for p in content
+            ):
+                text = _text_parts(content, f"{where}.content")
+            else:
+                text = content if isinstance(content, str) else json.dumps(content)
             try:
                 b.tl.append(B.tool_result(str(m["tool_call_id"]), text))
             except InvalidBlockError as exc:
@@ -162,6 +198,11 @@ def _import_anthropic(messages: Iterable[Any], b: _Builder) -> int:
                 )
             elif kind in ("image", "document") and m["role"] == "user":
                 b.attach(*_b64(part.get("source"), pw))
+            elif kind in ("thinking", "redacted_thinking") and m["role"] == "assistant":
+                try:
+                    b.tl.append(anthropic_thinking(part))
+                except InvalidBlockError as exc:
+                    raise _fail(pw, str(exc)) from exc
             elif kind == "tool_use" and m["role"] == "assistant":
                 if not part.get("id") or not part.get("name"):
                     raise _fail(pw, "tool_use needs id and name")
@@ -171,33 +212,78 @@ def _import_anthropic(messages: Iterable[Any], b: _Builder) -> int:
             elif kind == "tool_result" and m["role"] == "user":
                 if not part.get("tool_use_id"):
                     raise _fail(pw, "tool_result needs tool_use_id")
-                body = part.get("content", "")
-                if isinstance(body, list):
-                    body = "\n".join(str(p.get("text", "")) for p in body if isinstance(p, Mapping))
-                try:
-                    b.tl.append(
-                        B.tool_result(
-                            str(part["tool_use_id"]), str(body), is_error=bool(part.get("is_error"))
-                        )
-                    )
-                except InvalidBlockError as exc:
-                    raise _fail(pw, str(exc)) from exc
+                _anthropic_result(part, pw, b)
             else:
                 raise _fail(pw, f"unsupported block type {kind!r} in a {m['role']} message")
     return 0
 
 
-def import_messages(
-    data: Any, fmt: Literal["openai", "anthropic"], conversation_id: str
-) -> tuple[Timeline, int]:
-    """A new timeline holding the messages; returns it and the count of skipped system
-    messages (the system prompt is passed at render time, never stored as a block)."""
+def _anthropic_result(part: Mapping[str, Any], where: str, b: _Builder) -> None:
+    """A ``tool_result``: its text parts as one result, each image as a further result
+    block of the same call (the formats send them together)."""
+    call_id = str(part["tool_use_id"])
+    body = part.get("content", "")
+    images: list[tuple[str, bytes]] = []
+    if isinstance(body, list):
+        texts = []
+        for k, item in enumerate(body):
+            kind = item.get("type") if isinstance(item, Mapping) else None
+            if kind == "image":
+                images.append(_b64(item.get("source"), f"{where}.content[{k}]"))
+            elif kind == "text":
+                texts.append(str(item.get("text", "")))
+            else:
+                raise _fail(f"{where}.content[{k}]", f"unsupported tool_result part {kind!r}")
+        body = "\n".join(texts)
+    is_error = bool(part.get("is_error"))
+    try:
+        if body or not images:
+            b.tl.append(B.tool_result(call_id, str(body), is_error=is_error))
+        for mime, data in images:
+            b.tl.append(B.tool_result(call_id, "", is_error=is_error, mime=mime, data=data))
+    except InvalidBlockError as exc:
+        raise _fail(where, str(exc)) from exc
+
+
+@attrs.frozen
+class ImportedConversation:
+    """What an import produced: the timeline, the system prompt it carried (pass it to
+    ``render()``; empty when none) and how many system messages it held."""
+
+    timeline: Timeline
+    system: str
+    system_messages: int
+
+
+def import_conversation(
+    data: Any, fmt: Literal["openai", "anthropic", "responses"], conversation_id: str
+) -> ImportedConversation:
+    """A new timeline holding the conversation, with its system prompt.
+
+    ``fmt="responses"`` reads Responses API input: a list of items or an object with
+    ``input`` (and ``instructions``)."""
+    if fmt == "responses":
+        from timeline.import_responses import import_responses
+
+        return import_responses(data, conversation_id)
     messages, system = _messages(data)
     b = _Builder(conversation_id)
     if fmt == "openai":
         skipped = _import_openai(messages, b)
     elif fmt == "anthropic":
         skipped = _import_anthropic(messages, b) + (1 if system else 0)
+        if system:
+            b.system.insert(0, system)
     else:
-        raise InvalidBlockError(f"unknown format {fmt!r}; use 'openai' or 'anthropic'")
-    return b.tl, skipped
+        raise InvalidBlockError(f"unknown format {fmt!r}; use 'openai', 'anthropic' or 'responses'")
+    return ImportedConversation(b.tl, "\n\n".join(b.system), skipped)
+
+
+def import_messages(
+    data: Any, fmt: Literal["openai", "anthropic", "responses"], conversation_id: str
+) -> tuple[Timeline, int]:
+    """A new timeline holding the messages; returns it and the count of system messages
+    it held. The system prompt is never stored as a block: get it from
+    :func:`import_conversation` and pass it to ``render()``."""
+    imported = import_conversation(data, fmt, conversation_id)
+    return imported.timeline, imported.system_messages
