@@ -11,6 +11,7 @@ yields every render's four payloads.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import random
 import warnings
@@ -34,6 +35,9 @@ from timeline.reasoning import anthropic_thinking, openai_reasoning
 JPEG = b"\xff\xd8\xff\xe0" + b"\x00" * 16
 PDF = b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n"
 SVG = b'<svg xmlns="http://www.w3.org/2000/svg"/>'
+
+IMPORTS: collections.Counter[str] = collections.Counter()
+"""Successful imports per format (every payload built is imported back)."""
 
 TEXTS = (
     "Fix the failing test in a.py",
@@ -187,6 +191,7 @@ def payload_cases(seed: int, renders: int = 3) -> Iterator[tuple[str, Any]]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NoBudgetWarning)  # imports carry no budget
             imported = import_conversation(last[key], fmt, f"import{seed}")  # type: ignore[arg-type]
+            IMPORTS[fmt] += 1
             try:
                 views = _formats(imported.timeline.render(imported.system))
             except EmptyPromptError:
