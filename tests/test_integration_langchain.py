@@ -190,7 +190,7 @@ def test_converters_round_trip_calls_results_images_and_thinking() -> None:
     tl = Timeline("conv", policy=POLICY)
     tl.begin_turn()
     tl.extend(from_langchain(messages))
-    out = to_langchain(tl.render("sys"))
+    out = to_langchain(tl.render("sys"), provider="anthropic")
     assert isinstance(out[0], SystemMessage)
     human, ai, result, answer = out[1:]
     assert isinstance(human, HumanMessage)
@@ -203,6 +203,9 @@ def test_converters_round_trip_calls_results_images_and_thinking() -> None:
     assert result.tool_call_id == "c1" and result.text == "failed"
     assert isinstance(answer, AIMessage) and answer.text == "A cat."
     assert [b.id for b in from_langchain(messages)] == [b.id for b in tl.blocks[1:]]
+    assert tl.blocks[3].type == "assistant.thinking"  # counted in the budget, sent unchanged
+    plain = to_langchain(tl.render("sys"))  # other providers never get Anthropic thinking
+    assert all(part.get("type") != "thinking" for part in plain[2].content)
 
 
 def test_chat_anthropic_sends_the_cache_checkpoints() -> None:

@@ -165,3 +165,38 @@ def test_session_protocol_without_the_filter() -> None:
     first_sent = model.seen[0][1]
     assert [text_of(i) for i in first_sent] == ["check topic-0"]
     assert session.store.search("plain", "topic-29")  # type: ignore[attr-defined]
+
+
+class Reasoning(Scripted):
+    """Thinks (a reasoning item) before each tool call."""
+
+    async def get_response(self, system_instructions: Any, input: Any, *a: Any, **k: Any) -> Any:
+        from openai.types.responses import ResponseReasoningItem
+
+        response = await super().get_response(system_instructions, input, *a, **k)
+        if response.output[0].type == "function_call":
+            n = len(self.seen)
+            item = ResponseReasoningItem(id=f"rs_{n}", type="reasoning", summary=[])
+            response.output.insert(0, item)
+        return response
+
+
+def test_reasoning_items_go_back_unchanged() -> None:
+    """A reasoning item the model produced is in the next request and in get_items,
+    right before its call, and valid input for the SDK."""
+    model = Reasoning()
+    agent = Agent(name="ops", model=model, tools=[lookup])
+    session = TimelineSession("think", "memory://", POLICY)
+    config = RunConfig(call_model_input_filter=session.input_filter, tracing_disabled=True)
+
+    async def main() -> list[Any]:
+        await Runner.run(agent, "check topic-1", session=session, run_config=config)
+        return await session.get_items()
+
+    items = asyncio.run(main())
+    kinds = [i.get("type", "message") for i in items]
+    assert kinds == ["message", "reasoning", "function_call", "function_call_output", "message"]
+    assert items[1] == {"id": "rs_1", "type": "reasoning", "summary": []}
+    assert dict(model.seen[1][1][1]) == items[1]
+    for item in items:
+        ITEM.validate_python(item)

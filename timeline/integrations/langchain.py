@@ -19,12 +19,13 @@ from typing import Any
 
 from timeline import blocks as B
 from timeline.block import Block
-from timeline.errors import ConflictError
+from timeline.errors import ConflictError, InvalidBlockError
 from timeline.formats._plan import MISSING_RESULT_TEXT, Part, part_text, plan_messages
 from timeline.integrations import IntegrationError, missing_extra
 from timeline.integrations._threads import TimelineCache, open_store
 from timeline.persistence import IndexStore
 from timeline.policy import CompactionPolicy
+from timeline.reasoning import anthropic_thinking, reasoning_item
 from timeline.timeline import Timeline
 from timeline.view import RenderedContext
 
@@ -84,14 +85,24 @@ def _image_of(item: Any) -> tuple[str, bytes] | None:
     return None
 
 
-def _thinking_of(content: Any) -> list[dict[str, Any]]:
-    if isinstance(content, str):
-        return []
-    return [
-        dict(item)
-        for item in content or ()
-        if isinstance(item, dict) and item.get("type") in ("thinking", "reasoning")
-    ]
+def _thinking_of(content: Any) -> tuple[list[Block], list[dict[str, Any]]]:
+    """Signed Anthropic thinking as ``assistant.thinking`` blocks (counted in the budget,
+    sent back unchanged); any other thinking/reasoning content kept as raw items."""
+    blocks: list[Block] = []
+    other: list[dict[str, Any]] = []
+    for item in content if isinstance(content, list) else ():
+        if not isinstance(item, dict):
+            continue
+        kind = item.get("type")
+        if kind in ("thinking", "redacted_thinking"):
+            try:
+                blocks.append(anthropic_thinking({k: v for k, v in item.items() if k != "index"}))
+                continue
+            except InvalidBlockError:
+                pass
+        if kind in ("thinking", "redacted_thinking", "reasoning"):
+            other.append(dict(item))
+    return blocks, other
 
 
 def _block_id(message: BaseMessage, position: int) -> str:
@@ -121,15 +132,16 @@ def _message_blocks(message: BaseMessage, position: int = 0) -> list[Block]:
             )
         )
     elif isinstance(message, AIMessage):
+        signed, thinking = _thinking_of(message.content)
         text = _text_of(message.content)
         if text or not message.tool_calls:
             out.append(B.assistant_completion(text))
         for call in message.tool_calls:
             out.append(B.tool_call(call["name"], call["args"], call_id=call["id"]))
-        thinking = _thinking_of(message.content)
-        if thinking:  # kept with the message so signed thinking goes back to the model
+        if thinking:  # kept with the message so it goes back to the model
             first = out[0]
             out[0] = Block(**{**_fields(first), "meta": {**first.meta, "lc_thinking": thinking}})
+        out = signed + out
     elif isinstance(message, HumanMessage | SystemMessage):
         text = _text_of(message.content)
         if isinstance(message, SystemMessage):
@@ -155,8 +167,9 @@ def _fields(block: Block) -> dict[str, Any]:
 
 
 def from_langchain(messages: Sequence[BaseMessage]) -> list[Block]:
-    """Blocks for LangChain messages: human text and images, AI text, tool calls and
-    thinking (kept in the first block's ``meta["lc_thinking"]``), tool messages.
+    """Blocks for LangChain messages: human text and images, AI text, tool calls, signed
+    thinking (``assistant.thinking`` blocks; other reasoning content rides in the first
+    block's ``meta["lc_thinking"]``), tool messages.
     Block ids derive from message ids, so converting again gives the same ids."""
     return [b for i, m in enumerate(messages) for b in _message_blocks(m, i)]
 
@@ -179,11 +192,16 @@ def _user_part(part: Part) -> dict[str, Any]:
 
 
 def to_langchain(
-    view: RenderedContext, *, cache_control: bool = False, system: bool = True
+    view: RenderedContext,
+    *,
+    cache_control: bool = False,
+    system: bool = True,
+    provider: str | None = None,
 ) -> list[BaseMessage]:
     """LangChain messages for a rendered view: tool pairs intact, summaries and pinned
     blocks as human text. ``cache_control=True`` marks the view's cache checkpoints the
-    way ``ChatAnthropic`` sends them; ``system=False`` leaves the system prompt out."""
+    way ``ChatAnthropic`` sends them; ``system=False`` leaves the system prompt out;
+    ``provider="anthropic"`` includes signed thinking blocks (only Anthropic takes them)."""
     points = set(view.cache_points)
     out: list[BaseMessage] = []
     if system and view.system:
@@ -192,7 +210,7 @@ def to_langchain(
             item["cache_control"] = dict(_CACHE)
         out.append(SystemMessage(content=[item]))
     carry = False
-    for message in plan_messages(view.blocks):
+    for message in plan_messages(view.blocks, provider):
         if message.role == "assistant":
             out.append(_ai_message(message.parts, points, cache_control))
             # ChatAnthropic drops cache_control on tool_use blocks: a checkpoint on a call
@@ -224,7 +242,9 @@ def _ai_message(parts: Sequence[Part], points: set[int], cache: bool) -> AIMessa
     for part in parts:
         b = part.block
         thinking += b.meta.get("lc_thinking", [])
-        if part.kind == "tool_call":
+        if part.kind == "reasoning":
+            content.append(reasoning_item(b) or {})
+        elif part.kind == "tool_call":
             args = json.loads(b.text) if b.text else {}
             calls.append(
                 {"name": b.tool_id or "", "args": args, "id": b.call_id, "type": "tool_call"}
@@ -351,7 +371,8 @@ class TimelineMiddleware(AgentMiddleware):
         cache = (
             self.cache_control if self.cache_control is not None else _is_anthropic(request.model)
         )
-        messages = to_langchain(view, cache_control=cache, system=False)
+        provider = "anthropic" if _is_anthropic(request.model) else None
+        messages = to_langchain(view, cache_control=cache, system=False, provider=provider)
         return request.override(messages=messages)  # type: ignore[arg-type]
 
     def _record(self, tl: Timeline, request: ModelRequest[Any], response: Any) -> list[BaseMessage]:

@@ -12,7 +12,7 @@ mirrors what the run produced into the timeline and persists it. ``Runner.run`` 
 the session once per run, so a long tool loop inside one run would grow past the budget:
 ``session.input_filter`` bounds every model call of the run too (it mirrors the run's
 new items into the timeline and hands the model the rendered context instead).
-Reasoning and hosted-tool items are not kept in the timeline.
+Hosted-tool items (web search, file search...) are not kept in the timeline.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from timeline.integrations import missing_extra
 from timeline.integrations._threads import TimelineCache, open_store
 from timeline.persistence import IndexStore
 from timeline.policy import CompactionPolicy
+from timeline.reasoning import openai_reasoning
 from timeline.timeline import Timeline
 from timeline.view import RenderedContext
 
@@ -86,12 +87,15 @@ def _item_blocks(item: Item) -> list[Block]:
                 out.append(B.user_attachment(name=f"image-{k + 1}", mime=mime, data=data))
             return out
         return [B.note(text)]  # system / developer items inside the history
-    return []  # reasoning and hosted-tool items are not kept (see the module doc)
+    if kind == "reasoning":  # sent back unchanged, counted in the budget
+        return [openai_reasoning(item)]
+    return []  # hosted-tool items are not kept (see the module doc)
 
 
 def from_responses_items(items: Sequence[Item]) -> list[Block]:
     """Blocks for Responses input items: messages (user images too), function calls and
-    their outputs. Reasoning and hosted-tool items have no block and are dropped."""
+    their outputs, reasoning items (``assistant.reasoning``). Hosted-tool items have no
+    block and are dropped."""
     return [b for item in items for b in _item_blocks(item)]
 
 
