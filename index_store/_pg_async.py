@@ -33,7 +33,7 @@ from index_store._pg_sql import (
     index_text,
     search_hits,
 )
-from timeline.block import Block
+from timeline.block import PLAN_LATEST, REACT_PLAN, Block
 from timeline.errors import (
     ConflictError,
     NotFoundError,
@@ -190,6 +190,8 @@ class PostgresAsync:
 
     async def aread(self, conversation_id: str, path: str) -> list[Block]:
         check_keys(conversation_id=conversation_id, path=path)
+        if path == PLAN_LATEST:  # the alias: the newest react.plan block
+            return (await self._ablocks(conversation_id, "AND type = %s", (REACT_PLAN,)))[-1:]
         return await self._ablocks(conversation_id, "AND path = %s", (path,))
 
     async def aturn_log(self, conversation_id: str, turn_id: str | None = None) -> list[Block]:

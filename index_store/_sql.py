@@ -24,7 +24,7 @@ from index_store._common import (
     encode_window_row,
     stored_version,
 )
-from timeline.block import Block
+from timeline.block import PLAN_LATEST, REACT_PLAN, Block
 from timeline.errors import ConflictError, CorruptRecordError, NotFoundError
 from timeline.persistence import CheckpointInfo, TimelineSnapshot
 
@@ -168,6 +168,8 @@ class SqlStore:
 
     def read(self, conversation_id: str, path: str) -> list[Block]:
         check_keys(conversation_id=conversation_id, path=path)
+        if path == PLAN_LATEST:  # the alias: the newest react.plan block
+            return self._blocks(conversation_id, "AND type = ?", (REACT_PLAN,))[-1:]
         return self._blocks(conversation_id, "AND path = ?", (path,))
 
     def turn_log(self, conversation_id: str, turn_id: str | None = None) -> list[Block]:

@@ -25,7 +25,7 @@ from index_store._common import (
     query_terms_all,
     search_terms,
 )
-from timeline.block import Block
+from timeline.block import PLAN_LATEST, REACT_PLAN, Block
 from timeline.errors import ConflictError, CorruptRecordError, NotFoundError
 from timeline.persistence import CheckpointInfo, SearchHit, TimelineSnapshot
 
@@ -120,6 +120,8 @@ class MemoryStore(InlineAsync):
 
     def read(self, conversation_id: str, path: str) -> list[Block]:
         check_keys(conversation_id=conversation_id, path=path)
+        if path == PLAN_LATEST:  # the alias: the newest react.plan block
+            return [b for _, b in self._rows(conversation_id) if b.type == REACT_PLAN][-1:]
         return [b for _, b in self._rows(conversation_id) if b.path == path]
 
     def turn_log(self, conversation_id: str, turn_id: str | None = None) -> list[Block]:

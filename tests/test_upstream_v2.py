@@ -1,23 +1,36 @@
-"""Upstream v2 behaviours: cut points by author, the summary failure policy."""
+"""Upstream v2 behaviours: mid-turn checkpoint, actionable summary, plan carry, digest
+from tool results, cache-TTL pruning, cut points by author, summary failure policy."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 
 import pytest
+from syrupy.assertion import SnapshotAssertion
+from syrupy.extensions.json import JSONSnapshotExtension
 from test_compaction import coding_turn, summaries
 
+import index_store
 from timeline import (
     AsyncSummarizerError,
     Block,
     CompactionPolicy,
+    HeuristicCounter,
     PolicyError,
+    SlidingWindowSummarizer,
     SummaryRequest,
     Timeline,
+    TruncateSummarizer,
+    UnknownPathError,
     blocks,
 )
 from timeline.compaction import cut_boundary, valid_cuts
+from timeline.digest import build_digest
+from timeline.summarizers.llm import build_prompt
+from timeline.view import RenderedContext
 
 
 class TestCutsByAuthor:
@@ -161,3 +174,323 @@ class TestSummaryFailurePolicy:
             return view.blocks[0].text
 
         assert "async summary" in asyncio.run(main())
+
+
+class StepClock:
+    """A clock that only moves when told (one millisecond per call otherwise)."""
+
+    def __init__(self) -> None:
+        self.now = datetime(2026, 1, 1, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        self.now += timedelta(milliseconds=1)
+        return self.now
+
+
+def _exchange(tl: Timeline, k: int, chars: int = 600) -> None:
+    call = tl.append(blocks.tool_call("bash", {"cmd": f"step {k}"}))
+    tl.append(blocks.tool_result(call.call_id or "", f"out {k} " + "y" * chars, tool_id="bash"))
+
+
+def mid_turn_timeline() -> Timeline:
+    """An earlier turn, then a long running turn with a plan, a follow-up prompt and a new
+    plan; compacted twice inside the running turn."""
+    tl = Timeline(
+        "v2",
+        policy=CompactionPolicy(max_tokens=1_500, keep_recent_turns=1, summary_max_tokens=500),
+        token_counter=HeuristicCounter(),
+        clock=StepClock(),
+    )
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("Set up the repo.\n[P] prefer small diffs"))
+    tl.append(blocks.assistant_completion("Done. [D] we use pytest"))
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("Fix the failing login test"))
+    tl.append(blocks.plan("1. read login.py\n2. fix"))
+    for k in range(4):
+        _exchange(tl, k)
+    tl.append(blocks.user_prompt("also update the docs"))
+    tl.append(blocks.plan("1. read login.py\n2. fix\n3. docs"))
+    for k in range(4, 8):
+        _exchange(tl, k)
+    first = tl.render("sys").compaction
+    assert first is not None and first.mid_turn == 1
+    for k in range(8, 12):
+        _exchange(tl, k)
+    return tl
+
+
+class TestMidTurnCheckpoint:
+    def test_checkpoint_counts_within_the_turn(self) -> None:
+        """The running turn's prefix renders under [MID-TURN COMPACTION n], n = 1, 2..."""
+        tl = mid_turn_timeline()
+        view = tl.render("sys")
+        assert view.compaction is not None and view.compaction.mid_turn == 2
+        text = view.blocks[0].text
+        assert "[MID-TURN COMPACTION 2]" in text and "[/MID-TURN COMPACTION 2]" in text
+        assert "[MID-TURN COMPACTION 1]" not in text
+        assert "Turn Context (split turn)" not in text
+        assert "### Original Request\nFix the failing login test" in text
+
+    def test_follow_up_prompt_stays_visible(self) -> None:
+        """A prompt appended while the turn had tool calls stays visible after the
+        checkpoint (and is in the summary's user requests too)."""
+        tl = mid_turn_timeline()
+        view = tl.render("sys")
+        shown = [b.text for b in view.blocks if b.type == "user.prompt"]
+        assert "also update the docs" in shown
+        assert "### Follow-ups\n- also update the docs" in view.blocks[0].text
+        assert view.blocks[1].text == "also update the docs"
+
+    def test_a_new_turn_ends_the_checkpoint_numbering(self) -> None:
+        """A compaction in a later turn starts again at 1, and the follow-up is no longer
+        carried."""
+        tl = mid_turn_timeline()
+        tl.render("sys")
+        tl.begin_turn()
+        tl.append(blocks.user_prompt("next task"))
+        for k in range(12, 18):
+            _exchange(tl, k)
+        tl.render("sys")  # compacts the earlier turns
+        for k in range(18, 24):
+            _exchange(tl, k)
+        view = tl.render("sys")
+        assert view.compaction is not None and view.compaction.mid_turn == 1
+        assert "also update the docs" not in [b.text for b in view.blocks]
+
+    def test_finished_turn_keeps_the_split_turn_summary(
+        self, make_tl: Callable[..., Timeline]
+    ) -> None:
+        """A cut inside an older turn is not a mid-turn checkpoint."""
+        tl = make_tl(policy=CompactionPolicy(max_tokens=3_000, keep_recent_turns=1))
+        tl.begin_turn()
+        tl.append(blocks.user_prompt("long one"))
+        for k in range(16):
+            _exchange(tl, k, 800)
+        tl.begin_turn()
+        tl.append(blocks.user_prompt("ok"))
+        stats = tl.render("sys").compaction
+        assert stats is not None and stats.split_turn and stats.mid_turn is None
+
+
+class TestActionableSummary:
+    def test_every_summary_has_an_active_work_reminder(self) -> None:
+        """The reminder names the request, the last action and the next step."""
+        tl = mid_turn_timeline()
+        text = tl.render("sys").blocks[0].text
+        assert text.startswith("## Active Work Reminder\n- Active request: ")
+        assert "- At the cut: " in text and "- Next step: " in text
+
+    @pytest.mark.parametrize(
+        "summarizer", [None, TruncateSummarizer(), SlidingWindowSummarizer()], ids=repr
+    )
+    def test_reminder_whatever_the_summarizer(
+        self, make_tl: Callable[..., Timeline], summarizer: object
+    ) -> None:
+        """Inventory, truncate and sliding-window summaries all carry the reminder."""
+        tl = make_tl(policy=CompactionPolicy(max_tokens=2_000), summarizer=summarizer)
+        _long(tl)
+        assert summaries(tl) == [] and tl.render("sys").blocks[0].text.startswith(
+            "## Active Work Reminder"
+        )
+
+    def test_tagged_notes_are_kept_verbatim_across_compactions(self) -> None:
+        """[P], [D] and [S] lines of prompts and completions survive every compaction."""
+        tl = mid_turn_timeline()
+        tl.render("sys")
+        text = summaries(tl)[-1].text
+        assert "## Tagged Notes\n[P] prefer small diffs\nDone. [D] we use pytest" in text
+        notes = text.split("## Tagged Notes\n", 1)[1].split("\n\n", 1)[0]
+        assert notes.splitlines() == ["[P] prefer small diffs", "Done. [D] we use pytest"]
+
+    def test_not_started_lists_requests_without_work(
+        self, make_tl: Callable[..., Timeline]
+    ) -> None:
+        """A turn with a request and no tool call or reply is Not Started."""
+        tl = make_tl(policy=CompactionPolicy(max_tokens=2_000, keep_recent_turns=1))
+        tl.begin_turn()
+        tl.append(blocks.user_prompt("Add a CSV exporter. Later."))
+        _long(tl)
+        text = tl.render("sys").blocks[0].text
+        assert "### Not Started\n- [ ] t1: Add a CSV exporter." in text
+
+    def test_llm_format_asks_for_not_started(self) -> None:
+        """The LLM summary format has the Not Started section."""
+        request = SummaryRequest(kind="history", blocks=())
+        assert "### Not Started" in build_prompt(request)
+
+
+class TestPlanCarry:
+    def test_newest_plan_right_after_the_summary_never_inside(self) -> None:
+        """The newest plan is carried right after the summary; the earlier one is folded
+        into one react.plan.history block; no plan text is inside the summary."""
+        tl = mid_turn_timeline()
+        view = tl.render("sys")
+        types = [b.type for b in view.blocks[:4]]
+        assert types == ["conv.range.summary", "user.prompt", "react.plan", "react.plan.history"]
+        assert view.blocks[2].text == "1. read login.py\n2. fix\n3. docs"
+        history = view.blocks[3].text
+        assert "1. read login.py / 2. fix" in history and "3. docs" not in history
+        assert "read login.py" not in view.blocks[0].text
+        assert sum(1 for b in view.blocks if b.type == "react.plan.history") == 1
+
+    def test_plan_latest_alias(self) -> None:
+        """'plan.latest' resolves to the newest plan for hide, pin and store.read."""
+        tl = mid_turn_timeline()
+        newest = [b for b in tl.blocks if b.type == "react.plan"][-1]
+        assert tl.resolve_path("plan.latest") == newest.path
+        tl.pin(["plan.latest"])
+        assert newest.id in tl.pinned_ids
+        store = index_store.open("memory://")
+        tl.persist(store)
+        assert [b.id for b in store.read("v2", "plan.latest")] == [newest.id]
+        assert tl.hide(["plan.latest"], "(plan hidden)") >= 1
+
+    def test_plan_latest_without_a_plan(self, make_tl: Callable[..., Timeline]) -> None:
+        """The alias with no plan is an UnknownPathError, and the store returns nothing."""
+        tl = make_tl()
+        tl.begin_turn()
+        with pytest.raises(UnknownPathError):
+            tl.hide(["plan.latest"])
+        assert index_store.open("memory://").read("c1", "plan.latest") == []
+
+    def test_carried_plan_survives_persist_and_load(self) -> None:
+        """Persist evicts what the summary covers but keeps the carried plan; the loaded
+        timeline renders the same."""
+        tl = mid_turn_timeline()
+        tl.render("sys")
+        store = index_store.open("memory://")
+        tl.persist(store)
+        again = Timeline.load(store, "v2", policy=tl.policy, token_counter=HeuristicCounter())
+        assert again.render("sys").to_anthropic() == tl.render("sys").to_anthropic()
+
+
+class TestDigestFromToolResults:
+    def test_artifacts_and_searches_from_json_results(
+        self, make_tl: Callable[..., Timeline]
+    ) -> None:
+        """artifact_path/physical_path give artifacts with their kind; visibility
+        'external' marks them streamed; search parameters keep their hit counts."""
+        tl = make_tl()
+        tl.begin_turn()
+        made = tl.append(blocks.tool_call("render_report", {"title": "q3"}))
+        result = {
+            "artifacts": [
+                {"artifact_path": "fi:t1.report.pdf", "kind": "report", "mime": "application/pdf"},
+                {"physical_path": "/out/chart.png", "kind": "chart", "visibility": "external"},
+            ]
+        }
+        tl.append(blocks.tool_result(made.call_id or "", json.dumps(result)))
+        grep = tl.append(blocks.tool_call("grep", {"pattern": "def login", "path": "src"}))
+        tl.append(blocks.tool_result(grep.call_id or "", "a.py:1\nb.py:9\n"))
+        search = tl.append(blocks.tool_call("search", {"query": "auth"}))
+        tl.append(blocks.tool_result(search.call_id or "", json.dumps({"hits": [1, 2, 3]})))
+        digest = build_digest(tl.blocks, None)
+        assert [(a.path, a.kind, a.mime) for a in digest.artifacts] == [
+            ("fi:t1.report.pdf", "report", "application/pdf")
+        ]
+        assert [(a.path, a.kind, a.physical_path) for a in digest.streamed_artifacts] == [
+            ("/out/chart.png", "chart", "/out/chart.png")
+        ]
+        assert [(s.tool, s.query, s.hits) for s in digest.searches] == [
+            ("grep", "def login", 2),
+            ("search", "auth", 3),
+        ]
+        assert digest.searches[0].params == {"path": "src", "pattern": "def login"}
+
+    def test_non_json_results_change_nothing(self, make_tl: Callable[..., Timeline]) -> None:
+        """Plain-text and broken JSON results give no artifacts."""
+        tl = make_tl()
+        tl.begin_turn()
+        made = tl.append(blocks.tool_call("bash", {"cmd": "ls"}))
+        tl.append(blocks.tool_result(made.call_id or "", '{"artifact_path": '))
+        assert build_digest(tl.blocks, None).artifacts == []
+
+
+def ttl_timeline() -> tuple[Timeline, StepClock]:
+    clock = StepClock()
+    tl = Timeline(
+        "ttl",
+        policy=CompactionPolicy(max_tokens=1_400, keep_recent_turns=2, cache_ttl_seconds=300),
+        token_counter=HeuristicCounter(),
+        clock=clock,
+    )
+    for i in range(3):
+        tl.begin_turn()
+        tl.append(blocks.user_prompt(f"task {i}"))
+        _exchange(tl, i, 1_600)
+        tl.append(blocks.assistant_completion(f"did {i}"))
+    return tl, clock
+
+
+class TestCacheTtlPruning:
+    def test_pruning_alone_avoids_a_summary(self) -> None:
+        """Old tool results outside the recent turns are hidden with a read_path note;
+        under the trigger again, no summary is made; the stats count the pruned blocks."""
+        tl, clock = ttl_timeline()
+        clock.now += timedelta(minutes=10)
+        tl.begin_turn()
+        tl.append(blocks.user_prompt("task 3"))
+        view = tl.render("sys")
+        stats = view.compaction
+        assert stats is not None
+        assert (stats.pruned_blocks, stats.summary_path) == (2, None)
+        assert not summaries(tl)
+        hidden = [b for b in view.blocks if b.hidden]
+        assert [b.replacement_text for b in hidden] == [
+            "[pruned: bash result tc:t1.tool_calls.call_b3.out.json — read_path to restore]",
+            "[pruned: bash result tc:t2.tool_calls.call_b8.out.json — read_path to restore]",
+        ]
+        recent = [b for b in tl.blocks if b.turn_id == "t3" and b.type == "react.tool.result"]
+        assert [b.hidden for b in recent] == [False]
+
+    def test_results_within_the_ttl_are_kept(self) -> None:
+        """Inside the TTL nothing is pruned: the summary is made as usual."""
+        tl, _ = ttl_timeline()
+        tl.begin_turn()
+        tl.append(blocks.user_prompt("task 3 " + "z" * 2_000))
+        stats = tl.render("sys").compaction
+        assert stats is not None and stats.pruned_blocks == 0 and stats.summary_path
+
+    def test_ttl_must_be_positive(self) -> None:
+        """A zero or negative TTL is a PolicyError."""
+        with pytest.raises(PolicyError, match="cache_ttl_seconds"):
+            CompactionPolicy(max_tokens=1_000, cache_ttl_seconds=0)
+
+
+@pytest.fixture
+def snapshot_json(snapshot: SnapshotAssertion) -> SnapshotAssertion:
+    return snapshot.use_extension(JSONSnapshotExtension)
+
+
+def _mid_turn_view() -> RenderedContext:
+    return mid_turn_timeline().render("sys")
+
+
+def _ttl_view() -> RenderedContext:
+    tl, clock = ttl_timeline()
+    clock.now += timedelta(minutes=10)
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("task 3"))
+    return tl.render("sys")
+
+
+class TestSnapshots:
+    """The summary with its Active Work Reminder and tagged notes, the mid-turn
+    checkpoint, plan carry and TTL pruning, as the model sees them."""
+
+    def test_mid_turn_anthropic(self, snapshot_json: SnapshotAssertion) -> None:
+        """Anthropic payload after a second mid-turn compaction with a carried plan."""
+        assert snapshot_json == _mid_turn_view().to_anthropic()
+
+    def test_mid_turn_text(self, snapshot: SnapshotAssertion) -> None:
+        """to_text() of the same render."""
+        assert snapshot == _mid_turn_view().to_text()
+
+    def test_ttl_pruning_anthropic(self, snapshot_json: SnapshotAssertion) -> None:
+        """Anthropic payload after TTL pruning alone (no summary)."""
+        assert snapshot_json == _ttl_view().to_anthropic()
+
+    def test_ttl_pruning_text(self, snapshot: SnapshotAssertion) -> None:
+        """to_text() of the same render."""
+        assert snapshot == _ttl_view().to_text()

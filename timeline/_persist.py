@@ -27,7 +27,7 @@ def window_of(tl: Timeline) -> TimelineSnapshot:
     onward (everything when there is no summary), with the state to continue from."""
     blocks = tl._blocks
     s = tl._summary_index
-    pinned = [b for b in blocks[:s] if b.id in tl._pinned] if s >= 0 else []
+    pinned = [b for b in blocks[:s] if b.id in tl._carried] if s >= 0 else []
     window = pinned + blocks[max(s, 0) :]
     ids = {b.id for b in window}
     state = msgspec.structs.replace(tl._state, pinned=[i for i in tl._pinned if i in ids])

@@ -18,7 +18,7 @@ import msgspec
 
 from timeline import _log
 from timeline._validate import check_tail_block
-from timeline.block import CONV_RANGE_SUMMARY, Block
+from timeline.block import CONV_RANGE_SUMMARY, REACT_PLAN_HISTORY, Block
 from timeline.block_types import block_type
 from timeline.cache import plan_checkpoints
 from timeline.compaction import (
@@ -29,12 +29,13 @@ from timeline.compaction import (
     requests_for,
     summarize_async,
     summarize_sync,
-    summary_text,
 )
 from timeline.digest import CompactionDigest
 from timeline.errors import BudgetError, InvalidBlockError, PinnedOverBudgetError, PolicyError
 from timeline.policy import NO_BUDGET, NoBudgetWarning
+from timeline.pruning import prune_expired, recent_turns
 from timeline.summarizers.base import SummaryRequest
+from timeline.summary_text import assemble
 from timeline.tokens import BLOCK_OVERHEAD_TOKENS, BlockTokenMemo, binary_token_estimate
 from timeline.truncation import truncate_to_fit
 from timeline.view import RenderedContext
@@ -60,6 +61,10 @@ class _Pending:
     digest: CompactionDigest
     requests: tuple[SummaryRequest, ...]
     stats: CompactionStats
+    main_text: str | None = None
+    """The history summary when no history request is made (``requests`` is then only
+    the turn-prefix request)."""
+    reminder: str = ""
 
 
 def _text_cost(memo: BlockTokenMemo, block: Block) -> int:
@@ -76,7 +81,7 @@ def _text_cost(memo: BlockTokenMemo, block: Block) -> int:
 def _sync_stream(tl: Timeline) -> None:
     version = tl._state.structure_version
     if tl._stream.version != version:
-        tl._stream.rebuild(tl._blocks, tl._summary_index, tl._pinned.keys())
+        tl._stream.rebuild(tl._blocks, tl._summary_index, tl._carried)
         tl._stream.version = version
     else:
         tl._stream.extend(tl._blocks)
@@ -133,7 +138,9 @@ def _plan(
     force: bool,
     reason: CompactionReason | None = None,
     keep_tokens: int | None = None,
-) -> _Pending | None:
+) -> _Pending | CompactionStats | None:
+    """What to compact (a pending compaction), or the stats of a TTL pruning that was
+    enough on its own, or None."""
     policy = tl.policy
     budget = policy.budget
     if reason is None and not policy.active:
@@ -186,6 +193,28 @@ def _plan(
         if not force and seq in (tl._state.compacted_at_seq, tl._skipped_at_seq):
             return None  # nothing appended since the last compaction: never thrash
     stream.resolve()
+    pruned = _prune_ttl(tl) if policy.cache_ttl_seconds is not None else 0
+    if pruned:
+        _sync_stream(tl)
+        stream.resolve()
+        after = _raw(tl, prep) + overhead
+        over_blocks = policy.max_blocks is not None and len(stream.blocks) > policy.max_blocks
+        if reason in ("tokens", "blocks") and after <= trigger and not over_blocks:
+            return CompactionStats(
+                reason=reason,
+                tokens_before=est,
+                tokens_after=after,
+                compacted_blocks=0,
+                summary_block_count=tl._summary_count,
+                split_turn=False,
+                split_turn_id=None,
+                covered_turn_ids=(),
+                original_block_count=len(stream.blocks) + len(prep.tail),
+                compacted_block_count=len(stream.blocks) + len(prep.tail),
+                summarizer=_summarizer_name(tl),
+                pruned_blocks=pruned,
+                skipped="cache-TTL pruning brought the prompt under the trigger; no summary",
+            )
     blocks = tl._blocks
     start = tl._summary_index + 1
     costs = [0] * len(blocks)
@@ -200,7 +229,7 @@ def _plan(
         blocks,
         start,
         costs,
-        tl._pinned.keys(),
+        tl._carried,
         policy,
         budget=budget,
         system_tokens=prep.system_tokens,
@@ -208,12 +237,25 @@ def _plan(
         summary_reserve=reserve,
         force=force,
         keep_tokens=keep_tokens,
+        current_turn=tl.current_turn_id,
+        pinned_only=tl._pinned.keys(),
     )
     if plan is None:
         _log.compaction_skipped(tl.conversation_id, reason, est)
         return None
     previous = blocks[tl._summary_index] if tl._summary_index >= 0 else None
-    digest, history, prefix = requests_for(plan, previous, tl.policy)
+    asked = requests_for(plan, previous, tl.policy, blocks[plan.cut])
+    digest, history, prefix, previous_text = (
+        asked.digest,
+        asked.history,
+        asked.prefix,
+        asked.previous_text,
+    )
+    mid_turn = None
+    if plan.mid_turn:
+        mid_turn = 1
+        if previous is not None and previous.meta.get("split_turn_id") == plan.split_turn_id:
+            mid_turn += int(previous.meta.get("mid_turn") or 0)
     covered = list(previous.meta.get("covered_turn_ids", ())) if previous is not None else []
     covered += [b.turn_id for b in plan.compacted]
     stats = CompactionStats(
@@ -228,12 +270,39 @@ def _plan(
         original_block_count=len(stream.blocks) + len(prep.tail),
         compacted_block_count=None,
         summarizer=_summarizer_name(tl),
+        mid_turn=mid_turn,
+        pruned_blocks=pruned,
     )
     _log.compaction_started(tl.conversation_id, stats)
     if tl.on_before_compaction is not None:
         tl.on_before_compaction(stats)
-    requests = (history,) if prefix is None else (history, prefix)
-    return _Pending(plan, previous, digest, requests, stats)
+    requests = tuple(r for r in (history, prefix) if r is not None)
+    main_text = previous_text if history is None else None
+    return _Pending(plan, previous, digest, requests, stats, main_text, asked.reminder)
+
+
+def _prune_ttl(tl: Timeline) -> int:
+    """Hide the tool results past the cache TTL (see :mod:`timeline.pruning`)."""
+    policy = tl.policy
+    if policy.cache_ttl_seconds is None:
+        return 0
+    blocks = tl._blocks
+    start = tl._summary_index + 1
+    protected = recent_turns(blocks, start, policy.keep_recent_turns, tl.current_turn_id)
+    found = prune_expired(
+        blocks,
+        start,
+        now=tl.clock(),
+        ttl_seconds=policy.cache_ttl_seconds,
+        protected_turns=protected,
+        carried=tl._carried,
+    )
+    for index, hidden in found:
+        blocks[index] = hidden
+        tl._by_id[hidden.id] = hidden
+    if found:
+        tl._bump_structure()
+    return len(found)
 
 
 def _summarizer_name(tl: Timeline) -> str:
@@ -246,15 +315,20 @@ def _apply(
     tl: Timeline, prep: _Prep, pending: _Pending, results: Sequence[tuple[str, str | None]]
 ) -> CompactionStats:
     plan = pending.plan
-    main, main_error = results[0]
-    prefix_text, prefix_error = results[1] if len(results) > 1 else (None, None)
+    outputs: list[tuple[str | None, str | None]] = list(results)
+    if pending.main_text is not None:
+        outputs.insert(0, (pending.main_text, None))
+    main, main_error = outputs[0]
+    prefix_text, prefix_error = outputs[1] if len(outputs) > 1 else (None, None)
     error = main_error or prefix_error
     seq = tl._state.block_seq + 1
     sid = tl.id_factory("block", seq)
     while sid in tl._by_id:
         seq += 1
         sid = tl.id_factory("block", seq)
-    summary = _summary_block(tl, pending, main, prefix_text, error, sid)
+    cut_block = tl._blocks[plan.cut]
+    ts = tl.clock().isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    summary = _summary_block(tl, pending, main or "", prefix_text, error, sid, ts)
     replaced = _replaced_tokens(tl, plan.cut)
     cost = tl._memo.uncached(summary)
     if cost >= replaced:
@@ -278,6 +352,12 @@ def _apply(
     tl._blocks.insert(plan.cut, summary)
     tl._by_id[sid] = summary
     tl._new_ids.append(sid)
+    history = _plan_history(tl, pending.digest, cut_block, seq, ts)
+    if history is not None:
+        seq = history[0]
+        tl._blocks.insert(plan.cut + 1, history[1])
+        tl._by_id[history[1].id] = history[1]
+        tl._new_ids.append(history[1].id)
     tl._summary_index = plan.cut
     tl._summary_count += 1
     version = tl._state.structure_version + 1
@@ -285,7 +365,8 @@ def _apply(
         tl._state, block_seq=seq, compacted_at_seq=seq, structure_version=version
     )
     stream = tl._stream
-    if stream.version == version - 1 and stream.splice_summary(tl._blocks, plan.cut):
+    spliced = history is None and stream.version == version - 1
+    if spliced and stream.splice_summary(tl._blocks, plan.cut):
         stream.version = version
     else:
         _sync_stream(tl)
@@ -308,7 +389,7 @@ def _replaced_tokens(tl: Timeline, cut: int) -> int:
     every unpinned visible block before the cut (pinned ones stay visible)."""
     stream = tl._stream
     stream.resolve()
-    pinned = tl._pinned
+    pinned = tl._carried  # pinned blocks, the carried plan and follow-ups stay visible
     return sum(
         stream.costs[pos]
         for pos, index in enumerate(stream.source_index)
@@ -323,18 +404,21 @@ def _summary_block(
     prefix_text: str | None,
     error: str | None,
     sid: str,
+    ts: str,
 ) -> Block:
     plan = pending.plan
     cut_block = tl._blocks[plan.cut]
+    text = assemble(pending.reminder, main, pending.digest, prefix_text, pending.stats.mid_turn)
     return Block(
         type=CONV_RANGE_SUMMARY,
-        text=summary_text(main, prefix_text),
+        text=text,
         id=sid,
         author="system",
         turn_id=cut_block.turn_id,
-        ts=tl.clock().isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+        ts=ts,
         path=f"su:{cut_block.turn_id}.conv.range.summary",
         meta={
+            "mid_turn": pending.stats.mid_turn,
             "covered_turn_ids": list(pending.stats.covered_turn_ids),
             "split_turn_id": plan.split_turn_id,
             "compaction_digest": msgspec.to_builtins(pending.digest),
@@ -374,6 +458,41 @@ def _forced_target(tl: Timeline, prep: _Prep) -> int | None:
     return int(min(budget, reference) * FORCED_RENDER_RATIO)
 
 
+PLAN_LINE_CHARS = 300
+
+
+def _plan_history(
+    tl: Timeline, digest: CompactionDigest, cut_block: Block, seq: int, ts: str
+) -> tuple[int, Block] | None:
+    """The ``react.plan.history`` block folding every compacted plan but the newest (which
+    stays carried after the summary), with its block sequence number; None without any."""
+    earlier = [p for p in digest.plans if p.block_id != tl._plan_id]
+    if not earlier:
+        return None
+    lines = ["Earlier plans, oldest first (read a path for the full plan):"]
+    for p in earlier:
+        flat = " / ".join(line.strip() for line in p.text.splitlines() if line.strip())
+        if len(flat) > PLAN_LINE_CHARS:
+            flat = f"{flat[: PLAN_LINE_CHARS - 3]}..."
+        lines.append(f"- {p.path} (turn {p.turn_id}): {flat}")
+    seq += 1
+    bid = tl.id_factory("block", seq)
+    while bid in tl._by_id:
+        seq += 1
+        bid = tl.id_factory("block", seq)
+    block = Block(
+        type=REACT_PLAN_HISTORY,
+        text="\n".join(lines),
+        id=bid,
+        author="system",
+        turn_id=cut_block.turn_id,
+        ts=ts,
+        path=f"ar:{cut_block.turn_id}.react.plan.history",
+        meta={"plan_paths": [p.path for p in earlier]},
+    )
+    return seq, block
+
+
 def _finish(
     tl: Timeline,
     prep: _Prep,
@@ -397,7 +516,7 @@ def _finish(
         costs = stream.costs + prep.tail_costs
         total = prep.system_tokens + stream.tokens + sum(prep.tail_costs) + overhead
     if budget is not None:
-        pinned = tl._pinned.keys()
+        pinned = tl._carried
         pinned_total = stream.pinned_tokens
         if prep.system_tokens + pinned_total > budget:
             raise PinnedOverBudgetError(
@@ -511,7 +630,7 @@ def render(tl: Timeline, system: str, *, force: bool, tail: Sequence[Block]) -> 
     prep = _prepare(tl, system, tail)
     target = _forced_target(tl, prep) if force else None
     pending = _plan(tl, prep, force=force)
-    stats = None if pending is None else _run_sync(tl, prep, pending)
+    stats = pending if not isinstance(pending, _Pending) else _run_sync(tl, prep, pending)
     return _finish(tl, prep, force=force, stats=stats, target=target)
 
 
@@ -521,8 +640,8 @@ async def arender(
     prep = _prepare(tl, system, tail)
     target = _forced_target(tl, prep) if force else None
     pending = _plan(tl, prep, force=force)
-    stats = None
-    if pending is not None:
+    stats = pending if not isinstance(pending, _Pending) else None
+    if isinstance(pending, _Pending):
         timeout = tl.policy.summary_timeout_seconds
         fallback = tl.policy.on_summary_failure == "fallback"
         results = [
@@ -540,4 +659,4 @@ def compact(
     pending = _plan(
         tl, prep, force=force, reason="manual" if force else None, keep_tokens=keep_recent_tokens
     )
-    return None if pending is None else _run_sync(tl, prep, pending)
+    return pending if not isinstance(pending, _Pending) else _run_sync(tl, prep, pending)

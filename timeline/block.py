@@ -14,7 +14,10 @@ __all__ = [
     "ASSISTANT_COMPLETION",
     "Block",
     "CONV_RANGE_SUMMARY",
+    "PLAN_LATEST",
     "REACT_NOTE",
+    "REACT_PLAN",
+    "REACT_PLAN_HISTORY",
     "REACT_TOOL_CALL",
     "REACT_TOOL_RESULT",
     "TURN_HEADER",
@@ -29,6 +32,10 @@ ASSISTANT_COMPLETION: Final = "assistant.completion"
 REACT_TOOL_CALL: Final = "react.tool.call"
 REACT_TOOL_RESULT: Final = "react.tool.result"
 REACT_NOTE: Final = "react.note"
+REACT_PLAN: Final = "react.plan"
+REACT_PLAN_HISTORY: Final = "react.plan.history"
+PLAN_LATEST: Final = "plan.latest"
+"""Path alias of the newest ``react.plan`` block (``hide``, ``pin``, ``store.read``)."""
 CONV_RANGE_SUMMARY: Final = "conv.range.summary"
 
 

@@ -16,6 +16,8 @@ from timeline.block import (
     ASSISTANT_COMPLETION,
     CONV_RANGE_SUMMARY,
     REACT_NOTE,
+    REACT_PLAN,
+    REACT_PLAN_HISTORY,
     REACT_TOOL_CALL,
     REACT_TOOL_RESULT,
     TURN_HEADER,
@@ -144,3 +146,11 @@ def block_type(type: str) -> BlockTypeSpec:
     if spec is None:
         return BlockTypeSpec(type, "user", "none", f"[{type.upper()}]", "text", "system")
     return spec
+
+
+# upstream v2's plan blocks: registered (not built in), so a framework may still
+# re-register them with its own label or role
+register_block_type(REACT_PLAN, role="assistant", boundary="message", label="[PLAN]")
+register_block_type(
+    REACT_PLAN_HISTORY, role="user", label="[PLAN HISTORY]", default_author="system"
+)

@@ -16,6 +16,8 @@ from timeline.block import (
     ASSISTANT_COMPLETION,
     CONV_RANGE_SUMMARY,
     REACT_NOTE,
+    REACT_PLAN,
+    REACT_PLAN_HISTORY,
     REACT_TOOL_CALL,
     REACT_TOOL_RESULT,
     TURN_HEADER,
@@ -30,6 +32,8 @@ __all__ = [
     "canonical_json",
     "custom",
     "note",
+    "plan",
+    "plan_history",
     "summary",
     "tool_call",
     "tool_result",
@@ -134,6 +138,18 @@ def tool_result(
 def note(text: str, **meta: Any) -> Block:
     """An agent-side note (observation, status) rendered user-side as ``[NOTE]``."""
     return Block(type=REACT_NOTE, text=text, author="system", meta=meta)
+
+
+def plan(text: str, **meta: Any) -> Block:
+    """The agent's current plan (``react.plan``). The newest plan stays visible right after
+    every summary; earlier ones are folded into one ``react.plan.history`` block. The path
+    alias ``plan.latest`` names the newest."""
+    return Block(type=REACT_PLAN, text=text, author="assistant", meta=meta)
+
+
+def plan_history(text: str, **meta: Any) -> Block:
+    """Earlier plans folded by compaction (``react.plan.history``); normally inserted by it."""
+    return Block(type=REACT_PLAN_HISTORY, text=text, author="system", meta=meta)
 
 
 def summary(text: str, **meta: Any) -> Block:

@@ -23,17 +23,23 @@ import attrs
 
 from timeline.block import CONV_RANGE_SUMMARY, REACT_TOOL_CALL, REACT_TOOL_RESULT, Block
 from timeline.block_types import Boundary, block_type
-from timeline.digest import CompactionDigest, build_digest, digest_from_meta
+from timeline.digest import PLAN, PLAN_HISTORY, CompactionDigest, build_digest, digest_from_meta
 from timeline.errors import AsyncSummarizerError
 from timeline.policy import CompactionPolicy
-from timeline.summarizers.base import AsyncSummarizer, Summarizer, SummaryRequest
+from timeline.summarizers.base import AsyncSummarizer, Summarizer, SummaryRequest, estimate_tokens
 from timeline.summarizers.inventory import InventorySummarizer
+from timeline.summary_text import (
+    SPLIT_TURN_HEADING,
+    active_work_reminder,
+    strip_rebuilt_sections,
+)
 
 __all__ = [
     "SPLIT_TURN_HEADING",
     "CompactionReason",
     "CompactionStats",
     "CutPlan",
+    "SummaryPlan",
     "cut_boundary",
     "plan_cut",
     "summarize_async",
@@ -41,7 +47,6 @@ __all__ = [
     "valid_cuts",
 ]
 
-SPLIT_TURN_HEADING = "## Turn Context (split turn)"
 
 CompactionReason = Literal["tokens", "blocks", "forced", "manual"]
 
@@ -93,6 +98,8 @@ class CutPlan:
     split_turn_id: str | None
     compacted: tuple[Block, ...]
     kept_tokens: int
+    mid_turn: bool = False
+    """The cut falls inside the running turn: its prefix becomes a mid-turn checkpoint."""
 
 
 def valid_cuts(blocks: Sequence[Block], start: int) -> list[bool]:
@@ -176,9 +183,15 @@ def plan_cut(
     summary_reserve: int,
     force: bool,
     keep_tokens: int | None = None,
+    current_turn: str = "",
+    pinned_only: Set[str] | None = None,
 ) -> CutPlan | None:
     """Choose the cut in ``blocks[start:]`` (``start`` = first block after the latest
-    summary); ``costs[i]`` is the rendered cost of ``blocks[i]``. None: nothing to cut."""
+    summary); ``costs[i]`` is the rendered cost of ``blocks[i]``. None: nothing to cut.
+
+    ``pinned`` are the blocks that stay visible after the summary (their cost is kept);
+    ``pinned_only`` (default: the same) the ones left out of the summary: a carried plan
+    or follow-up prompt is summarized too (it leaves the view later)."""
     n = len(blocks)
     hi = n - max(1, policy.preserve_recent_blocks)
     if start + 1 > hi:
@@ -231,7 +244,8 @@ def plan_cut(
         if not earlier:
             return None
         cut = earlier[-1]
-    return _split(blocks, start, cut, pinned, policy, kept(cut))
+    excluded = pinned if pinned_only is None else pinned_only
+    return _split(blocks, start, cut, excluded, policy, kept(cut), current_turn)
 
 
 def _preferred(blocks: Sequence[Block], candidates: list[int], kept: Callable[[int], int]) -> int:
@@ -269,6 +283,7 @@ def _split(
     pinned: Set[str],
     policy: CompactionPolicy,
     kept_tokens: int,
+    current_turn: str = "",
 ) -> CutPlan | None:
     def content(seq: Sequence[Block]) -> tuple[Block, ...]:
         return tuple(b for b in seq if b.id not in pinned and b.type != CONV_RANGE_SUMMARY)
@@ -279,22 +294,62 @@ def _split(
     turn_start = _turn_start(blocks, start, cut)
     prefix = content(blocks[turn_start:cut])
     prefix_size = sum(1 for b in prefix if block_type(b.type).render != "header")
+    turn_id = blocks[cut].turn_id
+    if current_turn and turn_id == current_turn and prefix_size:
+        # the running turn is protected: its whole prefix (blocks an earlier checkpoint
+        # already covered included) is rebuilt into one [MID-TURN COMPACTION n]
+        first = _turn_start(blocks, 0, cut)
+        whole = tuple(
+            b for b in blocks[first:cut] if b.type != CONV_RANGE_SUMMARY and b.id not in pinned
+        )
+        return CutPlan(
+            cut=cut,
+            history=content(blocks[start:turn_start]),
+            prefix=whole,
+            split_turn_id=turn_id,
+            compacted=compacted,
+            kept_tokens=kept_tokens,
+            mid_turn=True,
+        )
     if turn_start < cut and prefix_size and prefix_size >= policy.min_split_prefix_blocks:
         return CutPlan(
             cut=cut,
             history=content(blocks[start:turn_start]),
             prefix=prefix,
-            split_turn_id=blocks[cut].turn_id,
+            split_turn_id=turn_id,
             compacted=compacted,
             kept_tokens=kept_tokens,
         )
     return CutPlan(cut, compacted, (), None, compacted, kept_tokens)
 
 
+def _summarized(seq: Sequence[Block]) -> tuple[Block, ...]:
+    """What a summarizer reads: plans are carried and folded, never summarized."""
+    return tuple(b for b in seq if b.type not in (PLAN, PLAN_HISTORY))
+
+
+@attrs.frozen
+class SummaryPlan:
+    """What one compaction asks of the summarizer, and what the library adds itself.
+
+    ``history`` is None for a mid-turn compaction with nothing before the turn: then
+    ``previous_text`` (the previous summary as it was) stands in for it. The summarizer's
+    size budget leaves room for the ``reminder`` and the tagged notes."""
+
+    digest: CompactionDigest
+    history: SummaryRequest | None
+    prefix: SummaryRequest | None
+    previous_text: str
+    reminder: str
+
+
 def requests_for(
-    plan: CutPlan, previous: Block | None, policy: CompactionPolicy
-) -> tuple[CompactionDigest, SummaryRequest, SummaryRequest | None]:
-    """The cumulative digest and the history (and split-turn prefix) requests."""
+    plan: CutPlan,
+    previous: Block | None,
+    policy: CompactionPolicy,
+    cut_block: Block | None = None,
+) -> SummaryPlan:
+    """The cumulative digest, the summary requests and the Active Work Reminder."""
     prev_digest = digest_from_meta(previous.meta) if previous is not None else None
     digest = build_digest(
         plan.compacted,
@@ -303,27 +358,33 @@ def requests_for(
         user_prompt_cap_chars=policy.user_prompt_cap_chars,
         max_user_requests=policy.max_user_requests,
     )
-    budget = policy.summary_budget()
-    history = SummaryRequest(
-        kind="history",
-        blocks=plan.history,
-        previous_summary=previous.text if previous is not None else "",
-        digest=digest,
-        max_tokens=budget if not plan.prefix else max(128, budget * 2 // 3),
-        focus=policy.focus_instructions,
-        user_prompt_cap_chars=policy.user_prompt_cap_chars,
-    )
+    reminder = active_work_reminder(plan.compacted, cut_block, digest)
+    added = estimate_tokens(reminder) + sum(estimate_tokens(n) + 1 for n in digest.tagged_notes)
+    budget = max(64, policy.summary_budget() - added - 8)
+    previous_text = strip_rebuilt_sections(previous.text) if previous is not None else ""
+    history_blocks = _summarized(plan.history)
+    history = None
+    if history_blocks or not plan.mid_turn:
+        history = SummaryRequest(
+            kind="history",
+            blocks=history_blocks,
+            previous_summary=previous_text,
+            digest=digest,
+            max_tokens=budget if not plan.prefix else max(128, budget * 2 // 3),
+            focus=policy.focus_instructions,
+            user_prompt_cap_chars=policy.user_prompt_cap_chars,
+        )
     prefix = None
     if plan.prefix:
         prefix = SummaryRequest(
             kind="turn_prefix",
-            blocks=plan.prefix,
+            blocks=_summarized(plan.prefix),
             digest=digest,
             max_tokens=max(128, budget // 3),
             focus=policy.focus_instructions,
             user_prompt_cap_chars=policy.user_prompt_cap_chars,
         )
-    return digest, history, prefix
+    return SummaryPlan(digest, history, prefix, previous_text, reminder)
 
 
 _FALLBACK = InventorySummarizer()
@@ -429,10 +490,3 @@ async def summarize_async(
     except Exception as exc:
         return _failed(request, exc, fallback)
     return _checked(request, text, fallback)
-
-
-def summary_text(main: str, prefix: str | None) -> str:
-    """The main summary with the split-turn prefix summary appended under its heading."""
-    if prefix is None:
-        return main
-    return f"{main}\n\n{SPLIT_TURN_HEADING}\n{prefix}"

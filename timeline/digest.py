@@ -15,7 +15,10 @@ from typing import Any, Final, Literal
 import msgspec
 
 from timeline.block import (
+    ASSISTANT_COMPLETION,
     CONV_RANGE_SUMMARY,
+    REACT_PLAN,
+    REACT_PLAN_HISTORY,
     REACT_TOOL_CALL,
     REACT_TOOL_RESULT,
     USER_ATTACHMENT,
@@ -31,10 +34,13 @@ __all__ = [
     "FileOp",
     "HiddenBlock",
     "MemoryHit",
+    "PlanRecord",
+    "SearchRecord",
     "ToolCategory",
     "build_digest",
     "classify_tool",
     "digest_from_meta",
+    "tagged_lines",
 ]
 
 ToolCategory = Literal["read", "write", "patch", "exec", "memory_read", "search", "other"]
@@ -71,6 +77,8 @@ _PATH_KEYS: Final = ("path", "file_path", "filepath", "filename", "file", "targe
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.MULTILINE)
 EXEC_OUTPUT_HEAD_CHARS: Final = 240
 USER_REQUEST_MIN_CHARS: Final = 60
+MAX_SEARCHES: Final = 40
+"""Searches carried in the cumulative digest (the newest)."""
 
 
 class FileOp(msgspec.Struct, frozen=True):
@@ -106,6 +114,27 @@ class Artifact(msgspec.Struct, frozen=True):
     mime: str
     visibility: str
     sources_used: list[str] = []
+    kind: str = ""
+    physical_path: str = ""
+
+
+class SearchRecord(msgspec.Struct, frozen=True):
+    """A search tool call: its parameters and how many hits it returned (None: unknown)."""
+
+    tool: str
+    query: str
+    params: dict[str, Any]
+    hits: int | None
+    turn_id: str = ""
+
+
+class PlanRecord(msgspec.Struct, frozen=True):
+    """A ``react.plan`` block seen in a compacted window (for ``react.plan.history``)."""
+
+    block_id: str
+    path: str
+    turn_id: str
+    text: str
 
 
 class CompactionDigest(msgspec.Struct, frozen=True, kw_only=True):
@@ -125,6 +154,12 @@ class CompactionDigest(msgspec.Struct, frozen=True, kw_only=True):
     user_requests_omitted: int = 0
     """Requests dropped from the carried list (between the first and the newest ones);
     their full text stays in the turn log, searchable with ``memory_read``."""
+    searches: list[SearchRecord] = []
+    tagged_notes: list[str] = []
+    """Lines tagged ``[P]``, ``[D]`` or ``[S]`` in user prompts and completions, verbatim
+    and cumulative (kept in every later summary)."""
+    plans: list[PlanRecord] = []
+    """Every plan compacted so far, oldest first (cumulative)."""
 
 
 def classify_tool(name: str | None, overrides: Mapping[str, str] | None = None) -> str:
@@ -171,6 +206,105 @@ def _command_of(params: Mapping[str, Any]) -> str:
     return msgspec.json.encode(params, order="sorted").decode()
 
 
+_TAG = re.compile(r"\[(?:P|D|S)\]")
+_HIT_LISTS: Final = ("hits", "results", "matches", "items", "files")
+_HIT_COUNTS: Final = ("count", "total", "total_hits", "num_results", "hit_count")
+_QUERY_KEYS: Final = ("query", "q", "pattern", "regex", "glob", "search")
+PLAN: Final = REACT_PLAN
+PLAN_HISTORY: Final = REACT_PLAN_HISTORY
+
+
+def tagged_lines(text: str) -> list[str]:
+    """The lines of ``text`` carrying a ``[P]``, ``[D]`` or ``[S]`` tag, verbatim."""
+    if "[" not in text:
+        return []
+    return [line.strip() for line in text.splitlines() if _TAG.search(line)]
+
+
+def _json(text: str) -> Any:
+    head = text.lstrip()[:1]
+    if head not in ("{", "["):
+        return None
+    try:
+        return msgspec.json.decode(text)
+    except msgspec.DecodeError:
+        return None
+
+
+def _artifact_records(value: Any, depth: int = 0) -> list[dict[str, Any]]:
+    """Mappings with ``artifact_path`` or ``physical_path`` in a JSON tool result (the
+    result itself, a list of them, or under ``artifacts``/``files``), two levels deep."""
+    if depth > 2:
+        return []
+    if isinstance(value, list):
+        return [r for v in value for r in _artifact_records(v, depth + 1)]
+    if not isinstance(value, dict):
+        return []
+    found = [value] if ("artifact_path" in value or "physical_path" in value) else []
+    for key in ("artifacts", "files", "outputs"):
+        if key in value:
+            found += _artifact_records(value[key], depth + 1)
+    return found
+
+
+def _artifacts_from_result(result: Block, parsed: Any) -> tuple[list[Artifact], list[Artifact]]:
+    visible: list[Artifact] = []
+    streamed: list[Artifact] = []
+    for rec in _artifact_records(parsed):
+        logical = rec.get("artifact_path")
+        physical = rec.get("physical_path")
+        path = logical if isinstance(logical, str) and logical else physical
+        if not isinstance(path, str) or not path:
+            continue
+        visibility = str(rec.get("visibility") or "visible")
+        sources = rec.get("sources_used")
+        artifact = Artifact(
+            path=path,
+            mime=str(rec.get("mime") or "application/octet-stream"),
+            visibility=visibility,
+            sources_used=[str(x) for x in sources] if isinstance(sources, list) else [],
+            kind=str(rec.get("kind") or ""),
+            physical_path=physical if isinstance(physical, str) else "",
+        )
+        (streamed if visibility == "external" else visible).append(artifact)
+    return visible, streamed
+
+
+def _hit_count(outs: Sequence[Block]) -> int | None:
+    """Hits of a search: a JSON list's length, a hits/results list, a count field, else
+    the non-empty lines of a text result."""
+    if not outs:
+        return None
+    total = 0
+    for out in outs:
+        parsed = _json(out.text)
+        if isinstance(parsed, list):
+            total += len(parsed)
+            continue
+        if isinstance(parsed, dict):
+            lists = [parsed[k] for k in _HIT_LISTS if isinstance(parsed.get(k), list)]
+            counts = [parsed[k] for k in _HIT_COUNTS if type(parsed.get(k)) is int]
+            if counts:
+                total += counts[0]
+                continue
+            if lists:
+                total += len(lists[0])
+                continue
+        total += sum(1 for line in out.text.splitlines() if line.strip())
+    return total
+
+
+def _search_record(call: Block, params: Mapping[str, Any], outs: Sequence[Block]) -> SearchRecord:
+    query = next((params[k] for k in _QUERY_KEYS if isinstance(params.get(k), str)), "")
+    return SearchRecord(
+        tool=call.tool_id or "",
+        query=query,
+        params=dict(params),
+        hits=_hit_count(outs),
+        turn_id=call.turn_id,
+    )
+
+
 def cap_request(text: str, cap: int) -> str:
     """A user request verbatim up to ``cap`` characters, then a truncation marker."""
     text = text.strip()
@@ -207,6 +341,8 @@ def build_digest(
     streamed: list[Artifact] = []
     hidden: list[HiddenBlock] = []
     requests: list[str] = list(previous.user_requests) if previous else []
+    tagged: list[str] = list(previous.tagged_notes) if previous else []
+    plans: list[PlanRecord] = list(previous.plans) if previous else []
     for block in blocks:
         if block.type == CONV_RANGE_SUMMARY:
             continue
@@ -216,8 +352,17 @@ def build_digest(
             calls[block.call_id] = block
         elif block.type == REACT_TOOL_RESULT and block.call_id:
             results.setdefault(block.call_id, []).append(block)
+            parsed = _json(block.text)
+            if parsed is not None:
+                found, found_streamed = _artifacts_from_result(block, parsed)
+                artifacts += found
+                streamed += found_streamed
         elif block.type == USER_PROMPT and block.text.strip():
             requests.append(cap_request(block.text, user_prompt_cap_chars))
+        elif block.type == PLAN:
+            plans.append(PlanRecord(block.id, block.path, block.turn_id, block.text))
+        if block.type in (USER_PROMPT, ASSISTANT_COMPLETION):
+            tagged += [t for t in tagged_lines(block.text) if t not in tagged]
         if block.type == USER_ATTACHMENT or block.meta.get("artifact"):
             artifact = Artifact(
                 path=block.path,
@@ -230,6 +375,7 @@ def build_digest(
     ops: dict[str, list[FileOp]] = {"read": [], "write": [], "patch": []}
     execs: list[ExecOutput] = []
     memory: list[MemoryHit] = []
+    searches: list[SearchRecord] = list(previous.searches) if previous else []
     for call_id, call in calls.items():
         category = classify_tool(call.tool_id, tool_classification)
         params = _params(call)
@@ -251,6 +397,8 @@ def build_digest(
                     is_error=any(bool(r.meta.get("is_error")) for r in outs),
                 )
             )
+        elif category == "search":
+            searches.append(_search_record(call, params, outs))
         elif category == "memory_read":
             hit_paths: list[str] = []
             hit_turns: list[str] = []
@@ -284,6 +432,9 @@ def build_digest(
         modified_files=modified_files,
         user_requests=requests,
         user_requests_omitted=omitted,
+        searches=searches[-MAX_SEARCHES:],
+        tagged_notes=tagged,
+        plans=plans,
     )
 
 

@@ -7,7 +7,7 @@ persistence are driven from here but live in their own modules (``_render``,
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence, Set
 from datetime import UTC, datetime
 from typing import Any
 
@@ -24,7 +24,14 @@ from timeline._validate import (
     check_render_args,
     check_snapshot,
 )
-from timeline.block import CONV_RANGE_SUMMARY, TURN_HEADER, Block
+from timeline.block import (
+    CONV_RANGE_SUMMARY,
+    PLAN_LATEST,
+    REACT_PLAN,
+    TURN_HEADER,
+    USER_PROMPT,
+    Block,
+)
 from timeline.block_types import block_type
 from timeline.blocks import turn_header
 from timeline.compaction import CompactionStats
@@ -98,6 +105,12 @@ class Timeline:
         default=None, init=False
     )
     """(content key, prompt tokens) of the last render: the size a forced render beats."""
+    _plan_id: str | None = attrs.field(default=None, init=False)
+    """The newest ``react.plan`` block (carried right after every summary)."""
+    _followups: dict[str, None] = attrs.field(factory=dict, init=False)
+    """Prompts appended while the running turn had tool calls (kept visible mid-turn)."""
+    _turn_has_calls: bool = attrs.field(default=False, init=False)
+    _carried: _Carried = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
         if not isinstance(self.conversation_id, str) or not self.conversation_id:
@@ -107,6 +120,7 @@ class Timeline:
             raise InvalidBlockError(f"model must be a str, got {type(self.model).__name__}")
         if self.model is not None and self.policy.budget is None and self.policy.model is None:
             self.policy = attrs.evolve(self.policy, model=self.model)
+        self._carried = _Carried(self)
         counter = self.token_counter if self.token_counter is not None else TiktokenCounter()
         self._memo = BlockTokenMemo(counter)
         self._stream = VisibleStream(self._memo)
@@ -261,13 +275,34 @@ class Timeline:
         return msgspec.structs.replace(block, **updates), state
 
     def _commit_append(self, stored: Sequence[Block], state: TimelineState) -> None:
+        carried_before = set(self._carried) - self._pinned.keys()
         for b in stored:
             self._blocks.append(b)
             self._by_id[b.id] = b
             self._new_ids.append(b.id)
             if block_type(b.type).render == "tool_call" and b.call_id:
                 self._calls.add(b.call_id)
+            self._track_carry(b)
         self._state = state
+        if self._summary_index >= 0 and carried_before - set(self._carried):
+            self._bump_structure()  # a block carried past the summary is carried no more
+
+    def _track_carry(self, b: Block) -> None:
+        if b.type == TURN_HEADER:
+            self._followups = {}
+            self._turn_has_calls = False
+        elif b.type == REACT_PLAN:
+            self._plan_id = b.id
+        elif block_type(b.type).render == "tool_call":
+            self._turn_has_calls = True
+        elif b.type == USER_PROMPT and self._turn_has_calls:
+            self._followups[b.id] = None
+
+    @property
+    def carried_ids(self) -> frozenset[str]:
+        """Blocks kept visible right after the latest summary: the pinned ones, the newest
+        plan, and prompts that arrived while the running turn had tool calls."""
+        return frozenset(self._carried)
 
     def _check_pin_fits(self, block: Block) -> None:
         budget = self.policy.budget
@@ -331,8 +366,21 @@ class Timeline:
                 self._pinned.pop(b.id, None)
         self._bump_structure()
 
+    def resolve_path(self, path: str) -> str:
+        """``path`` with the alias ``plan.latest`` replaced by the newest plan's path."""
+        if path == PLAN_LATEST:
+            plan = self._by_id.get(self._plan_id) if self._plan_id else None
+            if plan is None:
+                raise UnknownPathError(
+                    "no react.plan block in memory for the alias 'plan.latest'",
+                    conversation_id=self.conversation_id,
+                    path=path,
+                )
+            return plan.path
+        return path
+
     def _known_paths(self, paths: Iterable[str]) -> set[str]:
-        wanted = set(check_paths(paths))
+        wanted = {self.resolve_path(p) for p in check_paths(paths)}
         missing = wanted - {b.path for b in self._blocks}
         if missing:
             first = sorted(missing)[0]
@@ -396,6 +444,15 @@ class Timeline:
         self._state = msgspec.structs.replace(state, pinned=[])
         self._memo.forget(self._by_id.__contains__)
         self._stream.version = -1
+        self._plan_id = None
+        self._followups = {}
+        self._turn_has_calls = False
+        current = self._state.current_turn_id
+        for b in blocks:
+            if b.type == REACT_PLAN:
+                self._plan_id = b.id
+            elif b.turn_id == current:
+                self._track_carry(b)
 
     # -- usage calibration -----------------------------------------------------------
 
@@ -482,3 +539,28 @@ class Timeline:
         from timeline._apersist import aload
 
         return await aload(cls, store, conversation_id, **kwargs)
+
+
+class _Carried(Set[str]):
+    """A live view of :attr:`Timeline.carried_ids` (the render stream holds it)."""
+
+    def __init__(self, tl: Timeline) -> None:
+        self._tl = tl
+
+    def _extra(self) -> list[str]:
+        tl = self._tl
+        extra = list(tl._followups)
+        if tl._plan_id is not None:
+            extra.append(tl._plan_id)
+        return extra
+
+    def __contains__(self, item: object) -> bool:
+        tl = self._tl
+        return item in tl._pinned or item == tl._plan_id or item in tl._followups
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._tl._pinned
+        yield from (i for i in self._extra() if i not in self._tl._pinned)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)

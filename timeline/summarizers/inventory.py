@@ -69,7 +69,14 @@ _DECISION_WORDS = (
 _NEXT = re.compile(r"\b(next|then|todo|remaining|need to|will)\b", re.IGNORECASE)
 _NEXT_WORDS = ("next", "then", "todo", "remaining", "need to", "will")
 
-LIST_CAPS: Final = {"constraints": 15, "done": 40, "blocked": 8, "decisions": 15, "critical": 20}
+LIST_CAPS: Final = {
+    "constraints": 15,
+    "done": 40,
+    "not_started": 10,
+    "blocked": 8,
+    "decisions": 15,
+    "critical": 20,
+}
 LINE_CAP: Final = 240
 ITEM_CAP: Final = 160
 """A Progress item quotes its turn's reply (the first sentence) up to this many chars."""
@@ -210,19 +217,25 @@ def _tools_used(calls: Sequence[Block], results: dict[str, list[Block]]) -> str:
 
 def _turn_items(
     blocks: Sequence[Block], results: dict[str, list[Block]]
-) -> tuple[list[str], list[str]]:
+) -> tuple[list[str], list[str], list[str]]:
     """One Progress item per turn: the first sentence of its last reply and the tools it
     used (the files are in the file lists, the commands in Critical Context, every call in
-    the turn log). Done when the turn has a reply, In Progress when it has none yet."""
+    the turn log). Done when the turn has a reply, In Progress when it has none yet, Not
+    Started when the user asked and nothing was done yet."""
     turns: dict[str, list[Block]] = {}
     for b in blocks:
         turns.setdefault(b.turn_id, []).append(b)
     done: list[str] = []
     open_: list[str] = []
+    not_started: list[str] = []
     for turn_id, turn in turns.items():
         calls = [b for b in turn if b.type == REACT_TOOL_CALL]
         replies = [b for b in turn if b.type == ASSISTANT_COMPLETION and b.text.strip()]
         if not calls and not replies:
+            asked = [b for b in turn if b.type == USER_PROMPT and b.text.strip()]
+            if asked:
+                first = _clip(_first_sentence(asked[-1].text, ITEM_CAP), ITEM_CAP)
+                not_started.append(f"{turn_id}: {first}")
             continue
         head = (
             _clip(_first_sentence(replies[-1].text, ITEM_CAP), ITEM_CAP)
@@ -231,7 +244,7 @@ def _turn_items(
         )
         tools = f" ({_tools_used(calls, results)})" if calls else ""
         (done if replies else open_).append(f"{turn_id}: {head}{tools}")
-    return done, open_
+    return done, open_, not_started
 
 
 @attrs.frozen
@@ -254,7 +267,12 @@ class InventorySummarizer:
         for b in blocks:
             if b.type == REACT_TOOL_RESULT and b.call_id:
                 results.setdefault(b.call_id, []).append(b)
-        turns_done, turns_open = _turn_items(blocks, results)
+        turns_done, turns_open, turns_waiting = _turn_items(blocks, results)
+        active = {b.turn_id for b in blocks if b.type in (REACT_TOOL_CALL, ASSISTANT_COMPLETION)}
+        not_started = _dedupe(
+            [i for i in _items(prev.get("Not Started", [])) if i.split(":")[0] not in active]
+            + turns_waiting
+        )
 
         first_request = prompts[0].text if prompts else (request.digest.user_requests or [""])[0]
         goal = prev.get("Goal") or (
@@ -293,7 +311,17 @@ class InventorySummarizer:
             + _items(prev.get("Context for Suffix", []))
             + self._critical(blocks, request.digest)
         )
-        sections = (goal, constraints, done, in_progress, blocked, decisions, next_steps, critical)
+        sections = (
+            goal,
+            constraints,
+            done,
+            in_progress,
+            not_started,
+            blocked,
+            decisions,
+            next_steps,
+            critical,
+        )
 
         capped: dict[int, list[str]] = {}
 
@@ -382,6 +410,12 @@ class InventorySummarizer:
         for ex in digest.exec_outputs[-5:]:
             head = ex.output_head.strip().splitlines()[-1] if ex.output_head.strip() else ""
             out.append(_clip(f"{ex.command} -> {head}"))
+        for a in digest.artifacts + digest.streamed_artifacts:
+            streamed = ", streamed" if a.visibility == "external" else ""
+            out.append(_clip(f"artifact {a.path} ({a.kind or a.mime}{streamed})"))
+        for search in digest.searches[-5:]:
+            hits = "?" if search.hits is None else search.hits
+            out.append(_clip(f"{search.tool} {search.query!r} -> {hits} hits"))
         for h in digest.hidden_blocks:
             out.append(_clip(f"hidden {h.path}: {h.replacement_text or '(omitted)'}"))
         return out
@@ -392,6 +426,7 @@ class InventorySummarizer:
         constraints: list[str],
         done: list[str],
         in_progress: list[str],
+        not_started: list[str],
         blocked: list[str],
         decisions: list[str],
         next_steps: list[str],
@@ -421,6 +456,7 @@ class InventorySummarizer:
         out += ["## Constraints & Preferences", *bullets(constraints, caps["constraints"]), ""]
         out += ["## Progress", "### Done", *bullets(done, caps["done"], "- [x] ")]
         out += ["### In Progress", *bullets(in_progress, 3, "- [ ] ")]
+        out += ["### Not Started", *bullets(not_started, caps["not_started"], "- [ ] ")]
         out += ["### Blocked", *bullets(blocked, caps["blocked"]), ""]
         out += ["## Key Decisions", *bullets(decisions, caps["decisions"]), ""]
         steps = [f"{i}. {s}" for i, s in enumerate(next_steps, 1)] or ["1. (none recorded)"]
@@ -453,7 +489,12 @@ class InventorySummarizer:
             if prompts
             else "(the request came before this part of the turn)"
         )
-        lines = ["### Original Request", original, "", "### Early Progress"]
+        lines = ["### Original Request", original, ""]
+        if len(prompts) > 1:  # follow-ups and steers that arrived during the turn
+            cap = request.user_prompt_cap_chars
+            lines += ["### Follow-ups", *(f"- {cap_request(p.text, cap)}" for p in prompts[1:])]
+            lines.append("")
+        lines.append("### Early Progress")
         lines += [f"- {p}" for p in progress[-20:]] or ["- (no tool calls)"]
         lines += ["", "### Context for Suffix"]
         lines += [f"- {c}" for c in context] or ["- (none)"]

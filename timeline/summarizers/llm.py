@@ -40,7 +40,7 @@ _FORMAT: Final = (
     "## Goal\n[What the user is trying to accomplish]\n\n"
     "## Constraints & Preferences\n- [Requirements the user stated]\n\n"
     "## Progress\n### Done\n- [x] [Completed work]\n### In Progress\n- [ ] [Current work]\n"
-    "### Blocked\n- [Blockers, if any]\n\n"
+    "### Not Started\n- [ ] [Requested but not begun]\n### Blocked\n- [Blockers, if any]\n\n"
     "## Key Decisions\n- **[Decision]**: [Rationale]\n\n"
     "## Next Steps\n1. [What should happen next]\n\n"
     "## Critical Context\n- [Data, values or state needed to continue]\n\n"
@@ -49,6 +49,7 @@ _FORMAT: Final = (
 
 _PREFIX_FORMAT: Final = (
     "### Original Request\n[What the user asked for in this turn]\n\n"
+    "### Follow-ups\n- [Later requests or corrections in this turn, verbatim]\n\n"
     "### Early Progress\n- [What was attempted and the intermediate results]\n\n"
     "### Context for Suffix\n- [What the rest of the turn needs to know]"
 )

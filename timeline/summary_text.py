@@ -1,0 +1,147 @@
+"""The stored summary text around what a summarizer wrote.
+
+Whatever the summarizer (inventory, LLM, sliding window, truncate), every summary block
+the library inserts reads, in order:
+
+1. ``## Active Work Reminder``: the request being worked on at the cut, the last action
+   before it, the next step and the paths to read back (upstream v2);
+2. the summarizer's text;
+3. ``## Tagged Notes``: every ``[P]``/``[D]``/``[S]`` line so far, verbatim;
+4. the split-turn context: ``## Turn Context (split turn)`` for an older turn, or for the
+   turn still running a ``[MID-TURN COMPACTION n]`` checkpoint.
+
+The reminder, the notes and the split-turn part are rebuilt at each compaction, so they are
+taken out of the previous summary before a summarizer reads it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Final
+
+from timeline.block import (
+    ASSISTANT_COMPLETION,
+    REACT_TOOL_CALL,
+    REACT_TOOL_RESULT,
+    USER_PROMPT,
+    Block,
+)
+from timeline.block_types import block_type
+from timeline.digest import CompactionDigest
+
+__all__ = [
+    "REMINDER_HEADING",
+    "SPLIT_TURN_HEADING",
+    "TAGGED_NOTES_HEADING",
+    "active_work_reminder",
+    "assemble",
+    "mid_turn_heading",
+    "strip_rebuilt_sections",
+]
+
+SPLIT_TURN_HEADING: Final = "## Turn Context (split turn)"
+REMINDER_HEADING: Final = "## Active Work Reminder"
+TAGGED_NOTES_HEADING: Final = "## Tagged Notes"
+_CLIP: Final = 160
+_NEXT = re.compile(r"\b(next|then|todo|remaining|need to|will)\b", re.IGNORECASE)
+_MID_TURN = re.compile(r"^\[MID-TURN COMPACTION \d+\]$", re.MULTILINE)
+
+
+def mid_turn_heading(n: int) -> str:
+    """``[MID-TURN COMPACTION n]``: n counts the compactions within the running turn."""
+    return f"[MID-TURN COMPACTION {n}]"
+
+
+def _clip(text: str, cap: int = _CLIP) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= cap else f"{text[: cap - 3]}..."
+
+
+def _action(block: Block) -> str:
+    if block.type == REACT_TOOL_CALL:
+        return _clip(f"called {block.tool_id} {block.text}")
+    if block.type == REACT_TOOL_RESULT:
+        status = "failed" if block.meta.get("is_error") else "returned"
+        first = block.text.strip().splitlines()[0] if block.text.strip() else ""
+        return _clip(f"{block.tool_id or 'tool'} {status}: {first}")
+    if block.type == ASSISTANT_COMPLETION:
+        return _clip(f"answered: {block.text}")
+    return _clip(f"{block_type(block.type).label} {block.text}".strip())
+
+
+def _next_step(compacted: Sequence[Block], cut_block: Block | None) -> str:
+    for b in reversed(compacted):
+        if b.type == ASSISTANT_COMPLETION and b.text.strip():
+            sentences = re.split(r"(?<=[.!?])\s+|\n+", b.text)
+            steps = [s for s in sentences if s.strip() and _NEXT.search(s)]
+            if steps:
+                return _clip(steps[0])
+            break
+    if cut_block is not None:
+        label = block_type(cut_block.type).label or cut_block.type
+        return f"continue from the kept conversation below ({label} at {cut_block.path})"
+    return "continue from the kept conversation below"
+
+
+def active_work_reminder(
+    compacted: Sequence[Block], cut_block: Block | None, digest: CompactionDigest
+) -> str:
+    """What the agent was doing at the cut and the next step, from the compacted blocks."""
+    prompts = [b for b in compacted if b.type == USER_PROMPT and b.text.strip()]
+    if prompts:
+        request = _clip(prompts[-1].text)
+    elif digest.user_requests:
+        request = _clip(digest.user_requests[-1])
+    else:
+        request = "(none stated)"
+    content = [b for b in compacted if block_type(b.type).render not in ("header", "summary")]
+    doing = _action(content[-1]) if content else "(nothing yet)"
+    refs = [
+        b.path for b in content if b.type in (USER_PROMPT, REACT_TOOL_RESULT, ASSISTANT_COMPLETION)
+    ]
+    refs = list(dict.fromkeys(reversed(refs)))[:3]
+    lines = [
+        REMINDER_HEADING,
+        f"- Active request: {request}",
+        f"- At the cut: {doing}",
+        f"- Next step: {_next_step(compacted, cut_block)}",
+        f"- Read back: {', '.join(refs) if refs else '(nothing compacted to read)'}",
+    ]
+    return "\n".join(lines)
+
+
+def assemble(
+    reminder: str,
+    main: str,
+    digest: CompactionDigest,
+    prefix: str | None = None,
+    mid_turn: int | None = None,
+) -> str:
+    """The stored summary: reminder, summarizer text, tagged notes, split-turn part."""
+    parts = [reminder, main.strip()] if main.strip() else [reminder]
+    if digest.tagged_notes:
+        parts.append("\n".join([TAGGED_NOTES_HEADING, *digest.tagged_notes]))
+    if prefix is not None:
+        if mid_turn is not None:
+            heading = mid_turn_heading(mid_turn)
+            parts.append(f"{heading}\n{prefix.strip()}\n[/MID-TURN COMPACTION {mid_turn}]")
+        else:
+            parts.append(f"{SPLIT_TURN_HEADING}\n{prefix.strip()}")
+    return "\n\n".join(parts)
+
+
+def strip_rebuilt_sections(text: str) -> str:
+    """The previous summary without the parts every compaction rebuilds (reminder, tagged
+    notes, mid-turn checkpoint): what a summarizer should merge."""
+    mid = _MID_TURN.search(text)
+    if mid is not None:
+        text = text[: mid.start()]
+    out: list[str] = []
+    skipping = False
+    for line in text.splitlines():
+        if line.startswith("## "):
+            skipping = line.strip() in (REMINDER_HEADING, TAGGED_NOTES_HEADING)
+        if not skipping:
+            out.append(line)
+    return "\n".join(out).strip()
