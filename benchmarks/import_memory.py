@@ -93,8 +93,19 @@ def main() -> None:
         size = write_file(src, args.mb)
         print(f"file: {size / 1e6:,.0f} MB")
         stream = peak_rss(
-            [sys.executable, "-c", _CLI, "import", str(src), "--format", "openai"]
-            + ["--db", os.path.join(tmp, "s.db"), "--conversation", "c"]
+            [
+                sys.executable,
+                "-c",
+                _CLI,
+                "import",
+                str(src),
+                "--format",
+                "openai",
+                "--db",
+                os.path.join(tmp, "s.db"),
+                "--conversation",
+                "c",
+            ]
         )
         print(
             f"timeline import (streaming): peak RSS {stream / 1e6:,.0f} MB = {stream / size:.2f}x"

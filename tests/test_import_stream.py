@@ -54,7 +54,7 @@ def test_a_utf8_bom_is_skipped() -> None:
     """A file starting with a UTF-8 byte order mark imports like one without."""
     raw = codecs.BOM_UTF8 + json.dumps(OPENAI_MESSAGES).encode()
     streamed, _ = stream_file(io.BytesIO(raw), "openai", "c")
-    assert 10 == len(streamed.blocks)
+    assert len(streamed.blocks) == 10
 
 
 @pytest.mark.parametrize(
@@ -89,7 +89,7 @@ def test_memory_is_about_the_blocks_not_the_document_twice() -> None:
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert 180 == len(tl.blocks)
+    assert len(tl.blocks) == 180
     assert peak < 1.5 * len(raw)
 
 
@@ -101,8 +101,19 @@ def test_progress_bar_only_on_a_terminal(tmp_path: Path) -> None:
     assert piped.returncode == 0 and piped.stderr == ""
     leader, follower = pty.openpty()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "timeline", "import", str(src), "--format", "openai"]
-        + ["--db", str(tmp_path / "b.db"), "--conversation", "b"],
+        [
+            sys.executable,
+            "-m",
+            "timeline",
+            "import",
+            str(src),
+            "--format",
+            "openai",
+            "--db",
+            str(tmp_path / "b.db"),
+            "--conversation",
+            "b",
+        ],
         stdout=subprocess.PIPE,
         stderr=follower,
     )
