@@ -20,7 +20,8 @@ from timeline import (
     Timeline,
     blocks,
 )
-from timeline.driver import ModelReply
+from timeline.compaction import valid_cuts
+from timeline.driver import ModelReply, ReactDriver
 from timeline.reasoning import anthropic_thinking
 from timeline.replies import reply_blocks
 
@@ -207,3 +208,41 @@ def test_unknown_content_is_refused_not_dropped() -> None:
     message = {**ANTHROPIC_MESSAGE, "content": [{"type": "server_tool_use", "id": "s"}]}
     with pytest.raises(InvalidBlockError, match="server_tool_use"):
         ModelReply.from_anthropic(message)
+
+
+def test_driver_runs_a_tool_called_by_its_provider_name() -> None:
+    """A tool whose name the payloads map (``functions.read``) runs when the model calls
+    it by the mapped name, and its thinking lands before the call."""
+    replies = iter(
+        [
+            ModelReply.from_anthropic(
+                {
+                    **ANTHROPIC_MESSAGE,
+                    "content": [
+                        THINKING,
+                        {"type": "tool_use", "id": "t1", "name": "functions_read", "input": {}},
+                    ],
+                }
+            ),
+            ModelReply(text="done"),
+        ]
+    )
+    tl = Timeline("d", model="claude-sonnet-4", token_counter=HeuristicCounter())
+    driver = ReactDriver(tl, lambda view: next(replies), tools={"functions.read": lambda p: "ok"})
+    assert driver.run_turn("go").text == "done"
+    types = [b.type for b in tl.blocks]
+    assert types[2:5] == ["assistant.thinking", "react.tool.call", "react.tool.result"]
+    assert tl.blocks[4].text == "ok" and not tl.blocks[4].meta.get("is_error")
+
+
+def test_no_cut_between_thinking_and_its_call() -> None:
+    """Compaction never cuts right after a thinking block (it stays with its call)."""
+    tl = Timeline("c", token_counter=HeuristicCounter())
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("go"))
+    tl.append(anthropic_thinking(THINKING))
+    call = tl.append(blocks.tool_call("bash", {}))
+    tl.append(blocks.tool_result(call.call_id or "", "ok"))
+    tl.append(blocks.assistant_completion("done"))
+    valid = valid_cuts(tl.blocks, 0)
+    assert valid[2] and not valid[3] and valid[5]

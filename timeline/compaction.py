@@ -105,8 +105,9 @@ class CutPlan:
 def valid_cuts(blocks: Sequence[Block], start: int) -> list[bool]:
     """``valid[i]``: a summary may be inserted before ``blocks[i]`` (i > start).
 
-    Invalid when ``blocks[i]`` is a tool result or a summary, or when a tool call before
-    ``i`` has a result at or after ``i``, or has no result yet (it may still arrive).
+    Invalid when ``blocks[i]`` is a tool result or a summary, right after a
+    thinking/reasoning block, or when a tool call before ``i`` has a result at or after
+    ``i``, or has no result yet (it may still arrive).
     """
     n = len(blocks)
     last_result: dict[str, int] = {}
@@ -127,7 +128,13 @@ def valid_cuts(blocks: Sequence[Block], start: int) -> list[bool]:
     running = 0
     for i in range(start, n):
         running += delta[i]
-        valid[i] = i > start and running == 0 and cut_boundary(blocks[i]) != "none"
+        valid[i] = (
+            i > start
+            and running == 0
+            and cut_boundary(blocks[i]) != "none"
+            # thinking/reasoning stays with the assistant content it came with
+            and block_type(blocks[i - 1].type).render != "reasoning"
+        )
     return valid
 
 

@@ -27,6 +27,7 @@ from timeline import blocks as B
 from timeline.block import Block
 from timeline.compaction import CompactionStats
 from timeline.errors import BudgetError, ContextOverflowError, DriverError
+from timeline.formats.names import provider_tool_name
 from timeline.overflow import is_context_overflow, is_usage_overflow
 from timeline.persistence import IndexStore
 from timeline.policy import context_window_for
@@ -387,7 +388,9 @@ class ReactDriver:
             )
             for name, params, call_id in calls
         ]
+        by_safe_name = {provider_tool_name(k): k for k in self.tools}
         for (name, params, _), call in zip(calls, appended, strict=True):
+            name = name if name in self.tools else by_safe_name.get(name, name)
             if params is None:
                 output = ToolOutput("error: the tool arguments were not a valid JSON object", True)
             elif name not in self.tools:
