@@ -15,7 +15,14 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from benchmarks import peers, persist_speed, render_speed, storage_size, summary_cap
+from benchmarks import (
+    end_to_end,
+    peers,
+    persist_speed,
+    render_speed,
+    storage_size,
+    summary_cap,
+)
 from benchmarks._util import ms, us
 from timeline import TiktokenCounter
 
@@ -94,6 +101,7 @@ def _goals(
     ps: dict[str, Any],
     sc: dict[str, Any],
     ss: dict[str, Any],
+    e2e: dict[str, Any],
 ) -> list[str]:
     by = {r["name"]: r for r in res["compare"]}
     ours = by["block-timeline"]
@@ -118,6 +126,15 @@ def _goals(
             "render p95 ≤ 0.5x SummarizationMiddleware (memoized)",
             f"{ours['p95'] / peer['p95']:.2f}x",
             ours["p95"] <= 0.5 * peer["p95"],
+        ),
+        *(
+            row(
+                f"end to end ({r['format']}) median and p95 ≤ 0.5x LangChain's",
+                f"{r['ours_median'] / r['peer_median']:.2f}x / "
+                f"{r['ours_p95'] / r['peer_p95']:.2f}x",
+                r["ours_median"] <= 0.5 * r["peer_median"] and r["ours_p95"] <= 0.5 * r["peer_p95"],
+            )
+            for r in e2e["rows"]
         ),
         row(
             "time per request at 600 turns ≤ 1.1x at 100 turns",
@@ -188,6 +205,8 @@ def main() -> int:
     rs = render_speed.run()
     print("persistence ...", flush=True)
     ps = persist_speed.run(turns=315)
+    print("end to end ...", flush=True)
+    e2e = end_to_end.run(turns=args.turns, budget=args.budget)
     print("storage size ...", flush=True)
     ss = storage_size.run(budget=args.budget)
     print("summary cap ...", flush=True)
@@ -217,7 +236,7 @@ def main() -> int:
         "",
         "## Goals",
         "",
-        *_goals(res, rs, ps, sc, ss),
+        *_goals(res, rs, ps, sc, ss, e2e),
         "",
         "## Against the peers",
         "",
@@ -233,6 +252,16 @@ def main() -> int:
         "the memoized run's, whose scores it shows.",
         "",
         *_peer_tables(res),
+        "",
+        "### End to end: append + render + provider payload, per request",
+        "",
+        "Timed from the first event appended after the previous request to the payload in "
+        "hand. Ours: `append` + `render` + `to_anthropic()` / `to_openai()` (built "
+        "incrementally). LangChain: `SummarizationMiddleware` (memoized counter) + its own "
+        "conversion (langchain-anthropic `_format_messages`, timed on every "
+        f"{end_to_end.ANTHROPIC_PEER_SAMPLE}th request; `convert_to_openai_messages`).",
+        "",
+        *end_to_end.report(e2e),
         "",
         "## Render speed",
         "",

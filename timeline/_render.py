@@ -591,6 +591,7 @@ def _finish(
         system_cached=bool(prep.system),
         system_tokens=prep.system_tokens,
         count_block_tokens=block_tokens,
+        payloads=tl.payload_cache,
     )
 
 

@@ -43,6 +43,7 @@ from timeline.errors import (
     PinnedOverBudgetError,
     UnknownPathError,
 )
+from timeline.formats.incremental import PayloadCache
 from timeline.formats.names import provider_call_id
 from timeline.persistence import IndexStore, TimelineSnapshot, TimelineState, UsageRecord
 from timeline.policy import CompactionPolicy
@@ -97,6 +98,8 @@ class Timeline:
     _version: int = attrs.field(default=0, init=False)
     _new_ids: list[str] = attrs.field(factory=list, init=False)
     _last_raw_estimate: Callable[[], int] | None = attrs.field(default=None, init=False)
+    payload_cache: PayloadCache = attrs.field(factory=PayloadCache, init=False, repr=False)
+    """Message plans and provider items of the last payloads, reused by the next ones."""
     _warned_no_budget: bool = attrs.field(default=False, init=False)
     _skipped_at_seq: int = attrs.field(default=-1, init=False)
     """``block_seq`` when a compaction was last skipped (not smaller): not retried until

@@ -10,6 +10,7 @@ import attrs
 from timeline.block import Block
 from timeline.compaction import CompactionStats
 from timeline.formats.anthropic import to_anthropic
+from timeline.formats.incremental import PayloadCache
 from timeline.formats.openai import to_openai, to_openai_responses
 from timeline.formats.text import to_document, to_text
 
@@ -41,6 +42,8 @@ class RenderedContext:
         default=None, repr=False, eq=False
     )
     """Computes :attr:`block_tokens`."""
+    payloads: PayloadCache | None = attrs.field(default=None, repr=False, eq=False)
+    """The timeline's payload memo (``None``: every payload is built from scratch)."""
     _tokens: list[int] = attrs.field(factory=list, init=False, repr=False, eq=False)
     _block_tokens: list[tuple[int, ...]] = attrs.field(
         factory=list, init=False, repr=False, eq=False
@@ -70,15 +73,26 @@ class RenderedContext:
         return self.blocks[self.stable_count :]
 
     def to_anthropic(self) -> dict[str, Any]:
-        """Messages API ``{system, messages}`` with ``cache_control`` on checkpoints."""
+        """Messages API ``{system, messages}`` with ``cache_control`` on checkpoints.
+
+        Built incrementally (``timeline.formats.incremental``): the dict and the list are
+        new, the message dicts inside are shared with later payloads (read-only)."""
+        if self.payloads is not None:
+            return self.payloads.anthropic(
+                self.system, self.blocks, self.cache_points, self.system_cached
+            )
         return to_anthropic(self.system, self.blocks, self.cache_points, self.system_cached)
 
     def to_openai(self) -> list[dict[str, Any]]:
-        """Chat Completions ``messages``."""
+        """Chat Completions ``messages`` (a new list; the dicts are shared, read-only)."""
+        if self.payloads is not None:
+            return self.payloads.openai(self.system, self.blocks)
         return to_openai(self.system, self.blocks)
 
     def to_openai_responses(self) -> list[dict[str, Any]]:
-        """Responses API ``input`` items."""
+        """Responses API ``input`` items (a new list; the dicts are shared, read-only)."""
+        if self.payloads is not None:
+            return self.payloads.openai_responses(self.system, self.blocks)
         return to_openai_responses(self.system, self.blocks)
 
     def to_text(self) -> str:

@@ -170,14 +170,19 @@ def _settle(out: list[tuple[str, list[Part]]]) -> list[tuple[str, list[Part]]]:
     return merged
 
 
-def plan_messages(blocks: Sequence[Block], provider: str | None = None) -> list[Message]:
+def plan_messages(
+    blocks: Sequence[Block], provider: str | None = None, *, start: int = 0, lead: bool = True
+) -> list[Message]:
     """Alternating messages for ``blocks`` (the rendered stream, tail included).
 
     Thinking/reasoning blocks are planned only for the ``provider`` they came from
-    (``"anthropic"`` or ``"responses"``) and only ahead of other assistant content."""
+    (``"anthropic"`` or ``"responses"``) and only ahead of other assistant content.
+    ``start`` numbers the blocks from there (planning the rest of a stream);
+    ``lead=False`` plans such a rest: no conversation-start marker, and nothing to send
+    is an empty list rather than :class:`EmptyPromptError`."""
     call_ids = {b.call_id for b in blocks if block_type(b.type).render == "tool_call" and b.call_id}
     results: dict[str, list[tuple[int, Block]]] = {}
-    for i, b in enumerate(blocks):
+    for i, b in enumerate(blocks, start):
         if block_type(b.type).render == "tool_result" and b.call_id in call_ids:
             results.setdefault(b.call_id or "", []).append((i, b))
 
@@ -210,7 +215,7 @@ def plan_messages(blocks: Sequence[Block], provider: str | None = None) -> list[
                 push("user", Part("tool_result", call, -1, ()))
         pending.clear()
 
-    for i, b in enumerate(blocks):
+    for i, b in enumerate(blocks, start):
         spec = block_type(b.type)
         if spec.render == "header":
             continue
@@ -237,6 +242,10 @@ def plan_messages(blocks: Sequence[Block], provider: str | None = None) -> list[
             push(spec.role, part)
     flush()
     out = _settle(out)
+    if not lead:
+        if out and out[-1][0] == "assistant":
+            out[-1] = ("assistant", _final_stripped(out[-1][1]))
+        return [Message("user" if r == "user" else "assistant", tuple(p)) for r, p in out]
     if out and out[0][0] == "assistant":
         marker = Block(type="user.prompt", text=CONVERSATION_START_TEXT, author="user")
         out.insert(0, ("user", [Part("text", marker, -1, text=CONVERSATION_START_TEXT)]))

@@ -16,7 +16,7 @@ from timeline.formats._plan import Message, Part, b64, plan_messages, result_ite
 from timeline.formats.names import provider_call_id, provider_tool_name
 from timeline.reasoning import reasoning_item
 
-__all__ = ["anthropic_message", "to_anthropic"]
+__all__ = ["anthropic_message", "anthropic_payload", "to_anthropic"]
 
 _CACHE = {"type": "ephemeral"}
 
@@ -84,6 +84,13 @@ def to_anthropic(
     """``{"system": [...], "messages": [...]}`` with ``cache_control`` on checkpoints."""
     points = set(cache_points)
     messages = [anthropic_message(m, points) for m in plan_messages(blocks, "anthropic")]
+    return anthropic_payload(system, messages, system_cached)
+
+
+def anthropic_payload(
+    system: str, messages: list[dict[str, Any]], system_cached: bool
+) -> dict[str, Any]:
+    """The payload around built ``messages``: the system prompt (cached or not) first."""
     if not system.strip():
         return {"messages": messages}
     sys_block: dict[str, Any] = {"type": "text", "text": system}

@@ -14,7 +14,14 @@ from timeline.formats._plan import Message, Part, b64, plan_messages, result_ite
 from timeline.formats.names import provider_call_id, provider_tool_name
 from timeline.reasoning import reasoning_item
 
-__all__ = ["chat_items", "responses_items", "to_openai", "to_openai_responses"]
+__all__ = [
+    "chat_items",
+    "chat_system",
+    "responses_items",
+    "responses_system",
+    "to_openai",
+    "to_openai_responses",
+]
 
 
 def _data_url(b: Block) -> str:
@@ -86,12 +93,15 @@ def chat_items(message: Message) -> list[dict[str, Any]]:
     return out
 
 
+def chat_system(system: str) -> list[dict[str, Any]]:
+    """The system message Chat Completions messages start with (none for a blank one)."""
+    return [{"role": "system", "content": system}] if system.strip() else []
+
+
 def to_openai(system: str, blocks: Sequence[Block]) -> list[dict[str, Any]]:
     """Chat Completions ``messages``: assistant ``tool_calls`` then one ``tool`` message per
     call, in call order."""
-    out: list[dict[str, Any]] = []
-    if system.strip():
-        out.append({"role": "system", "content": system})
+    out = chat_system(system)
     for message in plan_messages(blocks):
         out += chat_items(message)
     return out
@@ -170,18 +180,19 @@ def responses_items(message: Message) -> list[dict[str, Any]]:
     return out
 
 
+def responses_system(system: str) -> list[dict[str, Any]]:
+    """The system message Responses input starts with (none for a blank one)."""
+    if not system.strip():
+        return []
+    return [
+        {"type": "message", "role": "system", "content": [{"type": "input_text", "text": system}]}
+    ]
+
+
 def to_openai_responses(system: str, blocks: Sequence[Block]) -> list[dict[str, Any]]:
     """Responses API ``input`` items: messages, ``function_call`` and
     ``function_call_output`` items."""
-    out: list[dict[str, Any]] = []
-    if system.strip():
-        out.append(
-            {
-                "type": "message",
-                "role": "system",
-                "content": [{"type": "input_text", "text": system}],
-            }
-        )
+    out = responses_system(system)
     for message in plan_messages(blocks, "responses"):
         out += responses_items(message)
     return out

@@ -1,0 +1,223 @@
+"""Incremental payloads: a request's payload costs what changed since the previous one.
+
+A timeline keeps one :class:`PayloadCache`. For each provider it remembers the last
+message plan (:func:`~timeline.formats._plan.plan_messages`) and each message's provider
+items. The next payload keeps the plan's messages up to the last clean cut at or before
+the first block that changed (blocks are compared by identity: a block never changes, a
+hidden block renders as a new object) and plans only the blocks after it; messages
+carrying a cache checkpoint are rebuilt, every other kept message reuses its items.
+
+A cut before message ``j`` is clean when the messages before it hold only blocks before
+its first block, the messages from it on only blocks from there, no call before it waits
+for a result, and the blocks after it neither answer a call before it nor call for a
+result shown before it. Anything else (a compaction, a hidden block, a new result for an
+old call) plans the whole stream again, so the payload always equals the one built from
+scratch (``tests/test_incremental_payloads.py`` checks that on random timelines).
+
+What is shared: each call returns a fresh top-level container (the payload dict and its
+``messages`` list, or the item list) but the message and item dicts inside are shared with
+the cache and with later payloads of the same timeline. Treat them as read-only; copy
+(``copy.deepcopy``) before editing one in place.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import attrs
+
+from timeline.block import Block
+from timeline.block_types import block_type
+from timeline.formats._plan import Message, plan_messages
+from timeline.formats.anthropic import anthropic_message, anthropic_payload
+from timeline.formats.openai import chat_items, chat_system, responses_items, responses_system
+
+__all__ = ["PayloadCache"]
+
+Items = list[dict[str, Any]]
+
+
+@attrs.define
+class _Plan:
+    """One provider's last plan of ``blocks`` with what a cut needs to know."""
+
+    blocks: tuple[Block, ...] = ()
+    messages: list[Message] = attrs.field(factory=list)
+    starts: list[int] = attrs.field(factory=list)
+    """Smallest block index in each message (-1: synthetic parts only)."""
+    highs: list[int] = attrs.field(factory=list)
+    """Largest block index in messages 0..j (running)."""
+    open_before: list[bool] = attrs.field(factory=list)
+    """A call in messages 0..j has no result (running)."""
+    answers: list[bool] = attrs.field(factory=list)
+    """Message j answers a call of an earlier message (no clean cut right before it)."""
+    owner: list[int] = attrs.field(factory=list)
+    """Block index -> index of the message showing it (-1: none)."""
+    call_message: dict[str, int] = attrs.field(factory=dict)
+    """Call id -> index of the message holding the call (stale entries only ever cause
+    a full plan, never a wrong one)."""
+    text_results: dict[str, int] = attrs.field(factory=dict)
+    """Call id -> block index of a result shown as text (its call was not visible)."""
+    items: dict[str, list[Items | None]] = attrs.field(factory=dict)
+    """Format -> items of each message built without a checkpoint (None: not built)."""
+
+    def add(self, messages: list[Message]) -> None:
+        owner = self.owner
+        owner += [-1] * (len(self.blocks) - len(owner))
+        for message in messages:
+            j = len(self.messages)
+            self.messages.append(message)
+            lo, hi, waiting = -1, self.highs[-1] if self.highs else -1, False
+            answers = False
+            for p in message.parts:
+                for i in (p.index, *p.indices):
+                    if i >= 0:
+                        lo = i if lo < 0 else min(lo, i)
+                        hi = max(hi, i)
+                        owner[i] = j
+                if p.kind == "tool_call" and p.block.call_id:
+                    self.call_message[p.block.call_id] = j
+                elif p.kind == "tool_result":
+                    answers = answers or self.call_message.get(p.block.call_id or "", j) < j
+                    waiting = waiting or p.index < 0
+                elif p.kind == "text" and block_type(p.block.type).render == "tool_result":
+                    self.text_results.setdefault(p.block.call_id or "", p.index)
+            self.starts.append(lo)
+            self.answers.append(answers)
+            self.highs.append(hi)
+            self.open_before.append(waiting or bool(self.open_before and self.open_before[-1]))
+            for built in self.items.values():
+                built.append(None)
+
+    def truncate(self, j: int) -> None:
+        """Forget messages ``j`` on (the blocks from ``starts[j]`` on)."""
+        del self.owner[self.starts[j] :]
+        del self.messages[j:], self.starts[j:], self.highs[j:], self.open_before[j:]
+        del self.answers[j:]
+        for built in self.items.values():
+            del built[j:]
+
+
+def _common_prefix(a: Sequence[Block], b: Sequence[Block]) -> int:
+    """How many leading blocks ``a`` and ``b`` share, by identity (C-level loops)."""
+    same = list(map(operator.is_, a, b))
+    try:
+        return same.index(False)
+    except ValueError:
+        return len(same)
+
+
+@attrs.define
+class PayloadCache:
+    """Per-timeline memo of message plans and provider items (see the module docstring)."""
+
+    _plans: dict[str | None, _Plan] = attrs.field(factory=dict)
+    full_plans: int = 0
+    """How many payloads planned the whole stream (for tests and benchmarks)."""
+    partial_plans: int = 0
+    """How many planned only the blocks after a kept prefix."""
+
+    def clear(self) -> None:
+        self._plans.clear()
+
+    def plan(self, blocks: tuple[Block, ...], provider: str | None) -> _Plan:
+        """The plan of ``blocks`` for ``provider``, extending the last one when it can."""
+        last = self._plans.get(provider)
+        if last is not None and last.blocks is blocks:
+            return last
+        if last is not None and last.messages:
+            same = _common_prefix(last.blocks, blocks)
+            j = self._cut(last, same)
+            if j > 0 and self._extend(last, blocks, provider, j):
+                self.partial_plans += 1
+                return last
+        plan = _Plan(blocks=blocks)
+        plan.add(plan_messages(blocks, provider))
+        self._plans[provider] = plan
+        self.full_plans += 1
+        return plan
+
+    @staticmethod
+    def _cut(plan: _Plan, same: int) -> int:
+        """The last clean cut before a message starting at or before block ``same``,
+        keeping at least the last message to plan again; 0 if none."""
+        for j in range(len(plan.messages) - 1, 0, -1):
+            s = plan.starts[j]
+            if s < 0 or s > same or plan.answers[j]:
+                continue
+            closed = plan.highs[j - 1] < s and not plan.open_before[j - 1]
+            if closed and all(st < 0 or st >= s for st in plan.starts[j:]):
+                return j
+            if len(plan.messages) - j > 8:
+                break  # a clean cut is always near the end; past that, plan it all
+        return 0
+
+    @staticmethod
+    def _extend(plan: _Plan, blocks: tuple[Block, ...], provider: str | None, j: int) -> bool:
+        s = plan.starts[j]
+        rest = blocks[s:]
+        for b in rest:
+            render = block_type(b.type).render
+            cid = b.call_id or ""
+            if render == "tool_result" and plan.call_message.get(cid, j) < j:
+                return False  # a late result for a call before the cut
+            if render == "tool_call" and plan.text_results.get(cid, s) < s:
+                return False  # its result was shown before the cut as plain text
+        suffix = plan_messages(rest, provider, start=s, lead=False)
+        if not suffix or suffix[0].role == plan.messages[j - 1].role:
+            return False
+        plan.truncate(j)
+        plan.blocks = blocks
+        plan.add(suffix)
+        return True
+
+    def items(
+        self,
+        plan: _Plan,
+        fmt: str,
+        build: Callable[[Message, set[int]], Items],
+        points: set[int],
+    ) -> Items:
+        """Every message's items in order: messages with a checkpoint built now, the
+        others from the cache."""
+        built = plan.items.setdefault(fmt, [None] * len(plan.messages))
+        owner = plan.owner
+        marked = {owner[q] for q in points if 0 <= q < len(owner)}
+        out: Items = []
+        empty: set[int] = set()
+        for j, message in enumerate(plan.messages):
+            if j in marked:
+                out += build(message, points)
+                continue
+            cached = built[j]
+            if cached is None:
+                cached = built[j] = build(message, empty)
+            out += cached
+        return out
+
+    def anthropic(
+        self,
+        system: str,
+        blocks: tuple[Block, ...],
+        cache_points: Sequence[int],
+        system_cached: bool,
+    ) -> dict[str, Any]:
+        """What :func:`~timeline.formats.anthropic.to_anthropic` returns, incrementally."""
+        plan = self.plan(blocks, "anthropic")
+        messages = self.items(
+            plan, "anthropic", lambda m, p: [anthropic_message(m, p)], set(cache_points)
+        )
+        return anthropic_payload(system, messages, system_cached)
+
+    def openai(self, system: str, blocks: tuple[Block, ...]) -> list[dict[str, Any]]:
+        """What :func:`~timeline.formats.openai.to_openai` returns, incrementally."""
+        plan = self.plan(blocks, None)
+        return chat_system(system) + self.items(plan, "chat", lambda m, _: chat_items(m), set())
+
+    def openai_responses(self, system: str, blocks: tuple[Block, ...]) -> list[dict[str, Any]]:
+        """What :func:`~timeline.formats.openai.to_openai_responses` returns, incrementally."""
+        plan = self.plan(blocks, "responses")
+        items = self.items(plan, "responses", lambda m, _: responses_items(m), set())
+        return responses_system(system) + items
