@@ -5,6 +5,10 @@ prompt comes back with the timeline."""
 from __future__ import annotations
 
 import base64
+import json
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -157,3 +161,28 @@ def test_bad_responses_input_is_refused(data: Any, where: str) -> None:
     """Malformed Responses input raises InvalidBlockError naming the item."""
     with pytest.raises(InvalidBlockError, match=where.replace("[", r"\[").replace("]", r"\]")):
         import_conversation(data, "responses", "bad")
+
+
+def test_cli_imports_responses_input(tmp_path: Path) -> None:
+    """``timeline import --format responses`` stores Responses input; it renders back."""
+    payload = _source_timeline().render("Be brief.").to_openai_responses()
+    src = tmp_path / "responses.json"
+    src.write_text(json.dumps({"input": payload}))
+    db = f"sqlite:///{tmp_path / 'r.db'}"
+    run = [sys.executable, "-m", "timeline"]
+    out = subprocess.run(
+        [*run, "import", str(src), "--format", "responses", "--db", db, "--conversation", "r"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "skipped 1 system message" in out.stdout
+    out = subprocess.run(
+        [*run, "render", "r", "--db", db, "--format", "responses", "--system", "Be brief."],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == payload

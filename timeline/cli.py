@@ -153,10 +153,15 @@ def _parser() -> argparse.ArgumentParser:
     )
     d.set_defaults(func=cmd_demo)
 
-    i = command("import", "import OpenAI Chat Completions or Anthropic Messages JSON")
+    i = command(
+        "import", "import OpenAI Chat Completions, OpenAI Responses or Anthropic Messages JSON"
+    )
     i.add_argument("file", metavar="FILE", help="the JSON file (a messages list, or an object)")
     i.add_argument(
-        "--format", choices=("openai", "anthropic"), required=True, help="the file's format"
+        "--format",
+        choices=("openai", "anthropic", "responses"),
+        required=True,
+        help="the file's format",
     )
     db(i)
     i.add_argument("--conversation", required=True, metavar="ID", help="a new conversation id")

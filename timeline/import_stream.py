@@ -10,13 +10,14 @@ the caller persists the returned timeline, so bad input anywhere stores nothing.
 from __future__ import annotations
 
 import codecs
+import json
 from collections.abc import Callable, Iterator
 from typing import IO, Any, Literal
 
 import ijson
 
 from timeline.errors import InvalidBlockError
-from timeline.importers import _Builder, _import_anthropic, _import_openai
+from timeline.importers import _Builder, _import_anthropic, _import_openai, import_conversation
 from timeline.timeline import Timeline
 
 __all__ = ["import_file"]
@@ -110,12 +111,19 @@ class _Messages:
 
 def import_file(
     file: IO[bytes],
-    fmt: Literal["openai", "anthropic"],
+    fmt: Literal["openai", "anthropic", "responses"],
     conversation_id: str,
     on_read: Callable[[int], None] = lambda n: None,
 ) -> tuple[Timeline, int]:
     """A new timeline holding the messages of ``file`` (a binary stream of JSON); returns
     it and the count of skipped system messages. ``on_read`` gets each chunk's size."""
+    if fmt == "responses":  # Responses input is read whole (no streaming parser for it)
+        try:
+            data = json.loads(_Counting(file, on_read).read())
+        except ValueError as exc:
+            raise InvalidBlockError(f"not valid JSON: {exc}") from exc
+        imported = import_conversation(data, "responses", conversation_id)
+        return imported.timeline, imported.system_messages
     messages = _Messages(_Counting(file, on_read))
     b = _Builder(conversation_id)
     if fmt == "openai":
@@ -124,5 +132,5 @@ def import_file(
         skipped = _import_anthropic(messages, b)
         skipped += 1 if messages.system else 0
     else:
-        raise InvalidBlockError(f"unknown format {fmt!r}; use 'openai' or 'anthropic'")
+        raise InvalidBlockError(f"unknown format {fmt!r}; use 'openai', 'anthropic' or 'responses'")
     return b.tl, skipped
