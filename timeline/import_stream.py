@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import codecs
 import json
-from collections.abc import Callable, Iterator
-from typing import IO, Any, Literal
+from collections.abc import Callable, Iterable, Iterator
+from typing import IO, Any, Final, Literal
 
 import ijson
 
+from timeline._json import MAX_DEPTH
 from timeline.errors import InvalidBlockError
 from timeline.importers import _Builder, _import_anthropic, _import_openai, import_conversation
 from timeline.timeline import Timeline
@@ -45,12 +46,31 @@ class _Counting:
         return data
 
 
+MAX_NESTING: Final = MAX_DEPTH + 16
+"""Deepest JSON accepted in an import file: params and meta may nest 64 levels, below a
+few levels of message structure."""
+
+
+def _bounded(events: Iterable[Any]) -> Iterator[Any]:
+    depth = 0
+    for event in events:
+        if event[1] in _OPEN:
+            depth += 1
+            if depth > MAX_NESTING:
+                raise InvalidBlockError(f"not valid JSON: nested deeper than {MAX_NESTING} levels")
+        elif event[1] in _CLOSE:
+            depth -= 1
+        yield event
+
+
 class _Messages:
     """Iterates the messages of a JSON document as they are parsed; ``system`` holds the
     top-level ``system`` value once the document has been read."""
 
     def __init__(self, reader: _Counting) -> None:
-        self._events = ijson.parse(reader, use_float=True)
+        # small reads and a depth cap: ijson builds a prefix string per event, so a deep
+        # document read in big chunks would take memory quadratic in its depth
+        self._events = _bounded(ijson.parse(reader, use_float=True, buf_size=4096))
         self.system: Any = ""
 
     def __iter__(self) -> Iterator[Any]:

@@ -12,7 +12,8 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any, Literal
 
 import attrs
@@ -124,9 +125,9 @@ def _import_openai(messages: Iterable[Any], b: _Builder) -> int:
                     pw = f"{where}.content[{j}]"
                     kind = part.get("type") if isinstance(part, Mapping) else None
                     if kind == "text":
-                        b.tl.append(B.user_prompt(str(part.get("text", ""))))
+                        b.tl.append(B.user_prompt(_text(part.get("text", ""), f"{pw}.text")))
                     elif kind == "image_url":
-                        b.attach(*_data_url(str((part.get("image_url") or {}).get("url", "")), pw))
+                        b.attach(*_data_url(_image_url(part.get("image_url"), pw), pw))
                     elif kind == "file" and isinstance(part.get("file"), Mapping):
                         file = part["file"]
                         mime, data = _data_url(str(file.get("file_data") or ""), pw)
@@ -143,16 +144,20 @@ def _import_openai(messages: Iterable[Any], b: _Builder) -> int:
                 b.tl.append(B.assistant_completion(content))
             elif content not in (None, "") and not isinstance(content, str):
                 raise _fail(f"{where}.content", "expected a string, a list of text parts or null")
-            for j, call in enumerate(m.get("tool_calls") or []):
+            for j, call in enumerate(_list(m.get("tool_calls"), f"{where}.tool_calls")):
                 cw = f"{where}.tool_calls[{j}]"
                 fn = call.get("function") if isinstance(call, Mapping) else None
                 if not isinstance(fn, Mapping) or not call.get("id") or not fn.get("name"):
                     raise _fail(cw, "needs id and function.name")
-                try:
-                    params = json.loads(fn.get("arguments") or "{}")
-                except ValueError as exc:
-                    raise _fail(f"{cw}.function.arguments", f"not valid JSON: {exc}") from exc
-                b.tl.append(B.tool_call(str(fn["name"]), params, call_id=str(call["id"])))
+                aw = f"{cw}.function.arguments"
+                params = _arguments(fn.get("arguments"), aw)
+                call_id = _text(call["id"], f"{cw}.id")
+                with _located(aw):
+                    b.tl.append(
+                        B.tool_call(
+                            _text(fn["name"], f"{cw}.function.name"), params, call_id=call_id
+                        )
+                    )
         elif role == "tool":
             b.ensure_turn()
             if not m.get("tool_call_id"):
@@ -162,9 +167,9 @@ def _import_openai(messages: Iterable[Any], b: _Builder) -> int:
             ):
                 text = _text_parts(content, f"{where}.content")
             else:
-                text = content if isinstance(content, str) else json.dumps(content)
+                text = content if isinstance(content, str) else _dumps(content, f"{where}.content")
             try:
-                b.tl.append(B.tool_result(str(m["tool_call_id"]), text))
+                b.tl.append(B.tool_result(_text(m["tool_call_id"], f"{where}.tool_call_id"), text))
             except InvalidBlockError as exc:
                 raise _fail(where, str(exc)) from exc
         else:
@@ -181,7 +186,7 @@ def _import_anthropic(messages: Iterable[Any], b: _Builder) -> int:
         parts = [{"type": "text", "text": content}] if isinstance(content, str) else content
         if not isinstance(parts, list):
             raise _fail(f"{where}.content", "expected a string or a list of blocks")
-        kinds = {p.get("type") for p in parts if isinstance(p, Mapping)}
+        kinds = {p.get("type") for p in parts if isinstance(p, Mapping) and _hashable(p)}
         if m["role"] == "user" and kinds - {"tool_result"}:
             b.user_turn()
         else:
@@ -192,7 +197,7 @@ def _import_anthropic(messages: Iterable[Any], b: _Builder) -> int:
                 raise _fail(pw, "expected an object")
             kind = part.get("type")
             if kind == "text":
-                text = str(part.get("text", ""))
+                text = _text(part.get("text", ""), f"{pw}.text")
                 b.tl.append(
                     B.user_prompt(text) if m["role"] == "user" else B.assistant_completion(text)
                 )
@@ -206,9 +211,14 @@ def _import_anthropic(messages: Iterable[Any], b: _Builder) -> int:
             elif kind == "tool_use" and m["role"] == "assistant":
                 if not part.get("id") or not part.get("name"):
                     raise _fail(pw, "tool_use needs id and name")
-                b.tl.append(
-                    B.tool_call(str(part["name"]), part.get("input") or {}, call_id=str(part["id"]))
-                )
+                with _located(f"{pw}.input"):
+                    b.tl.append(
+                        B.tool_call(
+                            _text(part["name"], f"{pw}.name"),
+                            _input(part.get("input"), f"{pw}.input"),
+                            call_id=_text(part["id"], f"{pw}.id"),
+                        )
+                    )
             elif kind == "tool_result" and m["role"] == "user":
                 if not part.get("tool_use_id"):
                     raise _fail(pw, "tool_result needs tool_use_id")
@@ -221,7 +231,7 @@ def _import_anthropic(messages: Iterable[Any], b: _Builder) -> int:
 def _anthropic_result(part: Mapping[str, Any], where: str, b: _Builder) -> None:
     """A ``tool_result``: its text parts as one result, each image as a further result
     block of the same call (the formats send them together)."""
-    call_id = str(part["tool_use_id"])
+    call_id = _text(part["tool_use_id"], f"{where}.tool_use_id")
     body = part.get("content", "")
     images: list[tuple[str, bytes]] = []
     if isinstance(body, list):
@@ -231,11 +241,20 @@ def _anthropic_result(part: Mapping[str, Any], where: str, b: _Builder) -> None:
             if kind == "image":
                 images.append(_b64(item.get("source"), f"{where}.content[{k}]"))
             elif kind == "text":
-                texts.append(str(item.get("text", "")))
+                texts.append(_text(item.get("text", ""), f"{where}.content[{k}].text"))
             else:
                 raise _fail(f"{where}.content[{k}]", f"unsupported tool_result part {kind!r}")
         body = "\n".join(texts)
-    is_error = bool(part.get("is_error"))
+    elif body is None:
+        body = ""
+    elif not isinstance(body, str):
+        raise _fail(
+            f"{where}.content", f"expected a string or a list of blocks, got {_json_type(body)}"
+        )
+    is_error = part.get("is_error", False)
+    if not isinstance(is_error, bool | None):
+        raise _fail(f"{where}.is_error", "expected true or false")
+    is_error = bool(is_error)
     try:
         if body or not images:
             b.tl.append(B.tool_result(call_id, str(body), is_error=is_error))
@@ -268,14 +287,17 @@ def import_conversation(
         return import_responses(data, conversation_id)
     messages, system = _messages(data)
     b = _Builder(conversation_id)
-    if fmt == "openai":
-        skipped = _import_openai(messages, b)
-    elif fmt == "anthropic":
-        skipped = _import_anthropic(messages, b) + (1 if system else 0)
-        if system:
-            b.system.insert(0, system)
-    else:
-        raise InvalidBlockError(f"unknown format {fmt!r}; use 'openai', 'anthropic' or 'responses'")
+    with _located("messages"):
+        if fmt == "openai":
+            skipped = _import_openai(messages, b)
+        elif fmt == "anthropic":
+            skipped = _import_anthropic(messages, b) + (1 if system else 0)
+            if system:
+                b.system.insert(0, system)
+        else:
+            raise InvalidBlockError(
+                f"unknown format {fmt!r}; use 'openai', 'anthropic' or 'responses'"
+            )
     return ImportedConversation(b.tl, "\n\n".join(b.system), skipped)
 
 
@@ -287,3 +309,88 @@ def import_messages(
     :func:`import_conversation` and pass it to ``render()``."""
     imported = import_conversation(data, fmt, conversation_id)
     return imported.timeline, imported.system_messages
+
+
+# -- type checks of untrusted input (each names where the bad value is) -----------------
+
+
+def _text(value: Any, where: str) -> str:
+    if not isinstance(value, str):
+        raise _fail(where, f"expected a string, got {_json_type(value)}")
+    return value
+
+
+def _list(value: Any, where: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise _fail(where, f"expected a list, got {_json_type(value)}")
+    return value
+
+
+def _image_url(value: Any, where: str) -> str:
+    if not isinstance(value, Mapping):
+        raise _fail(f"{where}.image_url", f"expected an object with url, got {_json_type(value)}")
+    return _text(value.get("url", ""), f"{where}.image_url.url")
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
+
+
+def _arguments(raw: Any, where: str) -> Any:
+    """OpenAI tool-call arguments: a JSON text holding an object."""
+    if raw is None or raw == "":
+        return {}
+    if not isinstance(raw, str):
+        raise _fail(where, f"expected a JSON string, got {_json_type(raw)}")
+    try:
+        params = json.loads(raw, parse_constant=_reject_constant)
+    except RecursionError as exc:
+        raise _fail(where, "nested too deeply") from exc
+    except ValueError as exc:
+        raise _fail(where, f"not valid JSON: {exc}") from exc
+    return _input(params, where)
+
+
+def _input(value: Any, where: str) -> Any:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise _fail(where, f"expected a JSON object, got {_json_type(value)}")
+    return value
+
+
+def _dumps(value: Any, where: str) -> str:
+    try:
+        return json.dumps(value, allow_nan=False)
+    except (ValueError, TypeError, RecursionError) as exc:
+        raise _fail(where, f"cannot be stored as text: {exc}") from exc
+
+
+def _hashable(part: Mapping[str, Any]) -> bool:
+    return isinstance(part.get("type"), str | None)
+
+
+def _json_type(value: Any) -> str:
+    names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}
+    if value is None:
+        return "null"
+    for kind, name in names.items():
+        if isinstance(value, kind):
+            return name
+    return "a number" if isinstance(value, int | float) else type(value).__name__
+
+
+@contextmanager
+def _located(where: str) -> Iterator[None]:
+    """Errors from the timeline (a bad params value) and a parser's recursion limit as
+    InvalidBlockError naming the element."""
+    try:
+        yield
+    except InvalidBlockError as exc:
+        if str(exc).startswith("messages"):
+            raise
+        raise _fail(where, str(exc)) from exc
+    except RecursionError as exc:
+        raise _fail(where, "nested too deeply") from exc

@@ -1,0 +1,441 @@
+"""The CLI corpus: bad files and flag values end in one ``error: ...`` line (or a valid
+result), never a traceback, and the store keeps what it held."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import index_store
+from adversarial.cases import load
+from timeline.cli import main
+from timeline.importers import import_messages
+
+GOOD_OPENAI = [
+    {"role": "user", "content": "hello"},
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "ls", "arguments": "{}"}}
+        ],
+    },
+    {"role": "tool", "tool_call_id": "c1", "content": "a.py"},
+]
+
+
+def _call(arguments: Any, call_id: Any = "c1", name: Any = "ls") -> list[Any]:
+    fn = {"name": name, "arguments": arguments}
+    return [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": call_id, "function": fn}]},
+    ]
+
+
+def _deep_args(levels: int) -> str:
+    return '{"a":' * levels + "1" + "}" * levels
+
+
+OPENAI_BAD: dict[str, Any] = {
+    "arguments-object": _call({"a": 1}),
+    "arguments-list-json": _call("[1]"),
+    "arguments-nan": _call('{"a": NaN}'),
+    "arguments-infinity": _call('{"a": -Infinity}'),
+    "arguments-not-json": _call("{oops"),
+    "arguments-nested-100": _call(_deep_args(100)),
+    "arguments-nested-5000": _call(_deep_args(5000)),
+    "arguments-escaped-surrogate-key": _call('{"\\ud800": 1}'),
+    "call-id-int": _call("{}", call_id=5),
+    "call-id-object": _call("{}", call_id={"x": 1}),
+    "call-id-nul": _call("{}", call_id="c\x00"),
+    "function-name-int": _call("{}", name=7),
+    "duplicate-call-id": _call("{}") + _call("{}")[1:],
+    "tool-calls-number": [{"role": "assistant", "content": None, "tool_calls": 5}],
+    "tool-calls-string": [{"role": "assistant", "content": None, "tool_calls": "x"}],
+    "tool-calls-item-string": [{"role": "assistant", "tool_calls": ["x"]}],
+    "image-url-string": [
+        {
+            "role": "user",
+            "content": [{"type": "image_url", "image_url": "data:image/png;base64,AA=="}],
+        }
+    ],
+    "image-url-remote": [
+        {
+            "role": "user",
+            "content": [{"type": "image_url", "image_url": {"url": "https://x/y.png"}}],
+        }
+    ],
+    "image-url-bad-base64": [
+        {
+            "role": "user",
+            "content": [{"type": "image_url", "image_url": {"url": "data:image/png;base64,@@"}}],
+        }
+    ],
+    "part-type-list": [{"role": "user", "content": [{"type": ["text"], "text": "x"}]}],
+    "part-text-number": [{"role": "user", "content": [{"type": "text", "text": 5}]}],
+    "part-not-object": [{"role": "user", "content": ["x"]}],
+    "content-number": [{"role": "user", "content": 5}],
+    "assistant-content-number": [
+        {"role": "user", "content": "x"},
+        {"role": "assistant", "content": 5},
+    ],
+    "role-unknown": [{"role": "wizard", "content": "x"}],
+    "role-list": [{"role": ["user"], "content": "x"}],
+    "message-list": [["user", "x"]],
+    "message-string": ["hello"],
+    "messages-string": {"messages": "x"},
+    "top-level-number": 5,
+    "top-level-null": None,
+    "tool-without-call-id": [{"role": "user", "content": "x"}, {"role": "tool", "content": "y"}],
+    "tool-call-id-int": [
+        {"role": "user", "content": "x"},
+        {"role": "tool", "tool_call_id": 3, "content": "y"},
+    ],
+    "tool-orphan": [
+        {"role": "user", "content": "x"},
+        {"role": "tool", "tool_call_id": "zz", "content": "y"},
+    ],
+}
+
+ANTHROPIC_BAD: dict[str, Any] = {
+    "type-list": [{"role": "user", "content": [{"type": ["text"], "text": "x"}]}],
+    "type-object": [{"role": "user", "content": [{"type": {"a": 1}, "text": "x"}]}],
+    "text-number": [{"role": "user", "content": [{"type": "text", "text": 1.5}]}],
+    "content-number": [{"role": "user", "content": 5}],
+    "role-missing": [{"content": "x"}],
+    "tool-use-input-list": [
+        {"role": "user", "content": "x"},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "t1", "name": "ls", "input": [1]}],
+        },
+    ],
+    "tool-use-input-string": [
+        {"role": "user", "content": "x"},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "t1", "name": "ls", "input": "{}"}],
+        },
+    ],
+    "tool-use-input-deep": [
+        {"role": "user", "content": "x"},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "tool_use", "id": "t1", "name": "ls", "input": json.loads(_deep_args(70))}
+            ],
+        },
+    ],
+    "tool-use-id-int": [
+        {"role": "user", "content": "x"},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": 1, "name": "ls", "input": {}}],
+        },
+    ],
+    "tool-result-content-number": [
+        {"role": "user", "content": "x"},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "t1", "name": "ls", "input": {}}],
+        },
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": 5}]},
+    ],
+    "tool-result-is-error-string": [
+        {"role": "user", "content": "x"},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "t1", "name": "ls", "input": {}}],
+        },
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "t1", "is_error": "yes"}],
+        },
+    ],
+    "tool-result-orphan": [
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "zz"}]}
+    ],
+    "tool-result-no-id": [{"role": "user", "content": [{"type": "tool_result", "content": "x"}]}],
+    "image-url-source": [
+        {
+            "role": "user",
+            "content": [{"type": "image", "source": {"type": "url", "url": "https://x"}}],
+        }
+    ],
+    "image-bad-base64": [
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "image",
+                    "source": {"type": "base64", "media_type": "image/png", "data": "@@"},
+                }
+            ],
+        }
+    ],
+    "source-string": [{"role": "user", "content": [{"type": "image", "source": "x"}]}],
+}
+
+RAW_BAD: dict[str, bytes] = {
+    "not-json": b"{oops",
+    "empty": b"",
+    "nan-literal": b'[{"role": "user", "content": NaN}]',
+    "invalid-utf8": b'[{"role": "user", "content": "\xff\xfe"}]',
+    "nested-100000": b"[" * 100_000,
+    "nested-object-10000": b'{"a":' * 10_000,
+    "nested-under-messages": b'{"messages": [' + b"[" * 200 + b"]" * 200 + b"]}",
+    "trailing-garbage": b'[{"role": "user", "content": "x"}] extra',
+    "utf16": json.dumps([{"role": "user", "content": "x"}]).encode("utf-16"),
+}
+
+VALID_FILES: dict[str, tuple[str, bytes]] = {
+    "bom": ("openai", b"\xef\xbb\xbf" + json.dumps(GOOD_OPENAI).encode()),
+    "escaped-lone-surrogate-text": ("openai", b'[{"role": "user", "content": "a\\ud800b"}]'),
+    "system-list-with-junk": (
+        "anthropic",
+        json.dumps(
+            {"system": [5, {"text": "s"}], "messages": [{"role": "user", "content": "x"}]}
+        ).encode(),
+    ),
+}
+
+
+def _cases() -> list[Any]:
+    out = []
+    for name, data in OPENAI_BAD.items():
+        out.append(pytest.param("openai", json.dumps(data).encode(), id=f"typed-cli-openai-{name}"))
+    for name, data in ANTHROPIC_BAD.items():
+        out.append(
+            pytest.param("anthropic", json.dumps(data).encode(), id=f"typed-cli-anthropic-{name}")
+        )
+    for name, raw in RAW_BAD.items():
+        out.append(pytest.param("openai", raw, id=f"typed-cli-file-{name}"))
+    return out
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> str:
+    """A SQLite store already holding conversation 'good'."""
+    path = str(tmp_path / "cli.db")
+    store = index_store.open(f"sqlite:///{path}")
+    tl, _ = import_messages(GOOD_OPENAI, "openai", "good")
+    tl.persist(store)
+    store.close()
+    return path
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _one_error_line(err: str) -> None:
+    assert "Traceback" not in err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: "), err
+
+
+def _intact(db: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """'good' is as it was, the bad import stored nothing, a good import still works."""
+    store = index_store.open(f"sqlite:///{db}")
+    try:
+        assert store.load_window("bad") is None
+        assert [b.type for b in load(store, "good").blocks][:2] == ["turn.header", "user.prompt"]
+    finally:
+        store.close()
+    path = Path(db).with_suffix(".good.json")
+    path.write_text(json.dumps(GOOD_OPENAI))
+    code, _, err = _run(
+        capsys, "import", str(path), "--format", "openai", "--db", db, "--conversation", "after"
+    )
+    assert code == 0, err
+
+
+@pytest.mark.parametrize(("fmt", "raw"), _cases())
+def test_bad_import_file(
+    db: str, fmt: str, raw: bytes, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A bad messages file: one error line, status 1, nothing stored."""
+    path = tmp_path / "bad.json"
+    path.write_bytes(raw)
+    code, _, err = _run(
+        capsys, "import", str(path), "--format", fmt, "--db", db, "--conversation", "bad"
+    )
+    assert code == 1
+    _one_error_line(err)
+    _intact(db, capsys)
+
+
+@pytest.mark.parametrize(
+    ("fmt", "raw"),
+    [
+        pytest.param(fmt, raw, id=f"valid-cli-file-{name}")
+        for name, (fmt, raw) in VALID_FILES.items()
+    ],
+)
+def test_odd_but_valid_import_file(
+    db: str, fmt: str, raw: bytes, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A BOM, an escaped lone surrogate (the parser reads "?"), junk in a system list."""
+    path = tmp_path / "odd.json"
+    path.write_bytes(raw)
+    code, _, err = _run(
+        capsys, "import", str(path), "--format", fmt, "--db", db, "--conversation", "odd"
+    )
+    assert code == 0, err
+    store = index_store.open(f"sqlite:///{db}")
+    texts = [b.text for b in load(store, "odd").blocks]
+    store.close()
+    assert all("\ud800" not in t for t in texts)  # the JSON parser makes it "?"
+    assert {"a?b", "x", "hello"} & set(texts)
+
+
+FLAGS_BAD: dict[str, tuple[int, list[str]]] = {
+    "render-max-tokens-zero": (2, ["render", "good", "--max-tokens", "0"]),
+    "render-max-tokens-negative": (2, ["render", "good", "--max-tokens", "-5"]),
+    "render-max-tokens-word": (2, ["render", "good", "--max-tokens", "many"]),
+    "render-format-unknown": (2, ["render", "good", "--format", "xml"]),
+    "render-unknown-conversation": (1, ["render", "nope"]),
+    "render-system-missing-file": (1, ["render", "good", "--system", "@/nonexistent/sys.txt"]),
+    "inspect-max-tokens-zero": (2, ["inspect", "good", "--max-tokens", "0"]),
+    "search-limit-zero": (2, ["search", "good", "hello", "--limit", "0"]),
+    "search-limit-negative": (2, ["search", "good", "hello", "--limit", "-1"]),
+    "compact-keep-recent-negative": (2, ["compact", "good", "--keep-recent", "-1"]),
+    "compact-unknown-conversation": (1, ["compact", "nope", "--max-tokens", "5000"]),
+    "demo-turns-negative": (2, ["demo", "--turns", "-1"]),
+    "demo-turns-zero": (2, ["demo", "--turns", "0"]),
+    "demo-turns-word": (2, ["demo", "--turns", "x"]),
+    "conversation-nul": (1, ["render", "go\x00od"]),
+    "conversation-surrogate": (1, ["render", "\udcff"]),
+}
+
+
+@pytest.mark.parametrize(
+    ("code", "argv"),
+    [
+        pytest.param(code, argv, id=f"typed-cli-flag-{name}")
+        for name, (code, argv) in FLAGS_BAD.items()
+    ],
+)
+def test_bad_flag_value(
+    db: str, code: int, argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A bad flag value or id: status 1 or 2 with an error line, no traceback."""
+    if argv[0] != "demo":
+        argv = [*argv, "--db", db]
+    else:
+        argv = [*argv, "--db", str(Path(db).with_name("demo.db"))]
+    if code == 2:
+        with pytest.raises(SystemExit) as info:
+            main(argv)
+        assert info.value.code == 2
+        err = capsys.readouterr().err
+        assert "Traceback" not in err and "error:" in err
+    else:
+        status, _, err = _run(capsys, *argv)
+        assert status == 1
+        _one_error_line(err)
+    _intact(db, capsys)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        pytest.param(["search", "good", "zz\udcffqq"], id="valid-cli-search-surrogate-query"),
+        pytest.param(["search", "good", "!!! ??? ..."], id="valid-cli-search-no-words"),
+    ],
+)
+def test_odd_but_valid_search(db: str, argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """A query with a lone surrogate or without words: no hits, status 0."""
+    code, out, err = _run(capsys, *argv, "--db", db)
+    assert code == 0, err
+    assert "no matches" in out
+
+
+@pytest.mark.parametrize(
+    "command",
+    [pytest.param(c, id=f"typed-cli-corrupt-row-{c}") for c in ("render", "inspect", "compact")],
+)
+def test_corrupt_row_is_one_error_line(
+    db: str, command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A damaged stored row makes render print one error line naming it."""
+    store = index_store.open(f"sqlite:///{db}")
+    store._query("UPDATE blocks SET body = x'00ff' WHERE block_id = 'b2'")
+    store._conn.commit()
+    store.close()
+    extra = ["--max-tokens", "5000"] if command == "compact" else []
+    code, _, err = _run(capsys, command, "good", "--db", db, *extra)
+    assert code == 1
+    _one_error_line(err)
+    assert "'good'" in err and "corrupt" in err
+
+
+SUBPROCESS: dict[str, tuple[str, bytes]] = {
+    "arguments-object": ("openai", json.dumps(OPENAI_BAD["arguments-object"]).encode()),
+    "tool-calls-number": ("openai", json.dumps(OPENAI_BAD["tool-calls-number"]).encode()),
+    "type-list": ("anthropic", json.dumps(ANTHROPIC_BAD["type-list"]).encode()),
+    "nested-100000": ("openai", RAW_BAD["nested-100000"]),
+}
+
+
+@pytest.mark.parametrize(
+    ("fmt", "raw"),
+    [
+        pytest.param(fmt, raw, id=f"typed-cli-process-{name}")
+        for name, (fmt, raw) in SUBPROCESS.items()
+    ],
+)
+def test_bad_file_in_a_real_process(db: str, fmt: str, raw: bytes, tmp_path: Path) -> None:
+    """The installed entry point prints one error line and exits 1 (no traceback)."""
+    path = tmp_path / "bad.json"
+    path.write_bytes(raw)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "timeline",
+            "import",
+            str(path),
+            "--format",
+            fmt,
+            "--db",
+            db,
+            "--conversation",
+            "bad",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 1
+    _one_error_line(done.stderr)
+
+
+@pytest.mark.parametrize("turns", [pytest.param("-1", id="typed-cli-process-demo-turns-negative")])
+def test_demo_turns_negative_in_a_real_process(tmp_path: Path, turns: str) -> None:
+    """`timeline demo --turns -1` exits 2 with an error line, no traceback."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "timeline",
+            "demo",
+            "--turns",
+            turns,
+            "--db",
+            str(tmp_path / "d.db"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr and "error:" in done.stderr
+    assert not (tmp_path / "d.db").exists()
