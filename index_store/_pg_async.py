@@ -70,7 +70,11 @@ class PostgresAsync:
             for old in [lp for lp in self._apools if lp.is_closed()]:
                 del self._apools[old]  # a finished asyncio.run(): its connections died with it
             pool = AsyncConnectionPool(
-                self.dsn, min_size=1, max_size=max(1, self.pool_size), open=False
+                self.dsn,
+                min_size=1,
+                max_size=max(1, self.pool_size),
+                open=False,
+                check=AsyncConnectionPool.check_connection,
             )
             try:
                 await pool.open(wait=True, timeout=30)
@@ -87,8 +91,18 @@ class PostgresAsync:
         StoreError (the transaction is rolled back)."""
         pool = await self._apool()
         try:
-            async with pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
-                yield cur
+            async with pool.connection() as conn:
+                try:
+                    async with conn.transaction(), conn.cursor() as cur:
+                        yield cur
+                except self._pg.Error as exc:
+                    if conn.closed or conn.broken:
+                        # the pool drops a broken connection and checks the next one
+                        raise StoreUnavailableError(
+                            f"lost the connection to PostgreSQL ({exc}); the next call "
+                            "reconnects"
+                        ) from exc
+                    raise
         except TimelineError:
             raise
         except self._pg.Error as exc:

@@ -96,7 +96,8 @@ class PostgresStore(PostgresAsync, SqlStore):
     ORDER: ClassVar[str] = "seq"
 
     dsn: str
-    _conn: Any = attrs.field(init=False, repr=False)
+    _conn: Any = attrs.field(default=None, init=False, repr=False)
+    _closed: bool = attrs.field(default=False, init=False, repr=False)
     _lock: threading.RLock = attrs.field(factory=threading.RLock, init=False)
     _pg: Any = attrs.field(init=False, repr=False)
     pool_size: int = attrs.field(default=4, kw_only=True)
@@ -104,13 +105,16 @@ class PostgresStore(PostgresAsync, SqlStore):
 
     def __attrs_post_init__(self) -> None:
         self._pg = _psycopg()
+        self._conn = self._connect()
+        self._migrate()
+
+    def _connect(self) -> Any:
         try:
-            self._conn = self._pg.connect(self.dsn, autocommit=False)
+            return self._pg.connect(self.dsn, autocommit=False)
         except self._pg.Error as exc:
             raise StoreUnavailableError(
                 f"cannot connect to PostgreSQL: {exc}; check the DSN and that the server runs"
             ) from exc
-        self._migrate()
 
     @property
     def url(self) -> str:
@@ -118,13 +122,27 @@ class PostgresStore(PostgresAsync, SqlStore):
 
     @contextmanager
     def _tx(self) -> Iterator[Any]:
+        """One transaction. A connection the server dropped (restart, failover) is
+        replaced on the next call; the call that found it dead raises
+        StoreUnavailableError and wrote nothing it did not commit."""
         with self._lock:
+            if self._closed:
+                raise StoreUnavailableError("this PostgreSQL store was closed; open a new one")
+            if self._conn is None or self._conn.closed or self._conn.broken:
+                self._conn = self._connect()
+            conn = self._conn
             try:
-                with self._conn.transaction(), self._conn.cursor() as cur:
+                with conn.transaction(), conn.cursor() as cur:
                     yield cur
             except TimelineError:
                 raise
             except self._pg.Error as exc:
+                if conn.closed or conn.broken:
+                    self._conn = None
+                    raise StoreUnavailableError(
+                        f"lost the connection to PostgreSQL ({exc}); the next call reconnects "
+                        "(a persist cut off here committed whole or not at all)"
+                    ) from exc
                 raise StoreError(f"PostgreSQL store: {exc}") from exc
 
     def _migrate(self) -> None:
@@ -179,7 +197,9 @@ class PostgresStore(PostgresAsync, SqlStore):
 
     def close(self) -> None:
         with self._lock:
-            self._conn.close()
+            self._closed = True
+            if self._conn is not None:
+                self._conn.close()
         self._drop_async_pools()
 
     def __enter__(self) -> PostgresStore:
