@@ -24,6 +24,7 @@ from index_store._common import (
     make_snippet,
     query_terms_all,
     search_terms,
+    stored_version,
 )
 from timeline.block import PLAN_LATEST, REACT_PLAN, Block
 from timeline.errors import ConflictError, CorruptRecordError, NotFoundError
@@ -62,7 +63,7 @@ class MemoryStore(InlineAsync):
         check_keys(conversation_id=conversation_id)
         with self._lock:
             conv = self._data.get(conversation_id) or _Conversation()
-            if conv.version != expected_version:
+            if stored_version(conv.version, conversation_id) != expected_version:
                 raise ConflictError(
                     f"conversation {conversation_id!r} is at version {conv.version}, this "
                     f"timeline expected {expected_version}; reload it and retry",
@@ -91,7 +92,7 @@ class MemoryStore(InlineAsync):
                 return None
             record = decode_window_row(conv.window, conversation_id)
             rows = {r.id: conv.rows.get(r.id) for r in record.refs}
-            version = conv.version
+            version = stored_version(conv.version, conversation_id)
         blocks = {
             bid: decode_block_row(row[1], conversation_id, bid)
             for bid, row in rows.items()
