@@ -25,6 +25,7 @@ from timeline.block import (
     USER_PROMPT,
     Block,
 )
+from timeline.truncation import cut_at_word
 
 __all__ = [
     "DEFAULT_TOOL_CLASSIFICATION",
@@ -310,7 +311,8 @@ def cap_request(text: str, cap: int) -> str:
     text = text.strip()
     if cap <= 0 or len(text) <= cap:
         return text
-    return f"{text[:cap].rstrip()} [... {len(text) - cap} more chars]"
+    kept = cut_at_word(text, cap)
+    return f"{kept} [... {len(text) - len(kept)} more chars]"
 
 
 def _merge_files(

@@ -13,6 +13,7 @@ from typing import Any
 from timeline.driver import ToolOutput
 from timeline.errors import StoreError
 from timeline.persistence import IndexStore
+from timeline.truncation import cut_at_word
 
 __all__ = ["memory_read_tool", "read_path_tool"]
 
@@ -55,7 +56,8 @@ def read_path_tool(store: IndexStore, conversation_id: str, max_chars: int = 20_
             return ToolOutput(f"error: nothing stored at {path!r}", is_error=True)
         text = "\n".join(b.text for b in found)
         if len(text) > max_chars:
-            text = f"{text[:max_chars]}\n[... {len(text) - max_chars} more chars at {path}]"
+            kept = cut_at_word(text, max_chars)
+            text = f"{kept}\n[... {len(text) - len(kept)} more chars at {path}]"
         return ToolOutput(text, meta={"read_path": path})
 
     return read_path

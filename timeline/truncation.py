@@ -14,10 +14,26 @@ import msgspec
 from timeline.block import Block
 from timeline.block_types import block_type
 
-__all__ = ["MIN_TRUNCATED_TOKENS", "truncate_text", "truncate_to_fit"]
+__all__ = ["MIN_TRUNCATED_TOKENS", "cut_at_word", "truncate_text", "truncate_to_fit"]
 
 MIN_TRUNCATED_TOKENS = 48
 """A truncated block keeps at least this much, so it still says what it was."""
+
+
+def cut_at_word(text: str, cap: int) -> str:
+    """``text[:cap]``, backed off to the start of a word the cut would split, so a stored
+    excerpt never holds a fragment that search would match as another word ("cat" out of
+    "catalogue"). A single word longer than the whole excerpt is kept cut."""
+    if len(text) <= cap:
+        return text
+    cut = max(cap, 0)
+    if cut and text[cut - 1].isalnum() and text[cut].isalnum():
+        start = cut - 1
+        while start > 0 and text[start - 1].isalnum():
+            start -= 1
+        if start > 0:
+            cut = start
+    return text[:cut].rstrip()
 
 
 def truncate_text(text: str, path: str, keep_chars: int) -> str:

@@ -10,6 +10,7 @@ import attrs
 from timeline.block import Block
 from timeline.block_types import block_type
 from timeline.digest import CompactionDigest
+from timeline.truncation import cut_at_word
 
 __all__ = [
     "AsyncSummarizer",
@@ -66,7 +67,8 @@ def block_line(block: Block, cap: int = 400) -> str:
     spec = block_type(block.type)
     text = block.text.strip()
     if len(text) > cap:
-        text = f"{text[:cap]} [... {len(text) - cap} more chars]"
+        kept = cut_at_word(text, cap)
+        text = f"{kept} [... {len(text) - len(kept)} more chars]"
     if spec.render == "tool_call":
         text = f"{block.tool_id}({text})"
     elif spec.render == "tool_result":
