@@ -99,8 +99,7 @@ class PostgresAsync:
                     if conn.closed or conn.broken:
                         # the pool drops a broken connection and checks the next one
                         raise StoreUnavailableError(
-                            f"lost the connection to PostgreSQL ({exc}); the next call "
-                            "reconnects"
+                            f"lost the connection to PostgreSQL ({exc}); the next call reconnects"
                         ) from exc
                     raise
         except TimelineError:

@@ -23,7 +23,8 @@ MIN_TRUNCATED_TOKENS = 48
 def cut_at_word(text: str, cap: int) -> str:
     """``text[:cap]``, backed off to the start of a word the cut would split, so a stored
     excerpt never holds a fragment that search would match as another word ("cat" out of
-    "catalogue"). A single word longer than the whole excerpt is kept cut."""
+    "catalogue"). A fragment of :data:`LONG_TOKEN` characters or more (a hash, base64, a
+    run of one character) matches no query word and is kept."""
     if len(text) <= cap:
         return text
     cut = max(cap, 0)
@@ -31,9 +32,13 @@ def cut_at_word(text: str, cap: int) -> str:
         start = cut - 1
         while start > 0 and text[start - 1].isalnum():
             start -= 1
-        if start > 0:
+        if cut - start < LONG_TOKEN:
             cut = start
     return text[:cut].rstrip()
+
+
+LONG_TOKEN = 32
+"""A cut-off piece of a word at least this long is kept (see :func:`cut_at_word`)."""
 
 
 def truncate_text(text: str, path: str, keep_chars: int) -> str:
