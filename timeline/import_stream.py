@@ -63,6 +63,10 @@ def _bounded(events: Iterable[Any]) -> Iterator[Any]:
         yield event
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
+
+
 class _Messages:
     """Iterates the messages of a JSON document as they are parsed; ``system`` holds the
     top-level ``system`` value once the document has been read."""
@@ -139,7 +143,9 @@ def import_file(
     it and the count of skipped system messages. ``on_read`` gets each chunk's size."""
     if fmt == "responses":  # Responses input is read whole (no streaming parser for it)
         try:
-            data = json.loads(_Counting(file, on_read).read())
+            data = json.loads(_Counting(file, on_read).read(), parse_constant=_no_constant)
+        except RecursionError as exc:
+            raise InvalidBlockError("not valid JSON: nested too deeply") from exc
         except ValueError as exc:
             raise InvalidBlockError(f"not valid JSON: {exc}") from exc
         imported = import_conversation(data, "responses", conversation_id)
