@@ -9,6 +9,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.json import JSONSnapshotExtension
 from test_compaction import coding_turn, summaries
@@ -273,6 +275,13 @@ class TestMidTurnCheckpoint:
         assert stats is not None and stats.split_turn and stats.mid_turn is None
 
 
+def test_arender_makes_the_same_checkpoint() -> None:
+    """The async path builds the same mid-turn checkpoint, plan carry and reminder."""
+    sync_view = mid_turn_timeline().render("sys")
+    async_view = asyncio.run(mid_turn_timeline().arender("sys"))
+    assert async_view.to_anthropic() == sync_view.to_anthropic()
+
+
 class TestActionableSummary:
     def test_every_summary_has_an_active_work_reminder(self) -> None:
         """The reminder names the request, the last action and the next step."""
@@ -494,3 +503,47 @@ class TestSnapshots:
     def test_ttl_pruning_text(self, snapshot: SnapshotAssertion) -> None:
         """to_text() of the same render."""
         assert snapshot == _ttl_view().to_text()
+
+
+ACTIONS = st.lists(
+    st.sampled_from(["turn", "prompt", "call", "plan", "render", "answer"]), min_size=5, max_size=60
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(actions=ACTIONS, chars=st.integers(50, 900))
+def test_plan_and_follow_ups_stay_visible(actions: list[str], chars: int) -> None:
+    """Whatever the sequence: after every render the newest plan is visible and never
+    inside a summary, follow-ups of the running turn are visible, a mid-turn checkpoint
+    only ever covers the running turn, and every tool result follows its call."""
+    tl = Timeline(
+        "prop",
+        policy=CompactionPolicy(max_tokens=1_500, keep_recent_turns=1),
+        token_counter=HeuristicCounter(),
+        clock=StepClock(),
+    )
+    tl.begin_turn()
+    for i, action in enumerate(actions):
+        if action == "turn":
+            tl.begin_turn()
+        elif action == "prompt":
+            tl.append(blocks.user_prompt(f"prompt {i} " + "p" * (chars // 4)))
+        elif action == "call":
+            _exchange(tl, i, chars)
+        elif action == "plan":
+            tl.append(blocks.plan(f"plan {i}"))
+        elif action == "answer":
+            tl.append(blocks.assistant_completion(f"answer {i}"))
+        else:
+            view = tl.render("sys")
+            shown = {b.id for b in view.blocks}
+            plans = [b for b in tl.blocks if b.type == "react.plan"]
+            if plans:
+                assert plans[-1].id in shown
+                assert all(plans[-1].text not in s.text for s in summaries(tl))
+            assert set(tl._followups) <= shown
+            if view.compaction is not None and view.compaction.mid_turn is not None:
+                assert view.compaction.split_turn_id == tl.current_turn_id
+            calls = {b.call_id for b in view.blocks if b.type == "react.tool.call"}
+            results = [b for b in view.blocks if b.type == "react.tool.result"]
+            assert all(b.call_id in calls for b in results)

@@ -22,6 +22,8 @@ from typing import Final
 
 from timeline.block import (
     ASSISTANT_COMPLETION,
+    REACT_PLAN,
+    REACT_PLAN_HISTORY,
     REACT_TOOL_CALL,
     REACT_TOOL_RESULT,
     USER_PROMPT,
@@ -95,7 +97,12 @@ def active_work_reminder(
         request = _clip(digest.user_requests[-1])
     else:
         request = "(none stated)"
-    content = [b for b in compacted if block_type(b.type).render not in ("header", "summary")]
+    content = [
+        b
+        for b in compacted
+        if block_type(b.type).render not in ("header", "summary")
+        and b.type not in (REACT_PLAN, REACT_PLAN_HISTORY)  # plans are carried, not summarized
+    ]
     doing = _action(content[-1]) if content else "(nothing yet)"
     refs = [
         b.path for b in content if b.type in (USER_PROMPT, REACT_TOOL_RESULT, ASSISTANT_COMPLETION)
