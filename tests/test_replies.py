@@ -246,3 +246,28 @@ def test_no_cut_between_thinking_and_its_call() -> None:
     tl.append(blocks.assistant_completion("done"))
     valid = valid_cuts(tl.blocks, 0)
     assert valid[2] and not valid[3] and valid[5]
+
+
+@pytest.mark.parametrize("url", ["memory://", "sqlite:///:memory:"])
+def test_thinking_survives_persist_and_load_and_is_not_searchable(url: str) -> None:
+    """Thinking/reasoning blocks persist and load byte-exact (the payload after load is
+    the same) and their content is not found by search."""
+    import index_store
+
+    reply = ModelReply.from_anthropic(ANTHROPIC_MESSAGE)
+    tl = _timeline_with(reply)
+    tl.extend(reply_blocks(ModelReply.from_openai_responses(RESPONSE)))
+    tl.append(blocks.tool_result("call_01", "print(2)"))
+    before = (tl.render("s").to_anthropic(), tl.render("s").to_openai_responses())
+    store = index_store.open(url)
+    try:
+        tl.persist(store)
+        loaded = Timeline.load(store, "r", token_counter=HeuristicCounter())
+        after = (loaded.render("s").to_anthropic(), loaded.render("s").to_openai_responses())
+        assert after == before
+        assert not store.search("r", "signature")
+        assert not store.search("r", "encrypted")
+        assert not store.search("r", "Check")
+        assert store.search("r", "print")  # results are searchable: search works here
+    finally:
+        store.close()
