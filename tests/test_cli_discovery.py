@@ -368,3 +368,37 @@ def test_demo_request_figures_mean_the_same_thing(tmp_path: Path) -> None:
     column = [int(line.split()[1].replace(",", "")) for line in lines[header + 1 : header + 7]]
     largest = next(line for line in lines if line.strip().startswith("largest request"))
     assert f"{max(column):,} tokens" in largest
+
+
+def test_demo_is_quiet_on_stderr_and_logs_with_debug(tmp_path: Path) -> None:
+    """The demo (overflow retry included) writes nothing to stderr; --debug shows the log."""
+    out = cli("demo", "--turns", "12", "--max-tokens", "8000", "--db", "q.db", cwd=tmp_path)
+    assert out.returncode == 0 and out.stderr == ""
+    assert any(line.split()[5:6] == ["1"] for line in out.stdout.splitlines()[3:15])
+    debug = cli("demo", "--turns", "2", "--db", "q.db", "--debug", cwd=tmp_path)
+    assert "timeline: persist conversation=demo" in debug.stderr
+
+
+def test_demo_progress_bar_on_a_terminal(tmp_path: Path) -> None:
+    """With stderr on a terminal the demo draws a progress bar over its turns."""
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "timeline", "demo", "--turns", "3", "--db", "p.db"],
+        stdout=subprocess.PIPE,
+        stderr=follower,
+        cwd=tmp_path,
+    )
+    os.close(follower)
+    drawn = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        drawn += chunk
+    out, _ = proc.communicate(timeout=120)
+    os.close(leader)
+    assert proc.returncode == 0 and b"wrote conversation 'demo'" in out
+    assert b"demo turns" in drawn

@@ -131,3 +131,17 @@ def test_progress_bar_only_on_a_terminal(tmp_path: Path) -> None:
     os.close(leader)
     assert proc.returncode == 0 and b"imported 10 blocks" in out
     assert b"importing chat.json" in drawn and "━".encode() in drawn
+
+
+def test_cli_imports_responses_input(tmp_path: Path) -> None:
+    """--format responses imports Responses API input items (read whole)."""
+    src = tmp_path / "r.json"
+    items = [
+        {"role": "user", "content": "list the files"},
+        {"type": "function_call", "call_id": "c1", "name": "ls", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "c1", "output": "a.py"},
+    ]
+    src.write_text(json.dumps({"instructions": "be terse", "input": items}))
+    out = import_file(src, "responses", tmp_path / "r.db", "r")
+    assert out.returncode == 0, out.stderr
+    assert "imported 4 blocks into 'r'" in out.stdout and "skipped 1 system" in out.stdout

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import re
 import sys
@@ -89,7 +90,7 @@ def _parser() -> argparse.ArgumentParser:
         "--debug",
         action="store_true",
         default=argparse.SUPPRESS,
-        help="on an error, print the Python traceback too",
+        help="on an error, print the Python traceback too; log what the library does to stderr",
     )
     p = argparse.ArgumentParser(
         prog="timeline",
@@ -97,7 +98,11 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--version", action="version", version=f"timeline {_version()}")
-    p.add_argument("--debug", action="store_true", help="on an error, print the traceback too")
+    p.add_argument(
+        "--debug",
+        action="store_true",
+        help="on an error, print the traceback too; log what the library does to stderr",
+    )
     sub = p.add_subparsers(
         dest="command", required=True, metavar="COMMAND", help="what to do (each has --help)"
     )
@@ -153,15 +158,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     d.set_defaults(func=cmd_demo)
 
-    i = command(
-        "import", "import OpenAI Chat Completions, OpenAI Responses or Anthropic Messages JSON"
-    )
+    i = command("import", "import OpenAI Chat Completions, Anthropic Messages or Responses JSON")
     i.add_argument("file", metavar="FILE", help="the JSON file (a messages list, or an object)")
     i.add_argument(
         "--format",
         choices=("openai", "anthropic", "responses"),
         required=True,
-        help="the file's format",
+        help="the file's format: Chat Completions messages, Anthropic Messages, or Responses "
+        "API input items (read whole; the other two are streamed)",
     )
     db(i)
     i.add_argument("--conversation", required=True, metavar="ID", help="a new conversation id")
@@ -234,6 +238,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     # a command without --max-tokens is the normal case here; inspect says it in words
     warnings.simplefilter("ignore", NoBudgetWarning)
+    if args.debug:  # the library's log (compactions, retries, persists) on stderr
+        logging.basicConfig(level=logging.DEBUG, format="%(name)s: %(message)s")
+    else:  # the output already says what happened; no stray log lines
+        logging.getLogger("timeline").addHandler(logging.NullHandler())
     try:
         if args.func in _COUNTS_TOKENS:
             from timeline.tokens import warm_up
