@@ -302,23 +302,12 @@ def _split(
     prefix = content(blocks[turn_start:cut])
     prefix_size = sum(1 for b in prefix if block_type(b.type).render != "header")
     turn_id = blocks[cut].turn_id
-    if current_turn and turn_id == current_turn and prefix_size:
+    mid_turn = bool(current_turn and turn_id == current_turn and prefix_size)
+    if mid_turn:
         # the running turn is protected: its whole prefix (blocks an earlier checkpoint
         # already covered included) is rebuilt into one [MID-TURN COMPACTION n]
-        first = _turn_start(blocks, 0, cut)
-        whole = tuple(
-            b for b in blocks[first:cut] if b.type != CONV_RANGE_SUMMARY and b.id not in pinned
-        )
-        return CutPlan(
-            cut=cut,
-            history=content(blocks[start:turn_start]),
-            prefix=whole,
-            split_turn_id=turn_id,
-            compacted=compacted,
-            kept_tokens=kept_tokens,
-            mid_turn=True,
-        )
-    if turn_start < cut and prefix_size and prefix_size >= policy.min_split_prefix_blocks:
+        prefix = content(blocks[_turn_start(blocks, 0, cut) : cut])
+    if mid_turn or (prefix_size and prefix_size >= policy.min_split_prefix_blocks):
         return CutPlan(
             cut=cut,
             history=content(blocks[start:turn_start]),
@@ -326,6 +315,7 @@ def _split(
             split_turn_id=turn_id,
             compacted=compacted,
             kept_tokens=kept_tokens,
+            mid_turn=mid_turn,
         )
     return CutPlan(cut, compacted, (), None, compacted, kept_tokens)
 
