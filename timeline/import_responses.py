@@ -10,13 +10,12 @@ messages and ``instructions`` form the returned system prompt. Malformed input r
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
 from timeline import blocks as B
 from timeline.errors import InvalidBlockError
-from timeline.importers import ImportedConversation, _Builder, _data_url, _fail
+from timeline.importers import ImportedConversation, _arguments, _Builder, _data_url, _fail
 from timeline.reasoning import openai_reasoning
 
 __all__ = ["import_responses"]
@@ -82,10 +81,7 @@ def _message(item: Mapping[str, Any], where: str, b: _Builder, system: list[str]
 def _call(item: Mapping[str, Any], where: str, b: _Builder) -> None:
     if not item.get("call_id") or not item.get("name"):
         raise _fail(where, "a function_call needs call_id and name")
-    try:
-        params = json.loads(item.get("arguments") or "{}")
-    except (TypeError, ValueError) as exc:
-        raise _fail(f"{where}.arguments", f"not valid JSON: {exc}") from exc
+    params = _arguments(item.get("arguments"), f"{where}.arguments")
     b.ensure_turn()
     try:
         b.tl.append(B.tool_call(str(item["name"]), params, call_id=str(item["call_id"])))

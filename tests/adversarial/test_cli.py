@@ -205,8 +205,27 @@ VALID_FILES: dict[str, tuple[str, bytes]] = {
 }
 
 
+RESPONSES_BAD: dict[str, Any] = {
+    "arguments-object": [
+        {"type": "function_call", "call_id": "c", "name": "x", "arguments": {"a": 1}}
+    ],
+    "arguments-nested-5000": [
+        {"type": "function_call", "call_id": "c", "name": "x", "arguments": "[" * 5000}
+    ],
+    "arguments-nan": [
+        {"type": "function_call", "call_id": "c", "name": "x", "arguments": '{"a": NaN}'}
+    ],
+    "output-orphan": [{"type": "function_call_output", "call_id": "zz", "output": "x"}],
+    "input-number": {"input": 5},
+}
+
+
 def _cases() -> list[Any]:
     out = []
+    for name, data in RESPONSES_BAD.items():
+        out.append(
+            pytest.param("responses", json.dumps(data).encode(), id=f"typed-cli-responses-{name}")
+        )
     for name, data in OPENAI_BAD.items():
         out.append(pytest.param("openai", json.dumps(data).encode(), id=f"typed-cli-openai-{name}"))
     for name, data in ANTHROPIC_BAD.items():
@@ -382,6 +401,7 @@ SUBPROCESS: dict[str, tuple[str, bytes]] = {
     "tool-calls-number": ("openai", json.dumps(OPENAI_BAD["tool-calls-number"]).encode()),
     "type-list": ("anthropic", json.dumps(ANTHROPIC_BAD["type-list"]).encode()),
     "nested-100000": ("openai", RAW_BAD["nested-100000"]),
+    "responses-nested-100000": ("responses", RAW_BAD["nested-100000"]),
 }
 
 
