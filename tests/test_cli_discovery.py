@@ -94,6 +94,7 @@ def test_list_text_and_json(db: Path) -> None:
             "window_blocks": 10,
             "turns": 2,
             "summaries": 0,
+            "error": None,
         }
     ]
     assert rows[0]["updated"].endswith("Z")
@@ -402,3 +403,20 @@ def test_demo_progress_bar_on_a_terminal(tmp_path: Path) -> None:
     os.close(leader)
     assert proc.returncode == 0 and b"wrote conversation 'demo'" in out
     assert b"demo turns" in drawn
+
+
+def test_list_reports_an_unreadable_conversation_and_goes_on(db: Path, tmp_path: Path) -> None:
+    """A conversation with a damaged row is listed with its error; the others as usual."""
+    import sqlite3
+
+    src = tmp_path / "two.json"
+    src.write_text(json.dumps(OPENAI_MESSAGES[:2]))
+    assert import_file(src, "openai", db, "c2").returncode == 0
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE conversations SET live_window = x'00' WHERE conversation_id = 'c1'")
+    rows = json.loads(cli("list", "--db", str(db), "--json").stdout)
+    assert [r["conversation"] for r in rows] == ["c1", "c2"]
+    assert rows[0]["error"] and rows[0]["version"] is None
+    assert rows[1]["error"] is None and rows[1]["blocks"] == 2
+    text = cli("list", "--db", str(db))
+    assert text.returncode == 0 and "c1" in text.stdout and "unreadable: " in text.stdout

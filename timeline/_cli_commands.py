@@ -161,28 +161,35 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     return 0
 
 
+def _conversation_row(store: Any, cid: str) -> dict[str, Any] | None:
+    """One ``list`` row; a conversation whose rows cannot be read gets its ``error``."""
+    row: dict[str, Any] = {"conversation": cid, "version": None, "blocks": None}
+    row.update(window_blocks=None, turns=None, summaries=None, updated=None, error=None)
+    try:
+        loaded = store.load_window(cid)
+        if loaded is None:
+            return None
+        version, snap = loaded
+        row.update(
+            version=version,
+            blocks=len(store.turn_log(cid)),
+            window_blocks=len(snap.blocks),
+            turns=snap.state.turn_seq,
+            summaries=len(store.summaries(cid)),
+            updated=max((b.ts for b in snap.blocks), default="") or None,
+        )
+    except TimelineError as exc:
+        row["error"] = str(exc)
+    return row
+
+
 def cmd_list(args: argparse.Namespace) -> int:
     store = _store(args.db)
-    rows: list[dict[str, Any]] = []
     try:
-        for cid in store.conversations():
-            loaded = store.load_window(cid)
-            if loaded is None:
-                continue
-            version, snap = loaded
-            rows.append(
-                {
-                    "conversation": cid,
-                    "version": version,
-                    "blocks": len(store.turn_log(cid)),
-                    "window_blocks": len(snap.blocks),
-                    "turns": snap.state.turn_seq,
-                    "summaries": len(store.summaries(cid)),
-                    "updated": max((b.ts for b in snap.blocks), default="") or None,
-                }
-            )
+        found = [_conversation_row(store, cid) for cid in store.conversations()]
     finally:
         store.close()
+    rows = [r for r in found if r is not None]
     if args.json:
         emit_json(rows)
         return 0
@@ -195,6 +202,9 @@ def cmd_list(args: argparse.Namespace) -> int:
         f"{'summaries':>9}  updated"
     )
     for r in rows:
+        if r["error"]:
+            print(f"{r['conversation']:<{width}} unreadable: {r['error']}")
+            continue
         print(
             f"{r['conversation']:<{width}} {r['version']:>7} {r['blocks']:>7,} {r['turns']:>6,} "
             f"{r['summaries']:>9}  {r['updated'] or '-'}"
