@@ -10,6 +10,7 @@ still in the turn log). The summary never exceeds ``max_tokens`` (chars/4).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -177,6 +178,13 @@ def parse_sections(text: str) -> dict[str, list[str]]:
     return {name: lines for name, lines in sections.items() if lines}
 
 
+_previous_sections = functools.lru_cache(maxsize=8)(parse_sections)
+"""The previous summary parsed once: consecutive compactions pass the same text (read
+only: the lists are shared)."""
+_capped = functools.lru_cache(maxsize=4096)(cap_request)
+"""Carried requests repeat across compactions: each is capped once per cap."""
+
+
 _MARKER = re.compile(r"(?:[-*]\s*(?:\[[ x]\]\s*)?|\d+\.\s*)")
 
 
@@ -259,7 +267,7 @@ class InventorySummarizer:
         return self._history(request)
 
     def _history(self, request: SummaryRequest) -> str:
-        prev = parse_sections(request.previous_summary)
+        prev = _previous_sections(request.previous_summary)
         blocks = request.blocks
         prompts = [b for b in blocks if b.type == USER_PROMPT and b.text.strip()]
         completions = [b for b in blocks if b.type == ASSISTANT_COMPLETION and b.text.strip()]
@@ -327,7 +335,7 @@ class InventorySummarizer:
 
         def requests_at(cap: int) -> list[str]:
             if cap not in capped:
-                capped[cap] = [cap_request(r, cap) for r in request.digest.user_requests]
+                capped[cap] = [_capped(r, cap) for r in request.digest.user_requests]
             return capped[cap]
 
         def render(caps: dict[str, int], cap_chars: int, keep: int | None = None) -> str:
