@@ -67,6 +67,8 @@ def compare(turns: int, budget: int, seed: int) -> list[dict[str, Any]]:
                 else None,
                 "summary_in": summary_in,
                 "summary_out": summary_out,
+                "payload_over": getattr(strategy, "payload_over", None),
+                "payload_max": getattr(strategy, "payload_max", None),
                 **scores,
             }
         )

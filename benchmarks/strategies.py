@@ -12,6 +12,7 @@ import attrs
 
 from benchmarks.session import SYSTEM_PROMPT, Event
 from timeline import CompactionPolicy, TiktokenCounter, Timeline, blocks
+from timeline.formats.payload import payload_tokens
 from timeline.tokens import CounterBackend
 
 Part = tuple[str, str, str, str, bool]
@@ -45,6 +46,11 @@ class Ours:
     tl: Timeline = attrs.field(init=False)
     times: list[float] = attrs.field(factory=list)
     _turn: int = -1
+    payload_checks: int = 0
+    payload_over: int = 0
+    """Requests whose payload text (any format, :func:`payload_tokens`) is over budget."""
+    payload_max: int = 0
+    _payload_counter: Any = attrs.field(factory=lambda: _MemoCounter(TiktokenCounter()))
 
     def __attrs_post_init__(self) -> None:
         self.tl = Timeline(
@@ -72,7 +78,25 @@ class Ours:
         self.times.append(time.perf_counter() - start)
         if payload is None:
             payload = view.to_anthropic()
+        self._check_payloads(view, payload)
         return anthropic_parts(payload)
+
+    def _check_payloads(self, view: Any, anthropic: dict[str, Any]) -> None:
+        """Count every format's payload text with the library's own rule (untimed): the
+        structured ones at every request (their strings repeat, so a memo keeps it
+        cheap), the text layout (one new string each time) at every 10th."""
+        payloads: list[Any] = [
+            anthropic,
+            view.to_openai(),
+            view.to_openai_responses(),
+            view.to_document(),
+        ]
+        if self.payload_checks % 10 == 0:
+            payloads.append(view.to_text())
+        self.payload_checks += 1
+        most = max(payload_tokens(p, self._payload_counter) for p in payloads)
+        self.payload_max = max(self.payload_max, most)
+        self.payload_over += most > self.budget
 
     @property
     def chars_tokenized(self) -> int:
@@ -80,6 +104,18 @@ class Ours:
 
     def summarizer_tokens(self) -> tuple[int, int]:
         return 0, 0  # the default inventory summarizer calls no model
+
+
+@attrs.define
+class _MemoCounter:
+    inner: Any
+    memo: dict[str, int] = attrs.field(factory=dict)
+
+    def count(self, text: str) -> int:
+        n = self.memo.get(text)
+        if n is None:
+            n = self.memo[text] = int(self.inner.count(text))
+        return n
 
 
 def anthropic_parts(payload: dict[str, Any]) -> list[Part]:

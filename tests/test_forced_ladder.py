@@ -99,7 +99,7 @@ class Verbose:
     """A summarizer whose summary is longer than anything it covers."""
 
     def summarize(self, request: SummaryRequest) -> str:
-        return "a summary longer than what it covers " * 40
+        return "a summary longer than what it covers " * 400
 
 
 SMALL = st.lists(
@@ -140,7 +140,7 @@ def test_skipped_compaction_is_not_retried(make_tl: Callable[..., Timeline]) -> 
     """A skipped compaction is reported once; renders after it do not plan it again."""
     seen: list[Any] = []
     tl = make_tl(
-        policy=CompactionPolicy(max_tokens=600),
+        policy=CompactionPolicy(max_tokens=1_150),
         summarizer=Verbose(),
         on_after_compaction=seen.append,
     )

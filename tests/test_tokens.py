@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import subprocess
 import sys
@@ -91,10 +92,12 @@ def test_each_block_is_tokenized_once_over_many_renders(make_tl: Callable[..., T
         tl.render("system prompt")
         tl.estimate("system prompt")
     texts = sum(1 for b in appended if b.text)
-    assert texts + 1 == counter.calls  # every block once, plus the system prompt once
+    # every block once, plus once each: the turn header, the system prompt with its label
+    # and the prompt's framing marker
+    assert texts + 3 == counter.calls
     tl.append(blocks.user_prompt("one more"))
     tl.render("system prompt")
-    assert texts + 2 == counter.calls
+    assert texts + 4 == counter.calls
 
 
 def test_usage_calibrates_the_next_estimate(make_tl: Callable[..., Timeline]) -> None:
@@ -151,11 +154,11 @@ def test_exact_counting_waits_until_a_decision_needs_it(make_tl: Callable[..., T
     for i in range(20):
         tl.append(blocks.user_prompt(f"message {i} " + "x" * 100))
     view = tl.render("sys")
-    assert counter.calls == 1  # only the system prompt
+    assert counter.calls == 3  # only the system prompt, the framing marker, the turn header
     exact = view.tokens
-    assert counter.calls == 21
+    assert counter.calls == 23
     assert exact == tl.estimate("sys")
-    assert counter.calls == 21
+    assert counter.calls == 23
     tight = make_tl(token_counter=LazyCountingCounter(), policy=CompactionPolicy(max_tokens=700))
     tight.begin_turn()
     for i in range(20):
@@ -172,14 +175,15 @@ def test_offline_encoding_loads_with_a_cold_cache(tmp_path: Path) -> None:
 
 
 def test_block_tokens_is_the_rendered_cost(make_tl: Callable[..., Timeline]) -> None:
-    """block_tokens counts a hidden block as its replacement text, others in full."""
+    """block_tokens counts a hidden block as its replacement text, others in full, each
+    with its document-layout label ("[USER MESSAGE]\n", 15 characters)."""
     tl = make_tl()
     tl.begin_turn()
     b = tl.append(blocks.user_prompt("x" * 400))
-    assert tl.block_tokens(b) == 100 + 4
+    assert tl.block_tokens(b) == math.ceil(415 / 4) + 4
     tl.hide([b.path], "gone")
     shown = tl.render("").blocks[-1]
-    assert tl.block_tokens(shown) == 1 + 4
+    assert tl.block_tokens(shown) == math.ceil(19 / 4) + 4
 
 
 def test_warm_up_loads_the_tokenizer_before_the_first_count(

@@ -251,14 +251,14 @@ class TestMidTurnCheckpoint:
         tl.render("sys")
         tl.begin_turn()
         tl.append(blocks.user_prompt("next task"))
-        for k in range(12, 18):
+        mid_turn = []
+        for k in range(12, 30):
             _exchange(tl, k)
-        tl.render("sys")  # compacts the earlier turns
-        for k in range(18, 24):
-            _exchange(tl, k)
-        view = tl.render("sys")
-        assert view.compaction is not None and view.compaction.mid_turn == 1
-        assert "also update the docs" not in [b.text for b in view.blocks]
+            view = tl.render("sys")
+            if view.compaction is not None and view.compaction.mid_turn is not None:
+                mid_turn.append(view.compaction.mid_turn)
+                assert "also update the docs" not in [b.text for b in view.blocks]
+        assert mid_turn and mid_turn[0] == 1
 
     def test_finished_turn_keeps_the_split_turn_summary(
         self, make_tl: Callable[..., Timeline]

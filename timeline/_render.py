@@ -17,6 +17,7 @@ import attrs
 import msgspec
 
 from timeline import _log
+from timeline._stream import track_call
 from timeline._validate import check_tail_block
 from timeline.block import CONV_RANGE_SUMMARY, REACT_PLAN_HISTORY, Block
 from timeline.block_types import block_type
@@ -32,11 +33,13 @@ from timeline.compaction import (
 )
 from timeline.digest import CompactionDigest
 from timeline.errors import BudgetError, InvalidBlockError, PinnedOverBudgetError, PolicyError
+from timeline.formats._plan import CONVERSATION_START_TEXT, MISSING_RESULT_TEXT
+from timeline.formats.names import provider_call_id
 from timeline.policy import NO_BUDGET, NoBudgetWarning
 from timeline.pruning import prune_expired, recent_turns
 from timeline.summarizers.base import SummaryRequest
 from timeline.summary_text import assemble
-from timeline.tokens import BLOCK_OVERHEAD_TOKENS, BlockTokenMemo, binary_token_estimate
+from timeline.tokens import BLOCK_OVERHEAD_TOKENS, BlockTokenMemo
 from timeline.truncation import truncate_to_fit
 from timeline.view import RenderedContext
 
@@ -69,13 +72,32 @@ class _Pending:
 
 def _text_cost(memo: BlockTokenMemo, block: Block) -> int:
     """Cost of a rendered copy that is not the stored block (tail, truncated)."""
-    text = block.text
-    if block_type(block.type).render == "tool_call":
-        text = f"{block.tool_id} {text}"
-    cost = memo.text(text) if text else 0
-    if block.data is not None:
-        cost += binary_token_estimate(block.data, block.mime)
-    return cost + BLOCK_OVERHEAD_TOKENS
+    return memo.rendered(block)
+
+
+def _missing_results(tl: Timeline, prep: _Prep) -> int:
+    """Tokens of the synthetic "no result recorded" results the payloads add for visible
+    calls without a visible result (usually none: a render follows the result)."""
+    open_calls = tl._stream.open_calls
+    if prep.tail:
+        open_calls = dict(open_calls)
+        for b in prep.tail:
+            track_call(open_calls, b, block_type(b.type).render)
+    memo = tl._memo
+    return sum(
+        memo.text(f"{MISSING_RESULT_TEXT} {provider_call_id(cid)}") + BLOCK_OVERHEAD_TOKENS
+        for cid in open_calls
+    )
+
+
+def system_cost(memo: BlockTokenMemo, system: str) -> int:
+    """The system prompt as the text layout shows it (``[SYSTEM]`` label, framing), plus
+    the prompt's fixed framing: the one message of the document layout, or the
+    ``[conversation start]`` message a payload opening on the assistant side gets."""
+    frame = memo.text(CONVERSATION_START_TEXT) + 2 * BLOCK_OVERHEAD_TOKENS
+    if not system.strip():
+        return frame
+    return memo.text(f"[SYSTEM]\n{system}") + BLOCK_OVERHEAD_TOKENS + frame
 
 
 def _sync_stream(tl: Timeline) -> None:
@@ -106,9 +128,9 @@ def _prepare(tl: Timeline, system: str, tail: Sequence[Block]) -> _Prep:
             )
         )
     _sync_stream(tl)
-    return _Prep(
-        system, memo.text(system) if system else 0, blocks, [_text_cost(memo, b) for b in blocks]
-    )
+    prep = _Prep(system, system_cost(memo, system), blocks, [_text_cost(memo, b) for b in blocks])
+    missing = _missing_results(tl, prep)
+    return attrs.evolve(prep, system_tokens=prep.system_tokens + missing) if missing else prep
 
 
 def _overhead(tl: Timeline) -> int:

@@ -17,7 +17,7 @@ import msgspec
 from timeline.block import CONV_RANGE_SUMMARY, Block
 from timeline.block_types import block_type
 from timeline.blocks import canonical_json
-from timeline.tokens import BLOCK_OVERHEAD_TOKENS, BlockTokenMemo
+from timeline.tokens import BlockTokenMemo
 
 __all__ = ["HIDDEN_TOOL_PLACEHOLDER", "VisibleStream", "rendered_form"]
 
@@ -67,6 +67,9 @@ class VisibleStream:
     pinned_tokens: int = 0
     pending: list[int] = attrs.field(factory=list)
     """Stream positions whose cost is still an upper bound (see ``resolve``)."""
+    open_calls: dict[str, None] = attrs.field(factory=dict)
+    """Call ids of visible tool calls without a visible result (payloads add a synthetic
+    "no result recorded" result for each)."""
     _pinned: Set[str] = attrs.field(factory=frozenset)
     _kinds: list[str] = attrs.field(factory=list)
     """Render kind of each stream block (what ``positions`` is computed from)."""
@@ -77,7 +80,7 @@ class VisibleStream:
     def cost(self, block: Block) -> int:
         """Exact token cost of a block in its rendered form."""
         if block.hidden:
-            return self.memo.text(block.text) + BLOCK_OVERHEAD_TOKENS
+            return self.memo.rendered(block)
         return self.memo.block(block)
 
     def resolve(self, enough: Callable[[], bool] | None = None) -> None:
@@ -106,6 +109,7 @@ class VisibleStream:
         self.pending = []
         self.tokens = 0
         self.pinned_tokens = 0
+        self.open_calls = {}
         self._pinned = pinned
         self._seen_hidden = set()
         self._pos = -1
@@ -152,6 +156,7 @@ class VisibleStream:
         kind = block_type(block.type).render
         self._kinds.append(kind)
         self._position(kind)
+        track_call(self.open_calls, shown, kind)
 
     def _position(self, kind: str) -> None:
         if kind == "header":
@@ -197,7 +202,20 @@ class VisibleStream:
             self._position(kind)
         self.anchor = len(keep)
         self.consumed = len(blocks)
+        self.open_calls = {}
+        for b, kind in zip(self.blocks, self._kinds, strict=True):
+            track_call(self.open_calls, b, kind)
         return True
+
+
+def track_call(open_calls: dict[str, None], block: Block, kind: str) -> None:
+    """Keep ``open_calls`` (calls without a result so far) up to date with ``block``."""
+    if not block.call_id:
+        return
+    if kind == "tool_call":
+        open_calls[block.call_id] = None
+    elif kind == "tool_result":
+        open_calls.pop(block.call_id, None)
 
 
 def latest_summary_index(blocks: Sequence[Block]) -> int:

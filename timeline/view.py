@@ -51,8 +51,10 @@ class RenderedContext:
 
     @property
     def tokens(self) -> int:
-        """Estimated prompt tokens: system + blocks + per-block framing, calibrated by the
-        last usage report. Within budget whenever the policy has one."""
+        """Estimated prompt tokens: system + blocks (as the longest layout shows them,
+        labels included) + framing, calibrated by the last usage report. Never below any
+        payload's :func:`~timeline.formats.payload.payload_tokens`; within budget whenever
+        the policy has one."""
         if not self._tokens:
             self._tokens.append(self.count_tokens())
         return self._tokens[0]

@@ -1,0 +1,46 @@
+"""The benchmark analysis quotes only figures of the same run (a template filled by
+``benchmarks.__main__._figures``)."""
+
+from __future__ import annotations
+
+import string
+from pathlib import Path
+from typing import Any
+
+from benchmarks.__main__ import _figures
+
+ANALYSIS = Path(__file__).parent.parent / "benchmarks" / "ANALYSIS.md"
+
+
+def fake_run() -> dict[str, Any]:
+    def row(name: str, median: float, work: float | None) -> dict[str, Any]:
+        return {"name": name, "median": median, "p95": 2 * median, "tokenizer_work": work}
+
+    ours = row("block-timeline", 1.0, 1.046) | {"payload_over": 0, "payload_max": 31_000}
+    return {
+        "compare": [
+            ours,
+            row("block-timeline (tiktoken counter)", 2.0, 1.046),
+            row("LangChain SummarizationMiddleware (memoized counter)", 4.0, 1.0),
+            row("LangChain SummarizationMiddleware (plain counter)", 5.0, 70.0),
+            row("LangChain trim_messages (plain counter)", 9.0, 1_800.0),
+        ],
+        "growth": [
+            {"name": "block-timeline", "ratio": 1.01},
+            {"name": "LangChain trim_messages (plain counter)", "ratio": 5.0},
+        ],
+        "memory": {"evict": {150: 2**20, 600: 1.5 * 2**20}},
+    }
+
+
+def test_analysis_is_filled_from_the_run() -> None:
+    """Every placeholder of ANALYSIS.md has a figure, and the text quotes the run's."""
+    template = ANALYSIS.read_text()
+    fields = {f for _, f, _, _ in string.Formatter().parse(template) if f}
+    goals = ["| render p95 | 0.25x | met |", "| payload | 0 over | missed |"]
+    figures = _figures(fake_run(), goals)
+    assert fields == set(figures)
+    text = template.format_map(figures)
+    assert "1 of 2 goals are met in this run" in text
+    assert "our p95 0.25x" in text and "0 of our requests over budget" in text
+    assert "within 1.50x (1.00 → 1.50 MiB) from 150 to 600 turns" in text
