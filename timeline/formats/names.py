@@ -28,7 +28,7 @@ def _digest(value: str, n: int) -> str:
 def provider_tool_name(name: str) -> str:
     """``name`` itself when it fits ``^[a-zA-Z0-9_-]{1,64}$``; otherwise every other
     character becomes ``_`` and a name over 64 characters keeps 55 plus a hash."""
-    if _NAME.match(name):
+    if _NAME.fullmatch(name):
         return name
     safe = _UNSAFE.sub("_", name) or "tool"
     if len(safe) > 64:
@@ -39,6 +39,6 @@ def provider_tool_name(name: str) -> str:
 def provider_call_id(call_id: str) -> str:
     """``call_id`` itself when it fits ``^[a-zA-Z0-9_-]{1,40}$``; otherwise a stable safe
     form: its first 27 characters made safe, ``_`` and 12 hex digits of its hash."""
-    if _CALL_ID.match(call_id):
+    if _CALL_ID.fullmatch(call_id):
         return call_id
     return f"{_UNSAFE.sub('_', call_id[:27])}_{_digest(call_id, 12)}"
