@@ -15,7 +15,14 @@ from typing import Any
 
 from timeline import blocks as B
 from timeline.errors import InvalidBlockError
-from timeline.importers import ImportedConversation, _arguments, _Builder, _data_url, _fail
+from timeline.importers import (
+    ImportedConversation,
+    _arguments,
+    _Builder,
+    _data_url,
+    _fail,
+    _text,
+)
 from timeline.reasoning import openai_reasoning
 
 __all__ = ["import_responses"]
@@ -48,7 +55,7 @@ def _message(item: Mapping[str, Any], where: str, b: _Builder, system: list[str]
         for j, part in enumerate(parts):
             if not isinstance(part, Mapping) or part.get("type") not in _TEXT_PARTS:
                 raise _fail(f"{where}.content[{j}]", "a system message holds text parts only")
-            texts.append(str(part.get("text", "")))
+            texts.append(_text(part.get("text", ""), f"{where}.content[{j}].text"))
         system.append("\n".join(texts))
         return 1
     if role == "user":
@@ -62,7 +69,7 @@ def _message(item: Mapping[str, Any], where: str, b: _Builder, system: list[str]
         pw = f"{where}.content[{j}]"
         kind = part.get("type") if isinstance(part, Mapping) else None
         if kind in _TEXT_PARTS:
-            texts.append(str(part.get("text", "")))
+            texts.append(_text(part.get("text", ""), f"{pw}.text"))
         elif kind == "refusal" and role == "assistant":
             texts.append(str(part.get("refusal", "")))
         elif kind == "input_image" and role == "user":
@@ -82,15 +89,17 @@ def _call(item: Mapping[str, Any], where: str, b: _Builder) -> None:
     if not item.get("call_id") or not item.get("name"):
         raise _fail(where, "a function_call needs call_id and name")
     params = _arguments(item.get("arguments"), f"{where}.arguments")
+    name = _text(item["name"], f"{where}.name")
+    call_id = _text(item["call_id"], f"{where}.call_id")
     b.ensure_turn()
     try:
-        b.tl.append(B.tool_call(str(item["name"]), params, call_id=str(item["call_id"])))
+        b.tl.append(B.tool_call(name, params, call_id=call_id))
     except InvalidBlockError as exc:
         raise _fail(where, str(exc)) from exc
 
 
 def _output(item: Mapping[str, Any], where: str, b: _Builder) -> None:
-    call_id = str(item.get("call_id") or "")
+    call_id = _text(item.get("call_id") or "", f"{where}.call_id")
     output = item.get("output")
     texts: list[str] = []
     images: list[tuple[str, bytes]] = []
@@ -100,7 +109,7 @@ def _output(item: Mapping[str, Any], where: str, b: _Builder) -> None:
         for j, part in enumerate(output):
             kind = part.get("type") if isinstance(part, Mapping) else None
             if kind in _TEXT_PARTS:
-                texts.append(str(part.get("text", "")))
+                texts.append(_text(part.get("text", ""), f"{where}.output[{j}].text"))
             elif kind == "input_image":
                 images.append(_data_url(str(part.get("image_url") or ""), f"{where}.output[{j}]"))
             else:

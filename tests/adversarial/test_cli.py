@@ -217,6 +217,8 @@ RESPONSES_BAD: dict[str, Any] = {
     ],
     "output-orphan": [{"type": "function_call_output", "call_id": "zz", "output": "x"}],
     "input-number": {"input": 5},
+    "call-id-number": [{"type": "function_call", "call_id": 5, "name": "x", "arguments": "{}"}],
+    "text-number": [{"role": "user", "content": [{"type": "input_text", "text": 5}]}],
 }
 
 
