@@ -260,6 +260,22 @@ class TestMidTurnCheckpoint:
                 assert "also update the docs" not in [b.text for b in view.blocks]
         assert mid_turn and mid_turn[0] == 1
 
+    def test_numbering_and_follow_ups_survive_persist_and_load(self) -> None:
+        """After persist and load inside the turn, the next checkpoint is n + 1 and the
+        follow-up is still carried."""
+        tl = mid_turn_timeline()
+        tl.render("sys")
+        store = index_store.open("memory://")
+        tl.persist(store)
+        again = Timeline.load(
+            store, "v2", policy=tl.policy, token_counter=HeuristicCounter(), clock=StepClock()
+        )
+        for k in range(12, 18):
+            _exchange(again, k)
+        view = again.render("sys")
+        assert view.compaction is not None and view.compaction.mid_turn == 3
+        assert "also update the docs" in [b.text for b in view.blocks]
+
     def test_finished_turn_keeps_the_split_turn_summary(
         self, make_tl: Callable[..., Timeline]
     ) -> None:

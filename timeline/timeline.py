@@ -456,6 +456,13 @@ class Timeline:
                 self._plan_id = b.id
             elif b.turn_id == current:
                 self._track_carry(b)
+        header = any(b.type == TURN_HEADER and b.turn_id == current for b in blocks)
+        if current and not header:
+            # a persisted window whose turn start was evicted: the prompts of the running
+            # turn before the summary are there only because they were carried follow-ups
+            for b in blocks[: max(self._summary_index, 0)]:
+                if b.type == USER_PROMPT and b.turn_id == current and b.id not in self._pinned:
+                    self._followups[b.id] = None
 
     # -- usage calibration -----------------------------------------------------------
 
