@@ -200,3 +200,27 @@ def test_reasoning_items_go_back_unchanged() -> None:
     assert dict(model.seen[1][1][1]) == items[1]
     for item in items:
         ITEM.validate_python(item)
+
+
+def test_mutating_returned_items_leaves_the_next_get_items_intact() -> None:
+    """Items from get_items are the caller's own: changing them in place (as an SDK
+    might) does not change what the next get_items returns."""
+    model = Scripted()
+    agent = Agent(name="ops", model=model, tools=[lookup])
+    session = TimelineSession("mutate", "memory://", POLICY)
+
+    async def main() -> tuple[list[Any], list[Any]]:
+        await Runner.run(agent, "check topic-1", session=session)
+        first = await session.get_items()
+        expected = json.loads(json.dumps(first))
+        for item in first:
+            content = item.get("content")
+            for part in content if isinstance(content, list) else ():
+                part["text"] = "changed"
+            for key in list(item):
+                item[key] = "changed"
+        return expected, await session.get_items()
+
+    expected, again = asyncio.run(main())
+    assert again == expected
+    assert any(isinstance(i.get("content"), list) for i in expected)
