@@ -287,3 +287,20 @@ def test_rendering_commands_warm_the_tokenizer_up(
     assert cli_module.main(["render", "c1", "--db", str(imported)]) == 0
     assert calls == ["warm"]
     capsys.readouterr()
+
+
+@pytest.mark.parametrize(
+    ("args", "flag"),
+    [
+        (("render", "c", "--db", "x.db", "--max-tokens", "0"), "--max-tokens"),
+        (("demo", "--turns", "-1"), "--turns"),
+        (("search", "c", "--db", "x.db"), "QUERY"),
+        (("nonsense",), "COMMAND"),
+    ],
+)
+def test_usage_errors_are_one_error_line(args: tuple[str, ...], flag: str, tmp_path: Path) -> None:
+    """A bad flag or command prints one ``error:`` line naming it (no usage block), status 2."""
+    out = cli(*args, cwd=tmp_path)
+    lines = out.stderr.splitlines()
+    assert (out.returncode, len(lines)) == (2, 1)
+    assert lines[0].startswith("error: ") and flag in lines[0] and "--help" in lines[0]

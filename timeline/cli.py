@@ -15,6 +15,7 @@ import sys
 import traceback
 import warnings
 from collections.abc import Callable, Sequence
+from typing import NoReturn
 
 from timeline._cli_commands import (
     cmd_compact,
@@ -84,15 +85,23 @@ def _count(minimum: int) -> Callable[[str], int]:
     return parse
 
 
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one ``error: ...`` line, like every other."""
+
+    def error(self, message: str) -> NoReturn:
+        line = f"{message} (see '{self.prog} --help')"
+        self.exit(2, f"{paint('error', '31', sys.stderr)}: {line}\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
+    common = _Parser(add_help=False)
     common.add_argument(
         "--debug",
         action="store_true",
         default=argparse.SUPPRESS,
         help="on an error, print the Python traceback too; log what the library does to stderr",
     )
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="timeline",
         description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
