@@ -177,6 +177,30 @@ class TestSummaryFailurePolicy:
 
         assert "async summary" in asyncio.run(main())
 
+    def test_sync_compact_with_async_summarizer_in_a_loop(
+        self, make_tl: Callable[..., Timeline]
+    ) -> None:
+        """compact() inside a running loop with an async summarizer raises a typed error
+        naming acompact, and changes nothing; acompact awaits the summarizer."""
+
+        class Async:
+            async def asummarize(self, request: SummaryRequest) -> str:
+                return "async summary"
+
+        tl = make_tl(policy=CompactionPolicy(max_tokens=2_000), summarizer=Async())
+        _long(tl)
+        before = tl.blocks
+
+        async def main() -> str:
+            with pytest.raises(AsyncSummarizerError, match="acompact"):
+                tl.compact("sys")
+            assert tl.blocks == before
+            stats = await tl.acompact("sys")
+            assert stats is not None and stats.skipped is None
+            return tl.render("sys").blocks[0].text
+
+        assert "async summary" in asyncio.run(main())
+
 
 class StepClock:
     """A clock that only moves when told (one millisecond per call otherwise)."""

@@ -657,21 +657,23 @@ def render(tl: Timeline, system: str, *, force: bool, tail: Sequence[Block]) -> 
     return _finish(tl, prep, force=force, stats=stats, target=target)
 
 
+async def _run_async(tl: Timeline, prep: _Prep, pending: _Pending) -> CompactionStats:
+    timeout = tl.policy.summary_timeout_seconds
+    fallback = tl.policy.on_summary_failure == "fallback"
+    results = [
+        await summarize_async(tl.summarizer, r, timeout, fallback=fallback)
+        for r in pending.requests
+    ]
+    return _conclude(tl, prep, pending, results)
+
+
 async def arender(
     tl: Timeline, system: str, *, force: bool, tail: Sequence[Block]
 ) -> RenderedContext:
     prep = _prepare(tl, system, tail)
     target = _forced_target(tl, prep) if force else None
     pending = _plan(tl, prep, force=force)
-    stats = pending if not isinstance(pending, _Pending) else None
-    if isinstance(pending, _Pending):
-        timeout = tl.policy.summary_timeout_seconds
-        fallback = tl.policy.on_summary_failure == "fallback"
-        results = [
-            await summarize_async(tl.summarizer, r, timeout, fallback=fallback)
-            for r in pending.requests
-        ]
-        stats = _conclude(tl, prep, pending, results)
+    stats = pending if not isinstance(pending, _Pending) else await _run_async(tl, prep, pending)
     return _finish(tl, prep, force=force, stats=stats, target=target)
 
 
@@ -683,3 +685,13 @@ def compact(
         tl, prep, force=force, reason="manual" if force else None, keep_tokens=keep_recent_tokens
     )
     return pending if not isinstance(pending, _Pending) else _run_sync(tl, prep, pending)
+
+
+async def acompact(
+    tl: Timeline, system: str, *, force: bool, keep_recent_tokens: int | None
+) -> CompactionStats | None:
+    prep = _prepare(tl, system, ())
+    pending = _plan(
+        tl, prep, force=force, reason="manual" if force else None, keep_tokens=keep_recent_tokens
+    )
+    return pending if not isinstance(pending, _Pending) else await _run_async(tl, prep, pending)

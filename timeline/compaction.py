@@ -442,8 +442,9 @@ def summarize_sync(
         return _FALLBACK.summarize(request), None
     if not isinstance(summarizer, Summarizer) and _in_running_loop():
         raise AsyncSummarizerError(
-            f"{type(summarizer).__name__} is async and an event loop is running: render() "
-            "cannot wait for it here; call `await timeline.arender(...)` instead"
+            f"{type(summarizer).__name__} is async and an event loop is running: render() and "
+            "compact() cannot wait for it here; call `await timeline.arender(...)` or "
+            "`await timeline.acompact(...)` instead"
         )
     try:
         if isinstance(summarizer, Summarizer):

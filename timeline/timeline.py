@@ -515,6 +515,16 @@ class Timeline:
         check_count(keep_recent_tokens, "keep_recent_tokens", optional=True)
         return _render.compact(self, system, force=force, keep_recent_tokens=keep_recent_tokens)
 
+    async def acompact(
+        self, system: str = "", *, force: bool = True, keep_recent_tokens: int | None = None
+    ) -> CompactionStats | None:
+        """:meth:`compact` for async summarizers (awaited, with the policy's timeout)."""
+        system, _ = check_render_args(system, (), force)
+        check_count(keep_recent_tokens, "keep_recent_tokens", optional=True)
+        return await _render.acompact(
+            self, system, force=force, keep_recent_tokens=keep_recent_tokens
+        )
+
     def estimate(self, system: str = "", tail: Sequence[Block] = ()) -> int:
         """Estimated prompt tokens if rendered now (calibrated by :meth:`record_usage`)."""
         system, tail = check_render_args(system, tail)
