@@ -100,3 +100,64 @@ def test_mutating_a_payload_top_level_leaves_the_next_one_intact() -> None:
     chat.clear()
     assert view.to_anthropic() == expected
     assert view.to_openai() == chat_expected
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 10_000),
+    renders=st.integers(3, 10),
+    edits=st.lists(st.sampled_from(("hide", "replace", "compact", "none")), max_size=10),
+)
+def test_payloads_after_compactions_and_hides_equal_payloads_from_scratch(
+    seed: int, renders: int, edits: list[str]
+) -> None:
+    """Under a small budget, with blocks hidden (with or without a replacement text) and
+    compactions forced between renders, every payload reusing the last plan's message
+    items equals the one built from scratch, and some items were in fact reused."""
+    g = _Gen(seed)
+    g.tl.policy = CompactionPolicy(max_tokens=g.rng.choice((700, 1_200)), keep_recent_turns=1)
+    g.tl.begin_turn()
+    for r in range(renders):
+        for _ in range(g.rng.randint(2, 8)):
+            g.step()
+        edit = edits[r] if r < len(edits) else "none"
+        if edit in ("hide", "replace") and g.tl.blocks:
+            target = g.rng.choice(g.tl.blocks)
+            g.tl.hide([target.path], replacement_text="[hidden]" if edit == "replace" else "")
+        elif edit == "compact":
+            g.tl.begin_turn()
+            g.tl.append(blocks.user_prompt("next request " * 80))
+        try:
+            view = g.render()
+        except TimelineError:
+            continue
+        for incremental, scratch in FORMATS.values():
+            assert outcome(incremental, view) == outcome(scratch, view)
+
+
+def test_a_compaction_builds_only_the_messages_that_changed() -> None:
+    """After a compaction the plan is made again but the kept turns' messages take the
+    items already built: only the summary's message and the new ones are built."""
+    tl = Timeline(
+        "cmp",
+        token_counter=HeuristicCounter(),
+        policy=CompactionPolicy(max_tokens=1_500, keep_recent_turns=3),
+    )
+    cache = tl.payload_cache
+    checked = 0
+    for t in range(40):
+        tl.begin_turn()
+        tl.append(blocks.user_prompt(f"request {t}: fix module {t} " + "detail " * 20))
+        call = tl.append(blocks.tool_call("read_file", {"path": f"m{t}.py"}))
+        tl.append(blocks.tool_result(call.call_id or "", f"source of m{t} " * 10))
+        view = tl.render("sys")
+        full, built = cache.full_plans, cache.built_messages
+        payload = view.to_openai()
+        assert payload == to_openai(view.system, view.blocks)
+        if cache.full_plans > full and t > 5:  # a compaction request
+            checked += 1
+            # the summary's message + the four appended since the last render
+            assert cache.built_messages - built <= 1 + 4 < len(payload) - 1
+        tl.append(blocks.assistant_completion(f"Fixed module {t}."))
+    assert checked >= 3
+    assert cache.reused_messages > 0

@@ -11,7 +11,10 @@ A cut before message ``j`` is clean when the messages before it hold only blocks
 its first block, the messages from it on only blocks from there, no call before it waits
 for a result, and the blocks after it neither answer a call before it nor call for a
 result shown before it. Anything else (a compaction, a hidden block, a new result for an
-old call) plans the whole stream again, so the payload always equals the one built from
+old call) plans the whole stream again, but every message of the new plan equal to one of
+the last plan (same role, same parts: kind, block and result blocks by identity, text,
+synthetic or not) takes the items built for it, so after a compaction only the summary,
+the pins and what changed are built. The payload always equals the one built from
 scratch (``tests/test_incremental_payloads.py`` checks that on random timelines).
 
 What is shared: each call returns a fresh top-level container (the payload dict and its
@@ -100,6 +103,34 @@ class _Plan:
             del built[j:]
 
 
+def _message_key(message: Message) -> tuple[object, ...]:
+    """All a message's items depend on (without a checkpoint): its role and each part's
+    kind, block and result blocks (by identity), text and whether it is synthetic."""
+    return (
+        message.role,
+        *((p.kind, id(p.block), p.index < 0, p.text, *map(id, p.results)) for p in message.parts),
+    )
+
+
+def _carry_items(last: _Plan, plan: _Plan) -> int:
+    """Give ``plan``'s messages the items ``last`` built for an equal message (the kept
+    blocks after a compaction or a hidden block); how many were carried over. Both plans
+    hold their blocks while the keys are compared, so an ``id`` stands for one block."""
+    carried = 0
+    for fmt, built in last.items.items():
+        known = {
+            _message_key(m): items
+            for m, items in zip(last.messages, built, strict=True)
+            if items is not None
+        }
+        if not known:
+            continue
+        mine = [known.get(_message_key(m)) for m in plan.messages]
+        carried += sum(items is not None for items in mine)
+        plan.items[fmt] = mine
+    return carried
+
+
 def _common_prefix(a: Sequence[Block], b: Sequence[Block]) -> int:
     """How many leading blocks ``a`` and ``b`` share, by identity (C-level loops)."""
     same = list(map(operator.is_, a, b))
@@ -118,6 +149,10 @@ class PayloadCache:
     """How many payloads planned the whole stream (for tests and benchmarks)."""
     partial_plans: int = 0
     """How many planned only the blocks after a kept prefix."""
+    reused_messages: int = 0
+    """Messages of a full plan whose items came from the previous plan."""
+    built_messages: int = 0
+    """Messages whose items were built (checkpoint messages included)."""
 
     def clear(self) -> None:
         self._plans.clear()
@@ -135,6 +170,8 @@ class PayloadCache:
                 return last
         plan = _Plan(blocks=blocks)
         plan.add(plan_messages(blocks, provider))
+        if last is not None:
+            self.reused_messages += _carry_items(last, plan)
         self._plans[provider] = plan
         self.full_plans += 1
         return plan
@@ -189,10 +226,12 @@ class PayloadCache:
         empty: set[int] = set()
         for j, message in enumerate(plan.messages):
             if j in marked:
+                self.built_messages += 1
                 out += build(message, points)
                 continue
             cached = built[j]
             if cached is None:
+                self.built_messages += 1
                 cached = built[j] = build(message, empty)
             out += cached
         return out
