@@ -135,7 +135,7 @@ def memory(
         with tempfile.TemporaryDirectory() as tmp:
             store = index_store.open(f"sqlite:///{Path(tmp) / 'm.db'}") if evict else None
             tracemalloc.start()
-            ours = Ours(budget)
+            ours = Ours(budget, check_payloads=False)
             held = {}
             last_turn = -1
             for e in generate(max(checkpoints), seed):
