@@ -154,11 +154,12 @@ class TestSummaryFailurePolicy:
         stats = tl.render("sys").compaction
         assert stats is not None and stats.summarizer_error == "TimeoutError: socket"
 
-    def test_sync_render_with_async_summarizer_in_a_loop(
-        self, make_tl: Callable[..., Timeline]
+    @pytest.mark.parametrize("method", ["render", "compact"])
+    def test_sync_call_with_async_summarizer_in_a_loop(
+        self, make_tl: Callable[..., Timeline], method: str
     ) -> None:
-        """render() inside a running loop with an async summarizer raises a typed error
-        naming arender, and changes nothing; arender works."""
+        """render()/compact() inside a running loop with an async summarizer raise a typed
+        error naming arender/acompact and change nothing; the async form awaits it."""
 
         class Async:
             async def asummarize(self, request: SummaryRequest) -> str:
@@ -169,32 +170,11 @@ class TestSummaryFailurePolicy:
         before = tl.blocks
 
         async def main() -> str:
-            with pytest.raises(AsyncSummarizerError, match="arender"):
-                tl.render("sys")
+            with pytest.raises(AsyncSummarizerError, match=f"a{method}"):
+                getattr(tl, method)("sys")
             assert tl.blocks == before
-            view = await tl.arender("sys")
-            return view.blocks[0].text
-
-        assert "async summary" in asyncio.run(main())
-
-    def test_sync_compact_with_async_summarizer_in_a_loop(
-        self, make_tl: Callable[..., Timeline]
-    ) -> None:
-        """compact() inside a running loop with an async summarizer raises a typed error
-        naming acompact, and changes nothing; acompact awaits the summarizer."""
-
-        class Async:
-            async def asummarize(self, request: SummaryRequest) -> str:
-                return "async summary"
-
-        tl = make_tl(policy=CompactionPolicy(max_tokens=2_000), summarizer=Async())
-        _long(tl)
-        before = tl.blocks
-
-        async def main() -> str:
-            with pytest.raises(AsyncSummarizerError, match="acompact"):
-                tl.compact("sys")
-            assert tl.blocks == before
+            if method == "render":
+                return (await tl.arender("sys")).blocks[0].text
             stats = await tl.acompact("sys")
             assert stats is not None and stats.skipped is None
             return tl.render("sys").blocks[0].text
