@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import pty
 import subprocess
 import sys
 from pathlib import Path
@@ -82,6 +84,30 @@ def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]
         cwd=cwd,
         timeout=120,
     )
+
+
+def cli_on_tty(*args: str, cwd: Path | None = None) -> tuple[int, bytes, bytes]:
+    """Run the CLI with stderr on a pseudo-terminal: (exit code, stdout, what it drew)."""
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "timeline", *args],
+        stdout=subprocess.PIPE,
+        stderr=follower,
+        cwd=cwd,
+    )
+    os.close(follower)
+    drawn = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        drawn += chunk
+    out, _ = proc.communicate(timeout=120)
+    os.close(leader)
+    return proc.returncode, out, drawn
 
 
 def import_file(

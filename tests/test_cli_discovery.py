@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.test_cli import LONG_MESSAGES, OPENAI_MESSAGES, cli, import_file
+from tests.test_cli import LONG_MESSAGES, OPENAI_MESSAGES, cli, cli_on_tty, import_file
 from timeline.cli import _parser, flag_terms
 from timeline.inspect import percent_shares, plural
 
@@ -382,26 +382,8 @@ def test_demo_is_quiet_on_stderr_and_logs_with_debug(tmp_path: Path) -> None:
 
 def test_demo_progress_bar_on_a_terminal(tmp_path: Path) -> None:
     """With stderr on a terminal the demo draws a progress bar over its turns."""
-    leader, follower = pty.openpty()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "timeline", "demo", "--turns", "3", "--db", "p.db"],
-        stdout=subprocess.PIPE,
-        stderr=follower,
-        cwd=tmp_path,
-    )
-    os.close(follower)
-    drawn = b""
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        drawn += chunk
-    out, _ = proc.communicate(timeout=120)
-    os.close(leader)
-    assert proc.returncode == 0 and b"wrote conversation 'demo'" in out
+    code, out, drawn = cli_on_tty("demo", "--turns", "3", "--db", "p.db", cwd=tmp_path)
+    assert code == 0 and b"wrote conversation 'demo'" in out
     assert b"demo turns" in drawn
 
 

@@ -6,17 +6,13 @@ from __future__ import annotations
 import codecs
 import io
 import json
-import os
-import pty
-import subprocess
-import sys
 import tracemalloc
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.test_cli import ANTHROPIC_MESSAGES, OPENAI_MESSAGES, import_file
+from tests.test_cli import ANTHROPIC_MESSAGES, OPENAI_MESSAGES, cli_on_tty, import_file
 from timeline.errors import InvalidBlockError
 from timeline.import_stream import import_file as stream_file
 from timeline.importers import import_messages
@@ -99,37 +95,17 @@ def test_progress_bar_only_on_a_terminal(tmp_path: Path) -> None:
     src.write_text(json.dumps(OPENAI_MESSAGES))
     piped = import_file(src, "openai", tmp_path / "a.db", "a")
     assert piped.returncode == 0 and piped.stderr == ""
-    leader, follower = pty.openpty()
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "timeline",
-            "import",
-            str(src),
-            "--format",
-            "openai",
-            "--db",
-            str(tmp_path / "b.db"),
-            "--conversation",
-            "b",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=follower,
+    code, out, drawn = cli_on_tty(
+        "import",
+        str(src),
+        "--format",
+        "openai",
+        "--db",
+        str(tmp_path / "b.db"),
+        "--conversation",
+        "b",
     )
-    os.close(follower)
-    drawn = b""
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        drawn += chunk
-    out, _ = proc.communicate(timeout=60)
-    os.close(leader)
-    assert proc.returncode == 0 and b"imported 10 blocks" in out
+    assert code == 0 and b"imported 10 blocks" in out
     assert b"importing chat.json" in drawn and "━".encode() in drawn
 
 
