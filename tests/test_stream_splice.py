@@ -17,7 +17,9 @@ STEPS = st.lists(
         st.integers(0, 3),  # tool calls in this step
         st.integers(0, 3_000),  # result size
         st.booleans(),  # new turn first
-        st.sampled_from(["none", "pin", "hide", "hide_replaced", "shared_note"]),
+        st.sampled_from(
+            ["none", "pin", "pin_call", "hide", "hide_replaced", "shared_note", "pending"]
+        ),
     ),
     min_size=1,
     max_size=30,
@@ -43,6 +45,9 @@ def _fields(s: VisibleStream) -> tuple[Any, ...]:
         s.tokens,
         s.pinned_tokens,
         s.consumed,
+        s.open_calls,
+        s._pos,
+        s._prev_kind,
     )
 
 
@@ -51,6 +56,7 @@ def _fields(s: VisibleStream) -> tuple[Any, ...]:
 def test_spliced_stream_equals_a_rebuild(steps: list[Any], budget: int) -> None:
     tl = Timeline("s", policy=CompactionPolicy(max_tokens=budget), token_counter=HeuristicCounter())
     tl.begin_turn()
+    late_results: list[Any] = []
     for n_calls, size, new_turn, act in steps:
         if new_turn:
             tl.begin_turn()
@@ -65,10 +71,20 @@ def test_spliced_stream_equals_a_rebuild(steps: list[Any], budget: int) -> None:
             note = msgspec.structs.replace(blocks.assistant_completion("a note"), path=SHARED)
             tl.append(note)
             tl.hide([SHARED], "(notes hidden)")
+        for late in late_results:
+            tl.append(late)
+        late_results = []
         for i in range(n_calls):
             call = tl.append(blocks.tool_call("bash", {"i": i}))
-            tl.append(blocks.tool_result(call.call_id or "", "r " * (size // 2)))
-        tl.append(blocks.assistant_completion("done with it"))
+            if act == "pin_call":
+                tl.pin([call.path])
+            result = blocks.tool_result(call.call_id or "", "r " * (size // 2))
+            if act == "pending" and i == n_calls - 1:
+                late_results.append(result)  # rendered while the call waits for it
+            else:
+                tl.append(result)
+        if not late_results:
+            tl.append(blocks.assistant_completion("done with it"))
         view = tl.render("system")
         if view.compaction is not None:
             hidden = any(b.hidden for b in tl.blocks)

@@ -93,11 +93,17 @@ def _missing_results(tl: Timeline, prep: _Prep) -> int:
 def system_cost(memo: BlockTokenMemo, system: str) -> int:
     """The system prompt as the text layout shows it (``[SYSTEM]`` label, framing), plus
     the prompt's fixed framing: the one message of the document layout, or the
-    ``[conversation start]`` message a payload opening on the assistant side gets."""
+    ``[conversation start]`` message a payload opening on the assistant side gets.
+    Remembered for the last prompt seen (the same string at every render)."""
+    last = memo.last_system
+    if last is not None and (last[0] is system or last[0] == system):
+        return last[1]
     frame = memo.text(CONVERSATION_START_TEXT) + 2 * BLOCK_OVERHEAD_TOKENS
-    if not system.strip():
-        return frame
-    return memo.text(f"[SYSTEM]\n{system}") + BLOCK_OVERHEAD_TOKENS + frame
+    cost = frame
+    if system.strip():
+        cost += memo.text(f"[SYSTEM]\n{system}") + BLOCK_OVERHEAD_TOKENS
+    memo.last_system = (system, cost)
+    return cost
 
 
 def _sync_stream(tl: Timeline) -> None:
@@ -372,6 +378,7 @@ def _apply(
             tl.on_after_compaction(stats)
         return stats
     tl._blocks.insert(plan.cut, summary)
+    tl._memo.remember(summary, cost)
     tl._by_id[sid] = summary
     tl._new_ids.append(sid)
     history = _plan_history(tl, pending.digest, cut_block, seq, ts)
@@ -525,18 +532,18 @@ def _finish(
 ) -> RenderedContext:
     stream = tl._stream
     memo = tl._memo
-    blocks = stream.blocks + prep.tail
-    costs = stream.costs + prep.tail_costs
     overhead = _overhead(tl)
-    total = prep.system_tokens + stream.tokens + sum(prep.tail_costs) + overhead
+    tail_tokens = sum(prep.tail_costs)
+    total = prep.system_tokens + stream.tokens + tail_tokens + overhead
     budget = tl.policy.budget if tl.policy.enabled else None
     truncated: list[str] = []
     if budget is not None and stream.pending and (force or total > budget):
-        limit = budget - prep.system_tokens - sum(prep.tail_costs) - overhead
+        limit = budget - prep.system_tokens - tail_tokens - overhead
         stream.resolve(None if force else lambda: stream.tokens <= limit)
-        blocks = stream.blocks + prep.tail
-        costs = stream.costs + prep.tail_costs
-        total = prep.system_tokens + stream.tokens + sum(prep.tail_costs) + overhead
+        total = prep.system_tokens + stream.tokens + tail_tokens + overhead
+    # the stream's own lists when there is no tail (only read from here on)
+    blocks = stream.blocks + prep.tail if prep.tail else stream.blocks
+    costs = stream.costs + prep.tail_costs if prep.tail else stream.costs
     if budget is not None:
         pinned = tl._carried
         pinned_total = stream.pinned_tokens
@@ -574,7 +581,7 @@ def _finish(
                     required=total,
                     conversation_id=tl.conversation_id,
                 )
-    stable = blocks[: len(stream.blocks)]
+    stable = stream.blocks if blocks is stream.blocks else blocks[: len(stream.blocks)]
     points, cache_state = plan_checkpoints(
         stable,
         has_system=bool(prep.system),
@@ -594,16 +601,18 @@ def _finish(
 
     tl._last_raw_estimate = lambda: count_tokens() - overhead
     tl._last_render = (_render_key(tl, prep), tl._last_raw_estimate)
-    pending_at = {pos for pos in stream.pending if blocks[pos] is stream.blocks[pos]}
+    shown = tuple(blocks)
+    shown_costs = tuple(costs)  # the stream's lists change with the next append
+    pending_at = {pos for pos in stream.pending if shown[pos] is stream.blocks[pos]}
 
     def block_tokens() -> tuple[int, ...]:
         return tuple(
-            memo.block(b) if pos in pending_at else costs[pos] for pos, b in enumerate(blocks)
+            memo.block(b) if pos in pending_at else shown_costs[pos] for pos, b in enumerate(shown)
         )
 
     return RenderedContext(
         system=prep.system,
-        blocks=tuple(blocks),
+        blocks=shown,
         cache_points=points,
         count_tokens=count_tokens,
         budget=budget,

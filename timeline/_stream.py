@@ -194,18 +194,35 @@ class VisibleStream:
         index = self.source_index
         self.source_index = [summary_index, *(index[p] for p in keep)]
         self.source_index += [i + 1 for i in index[k:]]
-        self._kinds = [block_type(summary.type).render, *(self._kinds[p] for p in order)]
-        self.positions = []
-        self._pos = -1
-        self._prev_kind = ""
-        for kind in self._kinds:
-            self._position(kind)
+        kinds = self._kinds
+        self._kinds = [block_type(summary.type).render, *(kinds[p] for p in order)]
+        self.positions, self._pos, self._prev_kind = _positions(self._kinds)
         self.anchor = len(keep)
         self.consumed = len(blocks)
-        self.open_calls = {}
-        for b, kind in zip(self.blocks, self._kinds, strict=True):
-            track_call(self.open_calls, b, kind)
+        if keep:  # a pinned call may have lost its result: recount the calls without one
+            self.open_calls = {}
+            for b, kind in zip(self.blocks, self._kinds, strict=True):
+                track_call(self.open_calls, b, kind)
+        # else unchanged: a cut never separates a call from its results nor follows a call
+        # still waiting for one, so no call of the replaced part was open
         return True
+
+
+def _positions(kinds: Sequence[str]) -> tuple[list[int], int, str]:
+    """``VisibleStream._position`` over a whole stream: the positions, and the state
+    the next ``_position`` call continues from."""
+    out: list[int] = []
+    pos = -1
+    prev = ""
+    for kind in kinds:
+        if kind == "header":
+            out.append(pos if pos > 0 else 0)
+            continue
+        if not (kind == prev and (kind == "tool_call" or kind == "tool_result")):
+            pos += 1
+        prev = kind
+        out.append(pos)
+    return out, pos, prev
 
 
 def track_call(open_calls: dict[str, None], block: Block, kind: str) -> None:

@@ -109,6 +109,12 @@ def valid_cuts(blocks: Sequence[Block], start: int) -> list[bool]:
     thinking/reasoning block, or when a tool call before ``i`` has a result at or after
     ``i``, or has no result yet (it may still arrive).
     """
+    return [False] * start + _valid_from(blocks, start)
+
+
+def _valid_from(blocks: Sequence[Block], start: int) -> list[bool]:
+    """:func:`valid_cuts` for ``blocks[start:]`` only (index 0 is ``start``): linear in
+    the region, whatever lies before it."""
     n = len(blocks)
     last_result: dict[str, int] = {}
     for i in range(start, n):
@@ -116,25 +122,24 @@ def valid_cuts(blocks: Sequence[Block], start: int) -> list[bool]:
         if b.type == REACT_TOOL_RESULT and b.call_id:
             last_result[b.call_id] = i
     # open[i] = number of calls started before i whose last result is >= i
-    delta = [0] * (n + 2)
+    delta = [0] * (n - start + 2)
     for i in range(start, n):
         b = blocks[i]
         if b.type == REACT_TOOL_CALL and b.call_id:
             end = last_result.get(b.call_id, n)  # pending: open to the end
             if end > i:
-                delta[i + 1] += 1
-                delta[end + 1] -= 1
-    valid = [False] * n
+                delta[i + 1 - start] += 1
+                delta[end + 1 - start] -= 1
+    valid = [False] * (n - start)
     running = 0
-    for i in range(start, n):
-        running += delta[i]
-        valid[i] = (
-            i > start
-            and running == 0
-            and cut_boundary(blocks[i]) != "none"
-            # thinking/reasoning stays with the assistant content it came with
-            and block_type(blocks[i - 1].type).render != "reasoning"
-        )
+    previous = block_type(blocks[start].type).render if start < n else ""
+    for i in range(start + 1, n):
+        running += delta[i - start]
+        b = blocks[i]
+        render = block_type(b.type).render
+        # thinking/reasoning stays with the assistant content it came with
+        valid[i - start] = running == 0 and previous != "reasoning" and cut_boundary(b) != "none"
+        previous = render
     return valid
 
 
@@ -203,18 +208,21 @@ def plan_cut(
     hi = n - max(1, policy.preserve_recent_blocks)
     if start + 1 > hi:
         return None
-    valid = valid_cuts(blocks, start)
-    suffix = [0] * (n + 1)
-    pinned_prefix = [0] * (n + 1)
-    for i in range(n - 1, start - 1, -1):
-        suffix[i] = suffix[i + 1] + costs[i]
+    # arrays over the region only (index - start): the blocks before the latest summary
+    # can be thousands when nothing is evicted
+    valid = _valid_from(blocks, start)
+    size = n - start
+    suffix = [0] * (size + 1)
+    pinned_prefix = [0] * (size + 1)
+    for j in range(size - 1, -1, -1):
+        suffix[j] = suffix[j + 1] + costs[start + j]
     if pinned:
-        for i in range(start, n):
-            pin = costs[i] if blocks[i].id in pinned else 0
-            pinned_prefix[i + 1] = pinned_prefix[i] + pin
+        for j in range(size):
+            pin = costs[start + j] if blocks[start + j].id in pinned else 0
+            pinned_prefix[j + 1] = pinned_prefix[j] + pin
 
     def kept(c: int) -> int:
-        return suffix[c] + pinned_prefix[c]
+        return suffix[c - start] + pinned_prefix[c - start]
 
     context_budget = budget - system_tokens
     available = budget - fixed_tokens - summary_reserve
@@ -243,11 +251,11 @@ def plan_cut(
         if kept(c) > keep or n - c > keep_blocks:
             break
         k = c
-    candidates = [c for c in range(max(k, start + 1), hi + 1) if valid[c]]
+    candidates = [c for c in range(max(k, start + 1), hi + 1) if valid[c - start]]
     if candidates:
         cut = _preferred(blocks, candidates, kept)
     else:
-        earlier = [c for c in range(start + 1, min(k, hi + 1)) if valid[c]]
+        earlier = [c for c in range(start + 1, min(k, hi + 1)) if valid[c - start]]
         if not earlier:
             return None
         cut = earlier[-1]

@@ -8,6 +8,7 @@ vocabulary built in: the same counts, several times faster), tiktoken otherwise.
 
 from __future__ import annotations
 
+import functools
 import math
 import struct
 import threading
@@ -251,6 +252,8 @@ class BlockTokenMemo:
     _lines: dict[str, int] = attrs.field(factory=dict, init=False)
     chars_tokenized: int = attrs.field(default=0, init=False)
     calls: int = attrs.field(default=0, init=False)
+    last_system: tuple[str, int] | None = attrs.field(default=None, init=False)
+    """The last system prompt costed and its cost (``_render.system_cost``)."""
 
     def __attrs_post_init__(self) -> None:
         bound = getattr(self.counter, "upper_bound", None)
@@ -266,14 +269,26 @@ class BlockTokenMemo:
         return self._costs.get(block.id)
 
     def bound(self, block: Block) -> int:
-        """A cheap upper bound of :meth:`block` (requires a lazy counter)."""
-        assert self._bound is not None
+        """A cheap upper bound of :meth:`block` (requires a lazy counter): the bound of
+        the text plus one of its document-layout label, built without copying the text."""
+        upper = self._bound
+        assert upper is not None
         spec = block_type(block.type)
-        if spec.render in ("header", "summary"):
+        render = spec.render
+        if render in ("header", "summary"):
             return self.block(block)
-        from timeline.formats.text import block_text
+        if render in ("tool_call", "tool_result"):
+            label = _TOOL_LABEL_BOUND + upper(block.tool_id or "") + upper(block.call_id or "")
+            cost = upper(block.text) + label
+        elif render == "attachment":
+            from timeline.formats.text import block_text
 
-        cost = self._bound(block_text(block)) + self._bound(_provider_ids(block))
+            cost = upper(block_text(block))
+        else:
+            cost = upper(block.text) + (upper(spec.label) + 1 if spec.label else 0)
+        ids = _provider_ids(block)
+        if ids:
+            cost += upper(ids)
         if block.data is not None:
             cost += binary_token_estimate(block.data, block.mime)
         return cost + BLOCK_OVERHEAD_TOKENS
@@ -296,6 +311,10 @@ class BlockTokenMemo:
         (for a block that may never be added, whose id could be reused)."""
         cost = self._costs.get(block.id)
         return cost if cost is not None else self._block_cost(block)
+
+    def remember(self, block: Block, cost: int) -> None:
+        """Record ``cost`` (from :meth:`uncached`) once ``block`` has been added."""
+        self._costs[block.id] = cost
 
     def _block_cost(self, block: Block) -> int:
         from timeline.formats.text import block_text
@@ -356,14 +375,26 @@ class BlockTokenMemo:
         self._costs = {k: v for k, v in self._costs.items() if keep(k)}
 
 
+_TOOL_LABEL_BOUND: Final = 32
+"""Characters of a tool call or result label besides its tool name and call id:
+``[TOOL RESULT `` + `` call_id=`` + `` error]`` and the newline (see ``block_text``)."""
+
+
 def _provider_ids(block: Block) -> str:
     """The provider-safe tool name and call id a payload sends in place of the stored
     ones, when they differ (they are not in the document-layout text)."""
+    if not block.call_id and not block.tool_id:
+        return ""
+    return _provider_ids_of(block.call_id or "", block.tool_id or "")
+
+
+@functools.lru_cache(maxsize=4096)
+def _provider_ids_of(call_id: str, tool_id: str) -> str:
     from timeline.formats.names import provider_call_id, provider_tool_name
 
     out = []
-    if block.call_id and provider_call_id(block.call_id) != block.call_id:
-        out.append(provider_call_id(block.call_id))
-    if block.tool_id and provider_tool_name(block.tool_id) != block.tool_id:
-        out.append(provider_tool_name(block.tool_id))
+    if call_id and provider_call_id(call_id) != call_id:
+        out.append(provider_call_id(call_id))
+    if tool_id and provider_tool_name(tool_id) != tool_id:
+        out.append(provider_tool_name(tool_id))
     return " ".join(out)
