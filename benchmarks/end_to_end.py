@@ -1,11 +1,11 @@
 """End to end per request: append + render + provider payload, against LangChain (#16 item 9).
 
 Each request is timed from the first event appended after the previous request to the
-provider payload in hand: for block-timeline ``append`` + ``render`` + ``to_anthropic()``
-/ ``to_openai()``; for the peer ``SummarizationMiddleware`` (memoized counter, the same
-fake summarizer as the peer comparison) + LangChain's own conversion (langchain-anthropic
-``_format_messages`` for the Messages API, timed on every 10th request;
-``convert_to_openai_messages`` for Chat).
+provider payload in hand, ours and the peer fed in lockstep, three runs pooled. For
+block-timeline: ``append`` + ``render`` + ``to_anthropic()`` / ``to_openai()``. For the
+peer: ``SummarizationMiddleware`` (memoized counter, the same fake summarizer as the peer
+comparison) + LangChain's own conversion (langchain-anthropic ``_format_messages`` for
+the Messages API, timed on every 10th request; ``convert_to_openai_messages`` for Chat).
 
     python -m benchmarks.end_to_end [--turns 300]
 """
@@ -44,64 +44,77 @@ def _peer_payload(fmt: str) -> Callable[[list[Any]], Any]:
     return lambda messages: convert_to_openai_messages(messages)
 
 
-def _time_ours(events: list[Event], budget: int, fmt: str) -> dict[str, list[float]]:
-    ours = Ours(budget)
-    ours.tl.render(SYSTEM_PROMPT)  # tokenizer loaded, as after warm_up()
-    render, payload = _ours_payload(fmt)
-    total: list[float] = []
-    payload_only: list[float] = []
-    start = time.perf_counter()
-    for e in events:
-        ours.add(e)
-        if is_request_point(e):
-            view = render(ours)
-            mid = time.perf_counter()
-            payload(view)
-            end = time.perf_counter()
-            total.append(end - start)
-            payload_only.append(end - mid)
-            start = time.perf_counter()
-    return {"total": total, "payload": payload_only}
-
-
 ANTHROPIC_PEER_SAMPLE = 10
 """langchain-anthropic's conversion takes tens of milliseconds a request here: it runs on
 every 10th request (the middleware on every one), and those requests are the sample."""
 
 
-def _time_peer(events: list[Event], budget: int, fmt: str) -> dict[str, list[float]]:
+def _time_both(events: list[Event], budget: int, fmt: str) -> dict[str, dict[str, list[float]]]:
+    """Ours and the peer fed the same events in lockstep; at each request point the one
+    that goes first alternates, so a burst of load on a shared machine hits both alike."""
+    ours = Ours(budget)
+    ours.tl.render(SYSTEM_PROMPT)  # tokenizer loaded, as after warm_up()
+    render, payload = _ours_payload(fmt)
     peer = Summarize(budget, memoized=True)
     convert = _peer_payload(fmt)
     sample = ANTHROPIC_PEER_SAMPLE if fmt == "anthropic" else 1
-    total: list[float] = []
-    payload_only: list[float] = []
+    out: dict[str, dict[str, list[float]]] = {
+        "ours": {"total": [], "payload": []},
+        "peer": {"total": [], "payload": []},
+    }
+    spent = {"ours": 0.0, "peer": 0.0}  # appends since the previous request
     n = 0
-    start = time.perf_counter()
+
+    def ours_request() -> None:
+        start = time.perf_counter()
+        view = render(ours)
+        mid = time.perf_counter()
+        payload(view)
+        end = time.perf_counter()
+        out["ours"]["total"].append(spent["ours"] + end - start)
+        out["ours"]["payload"].append(end - mid)
+
+    def peer_request() -> None:
+        start = time.perf_counter()
+        peer.request()
+        if n % sample == 0:
+            mid = time.perf_counter()
+            convert([peer.system, *peer.state])
+            end = time.perf_counter()
+            out["peer"]["total"].append(spent["peer"] + end - start)
+            out["peer"]["payload"].append(end - mid)
+
     for e in events:
+        start = time.perf_counter()
+        ours.add(e)
+        mid = time.perf_counter()
         peer.add(e)
+        spent["ours"] += mid - start
+        spent["peer"] += time.perf_counter() - mid
         if is_request_point(e):
-            peer.request()
             n += 1
-            if n % sample == 0:
-                mid = time.perf_counter()
-                convert([peer.system, *peer.state])
-                end = time.perf_counter()
-                total.append(end - start)
-                payload_only.append(end - mid)
-            start = time.perf_counter()
-    return {"total": total, "payload": payload_only}
+            for request in (ours_request, peer_request)[:: 1 if n % 2 else -1]:
+                request()
+            spent = {"ours": 0.0, "peer": 0.0}
+    return out
 
 
-def run(turns: int = 300, budget: int = 32_000, seed: int = 0) -> dict[str, Any]:
+def run(turns: int = 300, budget: int = 32_000, seed: int = 0, reps: int = 3) -> dict[str, Any]:
+    """``reps`` lockstep runs of the session per format, their samples pooled."""
     events = list(generate(turns, seed))
     rows = []
     for fmt in ("anthropic", "openai"):
-        ours = _time_ours(events, budget, fmt)
-        peer = _time_peer(events, budget, fmt)
+        ours: dict[str, list[float]] = {"total": [], "payload": []}
+        peer: dict[str, list[float]] = {"total": [], "payload": []}
+        for _ in range(reps):
+            both = _time_both(events, budget, fmt)
+            for key in ("total", "payload"):
+                ours[key] += both["ours"][key]
+                peer[key] += both["peer"][key]
         rows.append(
             {
                 "format": fmt,
-                "requests": len(ours["total"]),
+                "requests": len(ours["total"]) // reps,
                 "ours_median": median(ours["total"]),
                 "ours_p95": p95(ours["total"]),
                 "ours_payload_median": median(ours["payload"]),
@@ -110,7 +123,60 @@ def run(turns: int = 300, budget: int = 32_000, seed: int = 0) -> dict[str, Any]
                 "peer_payload_median": median(peer["payload"]),
             }
         )
-    return {"turns": turns, "budget": budget, "rows": rows}
+    return {"turns": turns, "budget": budget, "reps": reps, "rows": rows}
+
+
+def payload_growth(
+    budget: int = 32_000, seed: int = 0, early: int = 100, late: int = 1_200
+) -> dict[str, Any]:
+    """The stretch goals of #16 item 9: the payload build against the render's own time,
+    and both in the 10 turns before turn ``early`` and before turn ``late`` of one long
+    session (our timeline alone, medians of each window)."""
+    events = list(generate(late, seed))
+    windows = {"early": (early - 10, early), "late": (late - 10, late)}
+    rows = []
+    for fmt in ("anthropic", "openai"):
+        ours = Ours(budget, check_payloads=False)
+        ours.tl.render(SYSTEM_PROMPT)
+        render, payload = _ours_payload(fmt)
+        samples: dict[str, dict[str, list[float]]] = {
+            k: {"render": [], "payload": []} for k in ("all", *windows)
+        }
+        for e in events:
+            ours.add(e)
+            if not is_request_point(e):
+                continue
+            start = time.perf_counter()
+            view = render(ours)
+            mid = time.perf_counter()
+            payload(view)
+            end = time.perf_counter()
+            keys = ["all"] + [k for k, (lo, hi) in windows.items() if lo <= e.turn < hi]
+            for k in keys:
+                samples[k]["render"].append(mid - start)
+                samples[k]["payload"].append(end - mid)
+        med = {k: {part: median(v) for part, v in d.items()} for k, d in samples.items()}
+        rows.append({"format": fmt, **med})
+    return {"early": early, "late": late, "rows": rows}
+
+
+def growth_report(res: dict[str, Any]) -> list[str]:
+    early, late = res["early"], res["late"]
+    out = [
+        f"| payload | render (all) | payload (all) | payload / render | render, turns "
+        f"{early - 10}-{early - 1} | payload | render, turns {late - 10}-{late - 1} | payload "
+        f"| payload growth |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    names = {"anthropic": "Anthropic Messages", "openai": "OpenAI Chat"}
+    for r in res["rows"]:
+        a, e, lt = r["all"], r["early"], r["late"]
+        out.append(
+            f"| {names[r['format']]} | {us(a['render'])} | {us(a['payload'])} | "
+            f"{a['payload'] / a['render']:.2f}x | {us(e['render'])} | {us(e['payload'])} | "
+            f"{us(lt['render'])} | {us(lt['payload'])} | {lt['payload'] / e['payload']:.2f}x |"
+        )
+    return out
 
 
 def report(res: dict[str, Any]) -> list[str]:
@@ -135,6 +201,8 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=300)
     args = parser.parse_args()
     print("\n".join(report(run(turns=args.turns))))
+    print()
+    print("\n".join(growth_report(payload_growth())))
 
 
 if __name__ == "__main__":
