@@ -102,6 +102,7 @@ def _goals(
     sc: dict[str, Any],
     ss: dict[str, Any],
     e2e: dict[str, Any],
+    pg: dict[str, Any],
 ) -> list[str]:
     by = {r["name"]: r for r in res["compare"]}
     ours = by["block-timeline"]
@@ -135,6 +136,23 @@ def _goals(
                 r["ours_median"] <= 0.5 * r["peer_median"] and r["ours_p95"] <= 0.5 * r["peer_p95"],
             )
             for r in e2e["rows"]
+        ),
+        *(
+            row(
+                f"stretch: payload build ({r['format']}) ≤ the render's own time (median)",
+                f"{r['all']['payload'] / r['all']['render']:.2f}x",
+                r["all"]["payload"] <= r["all"]["render"],
+            )
+            for r in pg["rows"]
+        ),
+        *(
+            row(
+                f"stretch: payload build ({r['format']}) at {pg['late']:,} turns ≤ 1.1x at "
+                f"{pg['early']}",
+                f"{r['late']['payload'] / r['early']['payload']:.2f}x",
+                r["late"]["payload"] <= 1.1 * r["early"]["payload"],
+            )
+            for r in pg["rows"]
         ),
         row(
             "time per request at 600 turns ≤ 1.1x at 100 turns",
@@ -251,6 +269,7 @@ def main() -> int:
     ps = persist_speed.run(turns=315)
     print("end to end ...", flush=True)
     e2e = end_to_end.run(turns=args.turns, budget=args.budget)
+    pg = end_to_end.payload_growth(budget=args.budget)
     print("storage size ...", flush=True)
     ss = storage_size.run(budget=args.budget)
     print("summary cap ...", flush=True)
@@ -258,7 +277,7 @@ def main() -> int:
     print("peers (this takes a few minutes) ...", flush=True)
     res = peers.run(turns=args.turns, budget=args.budget)
 
-    goals = _goals(res, rs, ps, sc, ss, e2e)
+    goals = _goals(res, rs, ps, sc, ss, e2e, pg)
     analysis = (Path(__file__).parent / "ANALYSIS.md").read_text()
     analysis = analysis.format_map(_figures(res, goals))
     lines = [
@@ -312,6 +331,12 @@ def main() -> int:
         f"{end_to_end.ANTHROPIC_PEER_SAMPLE}th request; `convert_to_openai_messages`).",
         "",
         *end_to_end.report(e2e),
+        "",
+        "The payload build against the render's own time, over one session of "
+        f"{pg['late']:,} turns (our timeline alone, medians; the windows are the 10 turns "
+        "before each mark):",
+        "",
+        *end_to_end.growth_report(pg),
         "",
         "## Render speed",
         "",
