@@ -20,6 +20,7 @@ import re
 from collections.abc import Sequence
 from typing import Final
 
+from timeline._textscan import clip, first_line, has_word, newline_only, split_sentences
 from timeline.block import (
     ASSISTANT_COMPLETION,
     REACT_PLAN,
@@ -47,6 +48,8 @@ REMINDER_HEADING: Final = "## Active Work Reminder"
 TAGGED_NOTES_HEADING: Final = "## Tagged Notes"
 _CLIP: Final = 160
 _NEXT = re.compile(r"\b(next|then|todo|remaining|need to|will)\b", re.IGNORECASE)
+_NEXT_WORDS: Final = ("next", "then", "todo", "remaining", "need to", "will")
+_MID_TURN_TEXT: Final = "[MID-TURN COMPACTION "
 _MID_TURN = re.compile(r"^\[MID-TURN COMPACTION \d+\]$", re.MULTILINE)
 
 
@@ -56,8 +59,7 @@ def mid_turn_heading(n: int) -> str:
 
 
 def _clip(text: str, cap: int = _CLIP) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= cap else f"{text[: cap - 3]}..."
+    return clip(text, cap)
 
 
 def _action(block: Block) -> str:
@@ -65,8 +67,7 @@ def _action(block: Block) -> str:
         return _clip(f"called {block.tool_id} {block.text}")
     if block.type == REACT_TOOL_RESULT:
         status = "failed" if block.meta.get("is_error") else "returned"
-        first = block.text.strip().splitlines()[0] if block.text.strip() else ""
-        return _clip(f"{block.tool_id or 'tool'} {status}: {first}")
+        return _clip(f"{block.tool_id or 'tool'} {status}: {first_line(block.text)}")
     if block.type == ASSISTANT_COMPLETION:
         return _clip(f"answered: {block.text}")
     return _clip(f"{block_type(block.type).label} {block.text}".strip())
@@ -75,10 +76,10 @@ def _action(block: Block) -> str:
 def _next_step(compacted: Sequence[Block], cut_block: Block | None) -> str:
     for b in reversed(compacted):
         if b.type == ASSISTANT_COMPLETION and b.text.strip():
-            sentences = re.split(r"(?<=[.!?])\s+|\n+", b.text)
-            steps = [s for s in sentences if s.strip() and _NEXT.search(s)]
-            if steps:
-                return _clip(steps[0])
+            if has_word(_NEXT, _NEXT_WORDS, b.text):  # else no sentence has one either
+                for s in split_sentences(b.text):
+                    if s.strip() and has_word(_NEXT, _NEXT_WORDS, s):
+                        return _clip(s)
             break
     if cut_block is not None:
         label = block_type(cut_block.type).label or cut_block.type
@@ -138,12 +139,24 @@ def assemble(
     return "\n\n".join(parts)
 
 
+def _mid_turn_start(text: str) -> int:
+    """``_MID_TURN.search(text).start()`` (-1: none), trying only where its text is."""
+    i = text.find(_MID_TURN_TEXT)
+    while i >= 0:
+        if (i == 0 or text[i - 1] == "\n") and _MID_TURN.match(text, i):
+            return i
+        i = text.find(_MID_TURN_TEXT, i + 1)
+    return -1
+
+
 def strip_rebuilt_sections(text: str) -> str:
     """The previous summary without the parts every compaction rebuilds (reminder, tagged
     notes, mid-turn checkpoint): what a summarizer should merge."""
-    mid = _MID_TURN.search(text)
-    if mid is not None:
-        text = text[: mid.start()]
+    mid = _mid_turn_start(text)
+    if mid >= 0:
+        text = text[:mid]
+    if newline_only(text):
+        return _strip_sections(text)
     out: list[str] = []
     skipping = False
     for line in text.splitlines():
@@ -152,3 +165,28 @@ def strip_rebuilt_sections(text: str) -> str:
         if not skipping:
             out.append(line)
     return "\n".join(out).strip()
+
+
+_REBUILT: Final = (REMINDER_HEADING, TAGGED_NOTES_HEADING)
+
+
+def _strip_sections(text: str) -> str:
+    """The line loop of :func:`strip_rebuilt_sections` for a text whose only line break
+    is ``\n``, a section (from one ``## `` line to the next) at a time."""
+    heads = [0] if text.startswith("## ") else []
+    i = text.find("\n## ")
+    while i >= 0:
+        heads.append(i + 1)
+        i = text.find("\n## ", i + 1)
+    kept: list[str] = []
+    skipping = False
+    start = 0
+    for h in heads:
+        if h and not skipping:
+            kept.append(text[start : h - 1])
+        eol = text.find("\n", h)
+        skipping = text[h : len(text) if eol < 0 else eol].strip() in _REBUILT
+        start = h
+    if not skipping:
+        kept.append(text[start:])
+    return "\n".join(kept).strip()

@@ -18,6 +18,7 @@ from typing import Final
 
 import attrs
 
+from timeline._textscan import clip, first_line, has_word, newline_only, sentences
 from timeline.block import (
     ASSISTANT_COMPLETION,
     REACT_NOTE,
@@ -87,7 +88,7 @@ _FOLD_STEP: Final = 8
 
 
 def _sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE.split(text) if s and s.strip()]
+    return sentences(text)  # [s.strip() for s in _SENTENCE.split(text) if s and s.strip()]
 
 
 def _sentence_end(text: str, stop: int) -> int:
@@ -126,18 +127,16 @@ def _matching_sentences(
     for text in texts:
         low = text.lower()
         if any(w in low for w in words):
-            out += [_clip(s) for s in _sentences(text) if pattern.search(s)]
+            out += [_clip(s) for s in _sentences(text) if has_word(pattern, words, s)]
     return out
 
 
 def _first_line(text: str) -> str:
-    stripped = text.strip()
-    return stripped.splitlines()[0] if stripped else ""
+    return first_line(text)
 
 
 def _clip(text: str, cap: int = LINE_CAP) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= cap else f"{text[: cap - 3]}..."
+    return clip(text, cap)
 
 
 def _clip_lines(text: str, budget_chars: int) -> str:
@@ -162,6 +161,8 @@ def _dedupe(items: Iterable[str]) -> list[str]:
 
 def parse_sections(text: str) -> dict[str, list[str]]:
     """A summary's ``## ``/``### `` sections as lists of their non-empty lines."""
+    if newline_only(text):
+        return _parse_by_section(text)
     sections: dict[str, list[str]] = {}
     lines: list[str] | None = None
     for raw in text.splitlines():
@@ -175,6 +176,50 @@ def parse_sections(text: str) -> dict[str, list[str]]:
             lines = None
         elif lines is not None:
             lines.append(line)
+    return {name: lines for name, lines in sections.items() if lines}
+
+
+def _special_starts(text: str) -> list[int]:
+    """Where the lines starting with ``#`` or ``<`` start, in order (single-character
+    ``str.find`` is a memchr; the rest of a found line is skipped)."""
+    starts: list[int] = []
+    for c in "#<":
+        i = text.find(c)
+        while i >= 0:
+            if i == 0 or text[i - 1] == "\n":
+                starts.append(i)
+                i = text.find("\n", i)
+                if i < 0:
+                    break
+            i = text.find(c, i + 1)
+    starts.sort()
+    return starts
+
+
+def _parse_by_section(text: str) -> dict[str, list[str]]:
+    """:func:`parse_sections` for a text whose only line break is ``\n``: the heading and
+    ``<tag>`` lines are found with ``str.find``, the lines between taken in one go."""
+    sections: dict[str, list[str]] = {}
+    lines: list[str] | None = None
+    pos = 0  # the first line not read yet
+    n = len(text)
+    for start in _special_starts(text):
+        eol = text.find("\n", start)
+        eol = n if eol < 0 else eol
+        raw = text[start:eol]
+        heading = raw.startswith(("### ", "## "))
+        if not heading and not (raw.startswith("<") and raw.strip().endswith(">")):
+            continue  # an ordinary line: read with the ones around it
+        if lines is not None and start > pos:
+            lines += filter(None, map(str.strip, text[pos:start].split("\n")))
+        if heading:
+            name = raw[4 if raw.startswith("### ") else 3 :].strip()
+            lines = sections.setdefault(name, []) if name else None
+        else:
+            lines = None
+        pos = eol + 1
+    if lines is not None and pos < n:
+        lines += filter(None, map(str.strip, text[pos:].split("\n")))
     return {name: lines for name, lines in sections.items() if lines}
 
 
@@ -255,6 +300,112 @@ def _turn_items(
     return done, open_, not_started
 
 
+_SECTIONS: Final = (
+    ("## Constraints & Preferences", "constraints", "- ", ""),
+    ("## Progress\n### Done", "done", "- [x] ", None),
+    ("### In Progress", "in_progress", "- [ ] ", None),
+    ("### Not Started", "not_started", "- [ ] ", None),
+    ("### Blocked", "blocked", "- ", ""),
+    ("## Key Decisions", "decisions", "- ", ""),
+)
+"""The bulleted sections before Next Steps: (heading, list, bullet, blank line after)."""
+
+
+class _Page:
+    """The history summary's text at given list caps and request cap: sections that do
+    not change between the (at most four) renders of one summary are joined once."""
+
+    def __init__(
+        self,
+        lists: dict[str, list[str]],
+        goal: list[str],
+        next_steps: list[str],
+        digest: CompactionDigest,
+    ) -> None:
+        self.lists = lists
+        self.digest = digest
+        self.goal = "\n".join(goal) if goal else "(not stated)"
+        steps = [f"{i}. {s}" for i, s in enumerate(next_steps, 1)] or ["1. (none recorded)"]
+        self.steps = "\n".join(steps)
+        self.files = "\n".join(
+            [
+                "<read-files>",
+                *digest.read_files,
+                "</read-files>",
+                "",
+                "<modified-files>",
+                *digest.modified_files,
+                "</modified-files>",
+            ]
+        )
+        self._bullets: dict[tuple[str, int], str] = {}
+        self._capped: dict[int, list[str]] = {}
+        self._requests: dict[tuple[int, int | None], str | None] = {}
+
+    def bullets(self, name: str, cap: int, mark: str = "- ") -> str:
+        """The section's last ``cap`` items as bullet lines (earlier ones counted)."""
+        key = (name, cap)
+        text = self._bullets.get(key)
+        if text is None:
+            items = self.lists[name]
+            kept = items[-cap:]
+            if not kept:
+                text = "- (none)"
+            else:
+                text = mark + ("\n" + mark).join(kept)
+                if len(items) > cap:
+                    text = f"- ({len(items) - cap} earlier items omitted)\n{text}"
+            self._bullets[key] = text
+        return text
+
+    def requests_at(self, cap: int) -> list[str]:
+        """Every carried request capped at ``cap`` characters."""
+        if cap not in self._capped:
+            self._capped[cap] = [_capped(r, cap) for r in self.digest.user_requests]
+        return self._capped[cap]
+
+    def _request_lines(self, cap_chars: int, keep: int | None) -> str | None:
+        key = (cap_chars, keep)
+        if key in self._requests:
+            return self._requests[key]
+        listed = self.requests_at(cap_chars)
+        omitted = self.digest.user_requests_omitted
+        if keep is not None and len(listed) > keep + 1:
+            omitted += len(listed) - 1 - keep
+            listed = listed[:1] + listed[len(listed) - keep :] if keep else listed[:1]
+        # bullets, not numbers: a numbered list would change every line when it shifts, and
+        # each incremental summary would cost a fresh tokenization of the whole list
+        text = None
+        if listed:
+            text = f"- {listed[0]}"
+            if omitted:
+                text += (
+                    f"\n- ({omitted} earlier requests omitted here; their full "
+                    "text is in the turn log, searchable with memory_read)"
+                )
+            if len(listed) > 1:
+                text += "\n- " + "\n- ".join(listed[1:])
+        self._requests[key] = text
+        return text
+
+    def render(self, caps: dict[str, int], cap_chars: int, keep: int | None = None) -> str:
+        """The summary with these list caps, request cap and (folding) kept requests."""
+        out = ["## Goal", self.goal, ""]
+        for heading, name, mark, blank in _SECTIONS:
+            cap = 3 if name == "in_progress" else caps[name]
+            out += [heading, self.bullets(name, cap, mark)]
+            if blank is not None:
+                out.append(blank)
+        out += ["## Next Steps", self.steps, ""]
+        out += ["## Critical Context", self.bullets("critical", caps["critical"]), ""]
+        out.append("## User Requests")
+        requests = self._request_lines(cap_chars, keep)
+        if requests is not None:
+            out.append(requests)
+        out += ["", self.files]
+        return "\n".join(out)
+
+
 @attrs.frozen
 class InventorySummarizer:
     """Deterministic structured summary; the fallback for every other summarizer."""
@@ -319,32 +470,22 @@ class InventorySummarizer:
             + _items(prev.get("Context for Suffix", []))
             + self._critical(blocks, request.digest)
         )
-        sections = (
+        page = _Page(
+            {
+                "constraints": constraints,
+                "done": done,
+                "in_progress": in_progress,
+                "not_started": not_started,
+                "blocked": blocked,
+                "decisions": decisions,
+                "critical": critical,
+            },
             goal,
-            constraints,
-            done,
-            in_progress,
-            not_started,
-            blocked,
-            decisions,
             next_steps,
-            critical,
+            request.digest,
         )
-
-        capped: dict[int, list[str]] = {}
-
-        def requests_at(cap: int) -> list[str]:
-            if cap not in capped:
-                capped[cap] = [_capped(r, cap) for r in request.digest.user_requests]
-            return capped[cap]
-
-        def render(caps: dict[str, int], cap_chars: int, keep: int | None = None) -> str:
-            listed = requests_at(cap_chars)
-            omitted = request.digest.user_requests_omitted
-            if keep is not None and len(listed) > keep + 1:
-                omitted += len(listed) - 1 - keep
-                listed = listed[:1] + listed[len(listed) - keep :] if keep else listed[:1]
-            return self._render_history(*sections, request.digest, listed, omitted, caps)
+        requests_at = page.requests_at
+        render = page.render
 
         # At most three renders: as is; list caps scaled down in one step; then the
         # per-request cap computed from what the requests may still take. Every request
@@ -427,53 +568,6 @@ class InventorySummarizer:
         for h in digest.hidden_blocks:
             out.append(_clip(f"hidden {h.path}: {h.replacement_text or '(omitted)'}"))
         return out
-
-    @staticmethod
-    def _render_history(
-        goal: list[str],
-        constraints: list[str],
-        done: list[str],
-        in_progress: list[str],
-        not_started: list[str],
-        blocked: list[str],
-        decisions: list[str],
-        next_steps: list[str],
-        critical: list[str],
-        digest: CompactionDigest,
-        capped_requests: list[str],
-        omitted: int,
-        caps: dict[str, int],
-    ) -> str:
-        def bullets(items: list[str], cap: int, mark: str = "- ") -> list[str]:
-            kept = items[-cap:]
-            lines = [f"{mark}{i}" for i in kept]
-            if len(items) > cap:
-                lines.insert(0, f"- ({len(items) - cap} earlier items omitted)")
-            return lines or ["- (none)"]
-
-        # bullets, not numbers: a numbered list would change every line when it shifts, and
-        # each incremental summary would cost a fresh tokenization of the whole list
-        requests = [f"- {r}" for r in capped_requests]
-        if omitted and requests:
-            requests.insert(
-                1,
-                f"- ({omitted} earlier requests omitted here; their full "
-                "text is in the turn log, searchable with memory_read)",
-            )
-        out = ["## Goal", *(goal or ["(not stated)"]), ""]
-        out += ["## Constraints & Preferences", *bullets(constraints, caps["constraints"]), ""]
-        out += ["## Progress", "### Done", *bullets(done, caps["done"], "- [x] ")]
-        out += ["### In Progress", *bullets(in_progress, 3, "- [ ] ")]
-        out += ["### Not Started", *bullets(not_started, caps["not_started"], "- [ ] ")]
-        out += ["### Blocked", *bullets(blocked, caps["blocked"]), ""]
-        out += ["## Key Decisions", *bullets(decisions, caps["decisions"]), ""]
-        steps = [f"{i}. {s}" for i, s in enumerate(next_steps, 1)] or ["1. (none recorded)"]
-        out += ["## Next Steps", *steps, ""]
-        out += ["## Critical Context", *bullets(critical, caps["critical"]), ""]
-        out += ["## User Requests", *requests, ""]
-        out += ["<read-files>", *digest.read_files, "</read-files>", ""]
-        out += ["<modified-files>", *digest.modified_files, "</modified-files>"]
-        return "\n".join(out)
 
     def _turn_prefix(self, request: SummaryRequest) -> str:
         blocks = request.blocks

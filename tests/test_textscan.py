@@ -1,0 +1,142 @@
+"""The fast text scans of compaction equal the regex and line loops they replace."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from timeline import _textscan
+from timeline.summarizers.inventory import parse_sections
+from timeline.summary_text import (
+    _NEXT,
+    _NEXT_WORDS,
+    REMINDER_HEADING,
+    TAGGED_NOTES_HEADING,
+    strip_rebuilt_sections,
+)
+
+# pieces that hit every branch: each kind of line break, sentence ends, headings, tags,
+# mid-turn markers, the words searched for in several cases, long runs
+PIECES = (
+    "a",
+    "b c",
+    " ",
+    "  ",
+    ".",
+    "!",
+    "?",
+    "\n",
+    "\n\n",
+    "\r",
+    "\r\n",
+    "\t",
+    "\x0b",
+    "\x1c",
+    "\x85",
+    "\u2028",
+    "## ",
+    "### ",
+    "#",
+    "<",
+    ">",
+    "<tag>",
+    f"\n{REMINDER_HEADING}\n",
+    f"\n{TAGGED_NOTES_HEADING} \n",
+    "\n## Goal\n",
+    "[MID-TURN COMPACTION 3]",
+    "\n[MID-TURN COMPACTION 12]\n",
+    "[MID-TURN COMPACTION x]",
+    "next",
+    "Then",
+    "NEED TO",
+    "willing",
+    "\u017f",  # long s: matches "s" case-insensitively, not ASCII
+    "\u212a",  # Kelvin sign: matches "k"
+    "- ",
+    "(",
+    ")",
+    "\xe9",
+    "x" * 60,
+)
+texts = st.lists(st.sampled_from(PIECES), max_size=60).map("".join)
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_MID_TURN = re.compile(r"^\[MID-TURN COMPACTION \d+\]$", re.MULTILINE)
+
+
+def parse_by_lines(text: str) -> dict[str, list[str]]:
+    """The line loop parse_sections used before (every line looked at)."""
+    sections: dict[str, list[str]] = {}
+    lines: list[str] | None = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        if raw.startswith(("### ", "## ")):
+            name = raw[4 if raw.startswith("### ") else 3 :].strip()
+            lines = sections.setdefault(name, []) if name else None
+        elif raw.startswith("<") and line.endswith(">"):
+            lines = None
+        elif lines is not None:
+            lines.append(line)
+    return {name: lines for name, lines in sections.items() if lines}
+
+
+def strip_by_lines(text: str) -> str:
+    """The regex and line loop strip_rebuilt_sections used before."""
+    mid = _MID_TURN.search(text)
+    if mid is not None:
+        text = text[: mid.start()]
+    out: list[str] = []
+    skipping = False
+    for line in text.splitlines():
+        if line.startswith("## "):
+            skipping = line.strip() in (REMINDER_HEADING, TAGGED_NOTES_HEADING)
+        if not skipping:
+            out.append(line)
+    return "\n".join(out).strip()
+
+
+@settings(max_examples=400)
+@given(texts)
+def test_split_sentences_is_the_regex_split(text: str) -> None:
+    """split_sentences returns what re.split with the sentence pattern returns."""
+    assert _textscan.split_sentences(text) == _SENTENCE.split(text)
+
+
+@settings(max_examples=400)
+@given(texts)
+def test_parse_sections_by_section_equals_the_line_loop(text: str) -> None:
+    """parse_sections gives the sections the line-by-line parse gives."""
+    assert parse_sections(text) == parse_by_lines(text)
+
+
+@settings(max_examples=400)
+@given(texts)
+def test_strip_rebuilt_sections_equals_the_line_loop(text: str) -> None:
+    """strip_rebuilt_sections cuts what the regex and line loop cut."""
+    assert strip_rebuilt_sections(text) == strip_by_lines(text)
+
+
+@settings(max_examples=300)
+@given(texts, st.integers(min_value=0, max_value=40))
+def test_clip_equals_collapsing_the_whole_text(text: str, cap: int) -> None:
+    """clip reads a long text only as far as its cut but returns the same."""
+    collapsed = " ".join(text.split())
+    expected = collapsed if len(collapsed) <= cap else f"{collapsed[: cap - 3]}..."
+    assert _textscan.clip(text, cap) == expected
+
+
+@settings(max_examples=300)
+@given(texts)
+def test_first_line_and_word_search(text: str) -> None:
+    """first_line is the stripped text's first line; has_word is the regex search."""
+    stripped = text.strip()
+    assert _textscan.first_line(text) == (stripped.splitlines()[0] if stripped else "")
+    assert _textscan.has_word(_NEXT, _NEXT_WORDS, text) == (_NEXT.search(text) is not None)
+    parts = text.split("\n")
+    if parts[-1] == "":
+        parts.pop()  # splitlines gives no empty line after a final break
+    assert _textscan.newline_only(text) == (text.splitlines() == parts)
