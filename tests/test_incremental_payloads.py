@@ -7,7 +7,7 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import given, settings, target
 from hypothesis import strategies as st
 from timeline_gen import _Gen
 
@@ -135,9 +135,10 @@ def test_payloads_after_compactions_and_hides_equal_payloads_from_scratch(
             assert outcome(incremental, view) == outcome(scratch, view)
 
 
-def test_a_compaction_builds_only_the_messages_that_changed() -> None:
-    """After a compaction the plan is made again but the kept turns' messages take the
-    items already built: only the summary's message and the new ones are built."""
+def test_a_compaction_plans_and_builds_only_the_messages_that_changed() -> None:
+    """After a compaction only the new head (the summary's message, merged with the first
+    kept prompt) and the messages after the kept ones are planned and built: the kept
+    turns' messages move behind the summary with the items already built."""
     tl = Timeline(
         "cmp",
         token_counter=HeuristicCounter(),
@@ -151,13 +152,67 @@ def test_a_compaction_builds_only_the_messages_that_changed() -> None:
         call = tl.append(blocks.tool_call("read_file", {"path": f"m{t}.py"}))
         tl.append(blocks.tool_result(call.call_id or "", f"source of m{t} " * 10))
         view = tl.render("sys")
-        full, built = cache.full_plans, cache.built_messages
+        full, rebased = cache.full_plans, cache.rebased_plans
+        planned, built, reused = cache.planned_messages, cache.built_messages, cache.reused_messages
         payload = view.to_openai()
         assert payload == to_openai(view.system, view.blocks)
-        if cache.full_plans > full and t > 5:  # a compaction request
+        # what an append plans and builds: the last turn's call and result messages
+        # again (the result was final), the completion, the new prompt, call and result
+        if t > 1 and view.compaction is None:
+            assert cache.planned_messages - planned <= 6
+        if view.compaction is not None:
             checked += 1
-            # the summary's message + the four appended since the last render
-            assert cache.built_messages - built <= 1 + 4 < len(payload) - 1
+            assert (cache.full_plans, cache.rebased_plans) == (full, rebased + 1)
+            # the same plus the summary's message (merged with the first kept prompt)
+            assert cache.planned_messages - planned <= 1 + 6
+            assert cache.built_messages - built <= 1 + 6 < len(payload) - 1
+            assert cache.reused_messages - reused >= len(payload) - 1 - 1 - 6
         tl.append(blocks.assistant_completion(f"Fixed module {t}."))
     assert checked >= 3
-    assert cache.reused_messages > 0
+
+
+def compaction_session(seed: int) -> Timeline:
+    """A random session forced to compact often, with everything a kept part can hold:
+    pinned blocks, parallel and pending calls, thinking and reasoning, images in results,
+    hidden blocks and volatile tails."""
+    g = _Gen(seed)
+    tl = g.tl
+    tl.policy = CompactionPolicy(
+        max_tokens=g.rng.choice((900, 1_500, 3_000)), keep_recent_turns=g.rng.randint(0, 3)
+    )
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("start"))
+    for _ in range(g.rng.randint(6, 16)):
+        for _ in range(g.rng.randint(1, 6)):
+            g.step()
+        if g.rng.random() < 0.3:
+            tl.begin_turn()
+            tl.append(blocks.user_prompt("next request " * g.rng.randint(5, 80)))
+        tail = [blocks.note(f"volatile {g.n}")] if g.rng.random() < 0.2 else []
+        try:
+            view = tl.render("sys", force_sanitize=g.rng.random() < 0.1, tail=tail)
+        except TimelineError:
+            continue
+        for incremental, scratch in FORMATS.values():
+            assert outcome(incremental, view) == outcome(scratch, view)
+    return tl
+
+
+@settings(max_examples=80, deadline=None)
+@given(seed=st.integers(0, 100_000))
+def test_payloads_after_rebased_plans_equal_payloads_from_scratch(seed: int) -> None:
+    """Payloads that move the kept messages behind a new summary (and every other payload
+    of the session) equal the ones built from scratch in the three formats."""
+    cache = compaction_session(seed).payload_cache
+    target(float(cache.rebased_plans), label="rebased plans")
+
+
+def test_most_compactions_move_the_kept_messages() -> None:
+    """Over fixed seeds the rebased path is the common one after a compaction (so the
+    property above exercises it), and its payloads equal the ones from scratch."""
+    rebased = full = 0
+    for seed in range(40):
+        cache = compaction_session(seed).payload_cache
+        rebased += cache.rebased_plans
+        full += cache.full_plans
+    assert rebased > 40

@@ -36,7 +36,9 @@ __all__ = [
     "Part",
     "media_kind",
     "part_text",
+    "plan_head",
     "plan_messages",
+    "plan_rest",
     "result_items",
 ]
 
@@ -146,16 +148,16 @@ def _final_stripped(parts: list[Part]) -> list[Part]:
     return parts
 
 
-def _settle(out: list[tuple[str, list[Part]]]) -> list[tuple[str, list[Part]]]:
+def _settle(out: list[tuple[str, list[Part]]], final: bool = True) -> list[tuple[str, list[Part]]]:
     """Thinking/reasoning only travels with the assistant content it preceded: drop it
-    from assistant messages holding nothing else and from the end of the final one, then
-    merge the same-role neighbours this leaves."""
+    from assistant messages holding nothing else and (``final``: nothing follows) from
+    the end of the final one, then merge the same-role neighbours this leaves."""
     for k, (role, parts) in enumerate(out):
         if role == "assistant" and all(p.kind == "reasoning" for p in parts):
             out[k] = (role, [])
     while out and not out[-1][1]:
         out.pop()
-    if out and out[-1][0] == "assistant":
+    if final and out and out[-1][0] == "assistant":
         parts = out[-1][1]
         while parts and parts[-1].kind == "reasoning":
             parts.pop()
@@ -170,16 +172,11 @@ def _settle(out: list[tuple[str, list[Part]]]) -> list[tuple[str, list[Part]]]:
     return merged
 
 
-def plan_messages(
-    blocks: Sequence[Block], provider: str | None = None, *, start: int = 0, lead: bool = True
-) -> list[Message]:
-    """Alternating messages for ``blocks`` (the rendered stream, tail included).
-
-    Thinking/reasoning blocks are planned only for the ``provider`` they came from
-    (``"anthropic"`` or ``"responses"``) and only ahead of other assistant content.
-    ``start`` numbers the blocks from there (planning the rest of a stream);
-    ``lead=False`` plans such a rest: no conversation-start marker, and nothing to send
-    is an empty list rather than :class:`EmptyPromptError`."""
+def _raw_plan(
+    blocks: Sequence[Block], provider: str | None, start: int
+) -> tuple[list[tuple[str, list[Part]]], bool]:
+    """The messages before settling, and whether the blocks end on calls still waiting
+    (a call following them would join those as a parallel call)."""
     call_ids = {b.call_id for b in blocks if block_type(b.type).render == "tool_call" and b.call_id}
     results: dict[str, list[tuple[int, Block]]] = {}
     for i, b in enumerate(blocks, start):
@@ -240,17 +237,74 @@ def plan_messages(
         flush()
         for part in _content_parts(b, i):
             push(spec.role, part)
+    waiting = bool(pending) and previous_kind == "tool_call"
     flush()
-    out = _settle(out)
-    if not lead:
-        if out and out[-1][0] == "assistant":
-            out[-1] = ("assistant", _final_stripped(out[-1][1]))
-        return [Message("user" if r == "user" else "assistant", tuple(p)) for r, p in out]
+    return out, waiting
+
+
+def _finish(out: list[tuple[str, list[Part]]]) -> list[Message]:
+    return [Message("user" if r == "user" else "assistant", tuple(p)) for r, p in out]
+
+
+def _lead(out: list[tuple[str, list[Part]]]) -> None:
     if out and out[0][0] == "assistant":
         marker = Block(type="user.prompt", text=CONVERSATION_START_TEXT, author="user")
         out.insert(0, ("user", [Part("text", marker, -1, text=CONVERSATION_START_TEXT)]))
+
+
+def plan_messages(
+    blocks: Sequence[Block], provider: str | None = None, *, start: int = 0, lead: bool = True
+) -> list[Message]:
+    """Alternating messages for ``blocks`` (the rendered stream, tail included).
+
+    Thinking/reasoning blocks are planned only for the ``provider`` they came from
+    (``"anthropic"`` or ``"responses"``) and only ahead of other assistant content.
+    ``start`` numbers the blocks from there (planning the rest of a stream);
+    ``lead=False`` plans such a rest: no conversation-start marker, and nothing to send
+    is an empty list rather than :class:`EmptyPromptError`."""
+    raw, _ = _raw_plan(blocks, provider, start)
+    out = _settle(raw)
+    if not lead:
+        if out and out[-1][0] == "assistant":
+            out[-1] = ("assistant", _final_stripped(out[-1][1]))
+        return _finish(out)
+    _lead(out)
     if not out:
         raise EmptyPromptError("nothing to send: the rendered timeline holds no message")
     if out[-1][0] == "assistant":
         out[-1] = ("assistant", _final_stripped(out[-1][1]))
-    return [Message("user" if r == "user" else "assistant", tuple(p)) for r, p in out]
+    return _finish(out)
+
+
+def plan_head(blocks: Sequence[Block], provider: str | None = None) -> list[Message] | None:
+    """The messages of ``blocks`` as the start of a longer stream (numbered from 0): what
+    :func:`plan_messages` gives for them minus what only the end of a stream gets (no
+    trailing reasoning dropped, no final text stripped). None when the blocks that follow
+    could change them: nothing to send, calls at the end still waiting (a following call
+    would join them) or only reasoning at the end (a following assistant message would
+    keep it). The caller still merges the last message with the next one when both are
+    user messages, and must not append an assistant message after an assistant one."""
+    raw, waiting = _raw_plan(blocks, provider, 0)
+    if waiting or (raw and all(p.kind == "reasoning" for p in raw[-1][1])):
+        return None  # a following assistant message would keep that reasoning
+    out = _settle(raw, final=False)
+    _lead(out)
+    return _finish(out) if out else None
+
+
+def plan_rest(
+    blocks: Sequence[Block], provider: str | None, start: int, after: str
+) -> list[Message] | None:
+    """What ``plan_messages(blocks, provider, start=start, lead=False)`` gives, for the
+    rest of a stream whose earlier blocks end on a message of role ``after``; None when
+    the rest would join that message (its first message has that role, or had before a
+    lone reasoning message was dropped) or holds nothing to send."""
+    raw, _ = _raw_plan(blocks, provider, start)
+    if not raw or raw[0][0] == after:
+        return None
+    out = _settle(raw)
+    if not out or out[0][0] == after:
+        return None
+    if out[-1][0] == "assistant":
+        out[-1] = ("assistant", _final_stripped(out[-1][1]))
+    return _finish(out)

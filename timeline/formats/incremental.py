@@ -27,19 +27,21 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Sequence
+from itertools import accumulate
 from typing import Any
 
 import attrs
 
 from timeline.block import Block
 from timeline.block_types import block_type
-from timeline.formats._plan import Message, plan_messages
+from timeline.formats._plan import Message, Part, plan_head, plan_messages, plan_rest
 from timeline.formats.anthropic import anthropic_message, anthropic_payload
 from timeline.formats.openai import chat_items, chat_system, responses_items, responses_system
 
 __all__ = ["PayloadCache"]
 
 Items = list[dict[str, Any]]
+_TOOL_KINDS = ("tool_call", "tool_result")
 
 
 @attrs.define
@@ -65,10 +67,19 @@ class _Plan:
     """Call id -> block index of a result shown as text (its call was not visible)."""
     items: dict[str, list[Items | None]] = attrs.field(factory=dict)
     """Format -> items of each message built without a checkpoint (None: not built)."""
+    shifts: list[int] = attrs.field(factory=list)
+    """What to add to each message's part indices to get block indices (messages kept
+    across a compaction keep the parts planned before it)."""
+    waits: list[bool] = attrs.field(factory=list)
+    """Message j holds a call's synthetic "no result recorded" result."""
+    last_use: dict[str, int] = attrs.field(factory=dict)
+    """Call id -> at least the index of the last message showing a call or result with it
+    (stale entries only ever cause a full plan)."""
 
     def add(self, messages: list[Message]) -> None:
         owner = self.owner
         owner += [-1] * (len(self.blocks) - len(owner))
+        last_use = self.last_use
         for message in messages:
             j = len(self.messages)
             self.messages.append(message)
@@ -82,23 +93,56 @@ class _Plan:
                         owner[i] = j
                 if p.kind == "tool_call" and p.block.call_id:
                     self.call_message[p.block.call_id] = j
+                    last_use[p.block.call_id] = j
                 elif p.kind == "tool_result":
                     answers = answers or self.call_message.get(p.block.call_id or "", j) < j
                     waiting = waiting or p.index < 0
+                    last_use[p.block.call_id or ""] = j
                 elif p.kind == "text" and block_type(p.block.type).render == "tool_result":
                     self.text_results.setdefault(p.block.call_id or "", p.index)
+                    last_use[p.block.call_id or ""] = j
             self.starts.append(lo)
             self.answers.append(answers)
             self.highs.append(hi)
+            self.waits.append(waiting)
+            self.shifts.append(0)
             self.open_before.append(waiting or bool(self.open_before and self.open_before[-1]))
             for built in self.items.values():
                 built.append(None)
+
+    def graft(self, last: _Plan, j: int, s: int, shift: int) -> int:
+        """Append ``last``'s messages from ``j`` on, their blocks moved by ``shift``
+        (``last`` planned them for blocks now ``shift`` further); what to add to a message
+        index of ``last`` to get its index here. ``last``'s blocks from ``s`` on must be
+        shown only in messages from ``j`` on (or ``j - 1``, when this plan's last
+        message is that one merged) and those messages only show them."""
+        moved = len(self.messages) - j
+        self.messages += last.messages[j:]
+        self.shifts += map(shift.__add__, last.shifts[j:])
+        self.starts += [k + shift if k >= 0 else -1 for k in last.starts[j:]]
+        self.highs += map(shift.__add__, last.highs[j:])
+        self.answers += last.answers[j:]
+        self.waits += last.waits[j:]
+        running = accumulate(
+            last.waits[j:], operator.or_, initial=bool(self.open_before and self.open_before[-1])
+        )
+        self.open_before += list(running)[1:]
+        del self.owner[s + shift :]
+        self.owner += [k + moved if k >= 0 else -1 for k in last.owner[s:]]
+        # no id is in both (the caller checked), so the updates overwrite nothing
+        self.call_message.update({c: k + moved for c, k in last.call_message.items() if k >= j})
+        self.last_use.update({c: k + moved for c, k in last.last_use.items() if k >= j})
+        self.text_results.update({c: i + shift for c, i in last.text_results.items() if i >= s})
+        for fmt, built in last.items.items():
+            fresh: list[Items | None] = [None] * (len(self.messages) - len(built) + j)
+            self.items[fmt] = fresh + built[j:]
+        return moved
 
     def truncate(self, j: int) -> None:
         """Forget messages ``j`` on (the blocks from ``starts[j]`` on)."""
         del self.owner[self.starts[j] :]
         del self.messages[j:], self.starts[j:], self.highs[j:], self.open_before[j:]
-        del self.answers[j:]
+        del self.answers[j:], self.shifts[j:], self.waits[j:]
         for built in self.items.values():
             del built[j:]
 
@@ -131,6 +175,44 @@ def _carry_items(last: _Plan, plan: _Plan) -> int:
     return carried
 
 
+def _kept_run(old: Sequence[Block], new: Sequence[Block]) -> tuple[int, int, int]:
+    """``(a, c, n)``: a run ``new[c : c + n]`` that is ``old[a : a + n]`` (by identity;
+    both sequences alive, so an ``id`` stands for one block). A compaction keeps the end
+    of the stream, so first the run ending on one of ``old``'s last blocks found near
+    ``new``'s end; else the longest run."""
+    for back in range(1, min(len(old), 4) + 1):
+        x = old[-back]
+        for p in range(len(new) - 1, max(len(new) - 17, -1), -1):
+            if new[p] is x:
+                end = len(old) - back  # old[end] is new[p]
+                n = _common_prefix(old[end::-1], new[p::-1])
+                return end + 1 - n, p + 1 - n, n
+    where = {id(b): i for i, b in enumerate(old)}
+    best = (0, 0, 0)
+    c = 0
+    while c < len(new):
+        a = where.get(id(new[c]))
+        if a is None:
+            c += 1
+            continue
+        n = _common_prefix(old[a:], new[c:])
+        if n > best[2]:
+            best = (a, c, n)
+        c += n
+    return best
+
+
+def _moved(part: Part, shift: int) -> Part:
+    """``part`` with its block indices moved by ``shift`` (synthetic stays synthetic)."""
+    if not shift:
+        return part
+    return attrs.evolve(
+        part,
+        index=part.index + shift if part.index >= 0 else part.index,
+        indices=tuple(i + shift for i in part.indices),
+    )
+
+
 def _common_prefix(a: Sequence[Block], b: Sequence[Block]) -> int:
     """How many leading blocks ``a`` and ``b`` share, by identity (C-level loops)."""
     same = list(map(operator.is_, a, b))
@@ -149,8 +231,13 @@ class PayloadCache:
     """How many payloads planned the whole stream (for tests and benchmarks)."""
     partial_plans: int = 0
     """How many planned only the blocks after a kept prefix."""
+    rebased_plans: int = 0
+    """How many planned only a new head (a compaction's summary and pins) and the blocks
+    after the kept messages, which moved behind the new head unchanged."""
+    planned_messages: int = 0
+    """Messages planned (a kept or moved message is not planned again)."""
     reused_messages: int = 0
-    """Messages of a full plan whose items came from the previous plan."""
+    """Messages of a full or rebased plan whose items came from the previous plan."""
     built_messages: int = 0
     """Messages whose items were built (checkpoint messages included)."""
 
@@ -164,17 +251,87 @@ class PayloadCache:
             return last
         if last is not None and last.messages:
             same = _common_prefix(last.blocks, blocks)
-            j = self._cut(last, same)
+            j = self._cut(last, same) if same else 0
             if j > 0 and self._extend(last, blocks, provider, j):
                 self.partial_plans += 1
                 return last
+            rebased = self._rebase(last, blocks, provider)
+            if rebased is not None:
+                self._plans[provider] = rebased
+                self.rebased_plans += 1
+                return rebased
         plan = _Plan(blocks=blocks)
-        plan.add(plan_messages(blocks, provider))
+        messages = plan_messages(blocks, provider)
+        self.planned_messages += len(messages)
+        plan.add(messages)
         if last is not None:
             self.reused_messages += _carry_items(last, plan)
         self._plans[provider] = plan
         self.full_plans += 1
         return plan
+
+    def _rebase(self, last: _Plan, blocks: tuple[Block, ...], provider: str | None) -> _Plan | None:
+        """The plan of ``blocks`` when they replace ``last``'s head (a compaction: the new
+        summary and pinned blocks, then kept blocks, then new ones): the new head is
+        planned, the kept messages move behind it (indices shifted) with their items, the
+        rest is planned as after an append. None when that cannot be shown equal to
+        planning it all (see :meth:`_head_cut`, :func:`plan_head`, :meth:`_extend`)."""
+        a, c, n = _kept_run(last.blocks, blocks)
+        j = self._head_cut(last, a, a + n) if n else 0
+        if j == 0:
+            return None
+        s, shift = last.starts[j], c - a
+        head_blocks = blocks[: s + shift]
+        use = last.last_use
+        for b in head_blocks:  # a call or result of the head linked to a kept one
+            cid = b.call_id
+            if cid and use.get(cid, -1) >= j and block_type(b.type).render in _TOOL_KINDS:
+                return None
+        head = plan_head(head_blocks, provider)
+        if head is None:
+            return None
+        first, start = last.messages[j], j
+        if head[-1].role == first.role:
+            if first.role == "assistant":
+                return None
+            moved = tuple(_moved(p, last.shifts[j] + shift) for p in first.parts)
+            head[-1] = Message("user", head[-1].parts + moved)
+            start = j + 1
+        plan = _Plan(blocks=blocks)
+        plan.add(head)
+        plan.graft(last, start, s, shift)
+        cut = self._cut(plan, c + n)
+        planned = len(head)
+        if cut == 0 or not self._extend(plan, blocks, provider, cut):
+            return None
+        planned += len(plan.messages) - cut
+        self.planned_messages += planned
+        self.reused_messages += sum(
+            items is not None for built in plan.items.values() for items in built
+        )
+        return plan
+
+    @staticmethod
+    def _head_cut(last: _Plan, lo: int, hi: int) -> int:
+        """The first message of ``last`` (not the first) starting a clean cut at a block in
+        ``lo..hi - 1``: the messages before it show only blocks before its first block,
+        it and the later ones only blocks from there, and it answers no earlier call;
+        0 if none among the first few candidates."""
+        starts = last.starts
+        tries = 0
+        first = max(1, last.owner[lo] if lo < len(last.owner) else 1)
+        for j in range(first, len(last.messages) - 1):
+            s = starts[j]
+            if s < lo:
+                continue
+            if s >= hi or tries == 4:
+                break
+            tries += 1
+            if last.answers[j] or last.highs[j - 1] >= s:
+                continue
+            if all(k < 0 or k >= s for k in starts[j:]):
+                return j
+        return 0
 
     @staticmethod
     def _cut(plan: _Plan, same: int) -> int:
@@ -202,8 +359,8 @@ class PayloadCache:
                 return False  # a late result for a call before the cut
             if render == "tool_call" and plan.text_results.get(cid, s) < s:
                 return False  # its result was shown before the cut as plain text
-        suffix = plan_messages(rest, provider, start=s, lead=False)
-        if not suffix or suffix[0].role == plan.messages[j - 1].role:
+        suffix = plan_rest(rest, provider, s, plan.messages[j - 1].role)
+        if suffix is None:
             return False
         plan.truncate(j)
         plan.blocks = blocks
@@ -227,7 +384,10 @@ class PayloadCache:
         for j, message in enumerate(plan.messages):
             if j in marked:
                 self.built_messages += 1
-                out += build(message, points)
+                shift = plan.shifts[j]
+                out += build(
+                    message, {q - shift for q in points if q >= shift} if shift else points
+                )
                 continue
             cached = built[j]
             if cached is None:
