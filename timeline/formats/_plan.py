@@ -197,17 +197,8 @@ def _raw_plan(
         for call in pending:
             found = results.get(call.call_id or "", [])
             if found:
-                index, first = found[0]
-                push(
-                    "user",
-                    Part(
-                        "tool_result",
-                        first,
-                        index,
-                        tuple(b for _, b in found),
-                        tuple(i for i, _ in found),
-                    ),
-                )
+                indices, shown = zip(*found, strict=True)
+                push("user", Part("tool_result", shown[0], indices[0], shown, indices))
             else:
                 push("user", Part("tool_result", call, -1, ()))
         pending.clear()

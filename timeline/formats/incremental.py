@@ -25,10 +25,11 @@ the cache and with later payloads of the same timeline. Treat them as read-only;
 
 from __future__ import annotations
 
+import contextlib
 import operator
 from collections.abc import Callable, Sequence
-from itertools import accumulate
-from typing import Any
+from itertools import accumulate, chain
+from typing import Any, cast
 
 import attrs
 
@@ -306,9 +307,7 @@ class PayloadCache:
             return None
         planned += len(plan.messages) - cut
         self.planned_messages += planned
-        self.reused_messages += sum(
-            items is not None for built in plan.items.values() for items in built
-        )
+        self.reused_messages += sum(len(b) - b.count(None) for b in plan.items.values())
         return plan
 
     @staticmethod
@@ -329,7 +328,8 @@ class PayloadCache:
             tries += 1
             if last.answers[j] or last.highs[j - 1] >= s:
                 continue
-            if all(k < 0 or k >= s for k in starts[j:]):
+            later = starts[j:]
+            if min(later) >= s or all(k < 0 or k >= s for k in later):
                 return j
         return 0
 
@@ -377,24 +377,25 @@ class PayloadCache:
         """Every message's items in order: messages with a checkpoint built now, the
         others from the cache."""
         built = plan.items.setdefault(fmt, [None] * len(plan.messages))
-        owner = plan.owner
+        messages, owner = plan.messages, plan.owner
         marked = {owner[q] for q in points if 0 <= q < len(owner)}
-        out: Items = []
+        marked.discard(-1)
         empty: set[int] = set()
-        for j, message in enumerate(plan.messages):
-            if j in marked:
+        j = -1
+        with contextlib.suppress(ValueError):  # none left to build
+            while True:  # C-level scans: most messages are built already
+                j = built.index(None, j + 1)
+                if j not in marked:  # a marked message is built with its checkpoints below
+                    self.built_messages += 1
+                    built[j] = build(messages[j], empty)
+        rows = cast("list[Items]", built)
+        if marked:
+            rows = list(rows)
+            for j in marked:
                 self.built_messages += 1
                 shift = plan.shifts[j]
-                out += build(
-                    message, {q - shift for q in points if q >= shift} if shift else points
-                )
-                continue
-            cached = built[j]
-            if cached is None:
-                self.built_messages += 1
-                cached = built[j] = build(message, empty)
-            out += cached
-        return out
+                rows[j] = build(messages[j], {q - shift for q in points if q >= shift})
+        return list(chain.from_iterable(rows))
 
     def anthropic(
         self,
