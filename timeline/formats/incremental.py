@@ -10,12 +10,23 @@ carrying a cache checkpoint are rebuilt, every other kept message reuses its ite
 A cut before message ``j`` is clean when the messages before it hold only blocks before
 its first block, the messages from it on only blocks from there, no call before it waits
 for a result, and the blocks after it neither answer a call before it nor call for a
-result shown before it. Anything else (a compaction, a hidden block, a new result for an
-old call) plans the whole stream again, but every message of the new plan equal to one of
-the last plan (same role, same parts: kind, block and result blocks by identity, text,
-synthetic or not) takes the items built for it, so after a compaction only the summary,
-the pins and what changed are built. The payload always equals the one built from
-scratch (``tests/test_incremental_payloads.py`` checks that on random timelines).
+result shown before it.
+
+A compaction replaces the head of the stream (a new summary, the pinned blocks it
+covered, then the kept blocks unchanged). Then the plan is *rebased*
+(:meth:`PayloadCache._rebase`): the new head is planned (:func:`plan_head`), the last
+plan's messages from the first clean cut in the kept blocks on move behind it with their
+items (``KeptPlan.shifts`` records how far their parts' indices moved), the head's last
+message merges with the first moved one when both are user messages, and the messages
+after the last clean cut are planned again as after an append. The head must not end on
+a waiting call, a lone reasoning block or assistant text before an assistant message,
+nor share a call id with the moved messages; otherwise, and for anything else (a hidden
+block, a new result for an old call), the whole stream is planned again, but every
+message of the new plan equal to one of the last plan (same role, same parts: kind,
+block and result blocks by identity, text, synthetic or not) takes the items built for
+it. The payload always equals the one built from scratch
+(``tests/test_incremental_payloads.py`` and ``tests/test_payload_rebase.py`` check that
+on random timelines and random heads, kept runs and rests).
 
 What is shared: each call returns a fresh top-level container (the payload dict and its
 ``messages`` list, or the item list) but the message and item dicts inside are shared with
@@ -26,208 +37,36 @@ the cache and with later payloads of the same timeline. Treat them as read-only;
 from __future__ import annotations
 
 import contextlib
-import operator
 from collections.abc import Callable, Sequence
-from itertools import accumulate, chain
+from itertools import chain
 from typing import Any, cast
 
 import attrs
 
 from timeline.block import Block
 from timeline.block_types import block_type
-from timeline.formats._plan import Message, Part, plan_head, plan_messages, plan_rest
+from timeline.formats._kept_plan import (
+    Items,
+    KeptPlan,
+    carry_items,
+    common_prefix,
+    kept_run,
+    moved_part,
+)
+from timeline.formats._plan import Message, plan_head, plan_messages, plan_rest
 from timeline.formats.anthropic import anthropic_message, anthropic_payload
 from timeline.formats.openai import chat_items, chat_system, responses_items, responses_system
 
 __all__ = ["PayloadCache"]
 
-Items = list[dict[str, Any]]
 _TOOL_KINDS = ("tool_call", "tool_result")
-
-
-@attrs.define
-class _Plan:
-    """One provider's last plan of ``blocks`` with what a cut needs to know."""
-
-    blocks: tuple[Block, ...] = ()
-    messages: list[Message] = attrs.field(factory=list)
-    starts: list[int] = attrs.field(factory=list)
-    """Smallest block index in each message (-1: synthetic parts only)."""
-    highs: list[int] = attrs.field(factory=list)
-    """Largest block index in messages 0..j (running)."""
-    open_before: list[bool] = attrs.field(factory=list)
-    """A call in messages 0..j has no result (running)."""
-    answers: list[bool] = attrs.field(factory=list)
-    """Message j answers a call of an earlier message (no clean cut right before it)."""
-    owner: list[int] = attrs.field(factory=list)
-    """Block index -> index of the message showing it (-1: none)."""
-    call_message: dict[str, int] = attrs.field(factory=dict)
-    """Call id -> index of the message holding the call (stale entries only ever cause
-    a full plan, never a wrong one)."""
-    text_results: dict[str, int] = attrs.field(factory=dict)
-    """Call id -> block index of a result shown as text (its call was not visible)."""
-    items: dict[str, list[Items | None]] = attrs.field(factory=dict)
-    """Format -> items of each message built without a checkpoint (None: not built)."""
-    shifts: list[int] = attrs.field(factory=list)
-    """What to add to each message's part indices to get block indices (messages kept
-    across a compaction keep the parts planned before it)."""
-    waits: list[bool] = attrs.field(factory=list)
-    """Message j holds a call's synthetic "no result recorded" result."""
-    last_use: dict[str, int] = attrs.field(factory=dict)
-    """Call id -> at least the index of the last message showing a call or result with it
-    (stale entries only ever cause a full plan)."""
-
-    def add(self, messages: list[Message]) -> None:
-        owner = self.owner
-        owner += [-1] * (len(self.blocks) - len(owner))
-        last_use = self.last_use
-        for message in messages:
-            j = len(self.messages)
-            self.messages.append(message)
-            lo, hi, waiting = -1, self.highs[-1] if self.highs else -1, False
-            answers = False
-            for p in message.parts:
-                for i in (p.index, *p.indices):
-                    if i >= 0:
-                        lo = i if lo < 0 else min(lo, i)
-                        hi = max(hi, i)
-                        owner[i] = j
-                if p.kind == "tool_call" and p.block.call_id:
-                    self.call_message[p.block.call_id] = j
-                    last_use[p.block.call_id] = j
-                elif p.kind == "tool_result":
-                    answers = answers or self.call_message.get(p.block.call_id or "", j) < j
-                    waiting = waiting or p.index < 0
-                    last_use[p.block.call_id or ""] = j
-                elif p.kind == "text" and block_type(p.block.type).render == "tool_result":
-                    self.text_results.setdefault(p.block.call_id or "", p.index)
-                    last_use[p.block.call_id or ""] = j
-            self.starts.append(lo)
-            self.answers.append(answers)
-            self.highs.append(hi)
-            self.waits.append(waiting)
-            self.shifts.append(0)
-            self.open_before.append(waiting or bool(self.open_before and self.open_before[-1]))
-            for built in self.items.values():
-                built.append(None)
-
-    def graft(self, last: _Plan, j: int, s: int, shift: int) -> int:
-        """Append ``last``'s messages from ``j`` on, their blocks moved by ``shift``
-        (``last`` planned them for blocks now ``shift`` further); what to add to a message
-        index of ``last`` to get its index here. ``last``'s blocks from ``s`` on must be
-        shown only in messages from ``j`` on (or ``j - 1``, when this plan's last
-        message is that one merged) and those messages only show them."""
-        moved = len(self.messages) - j
-        self.messages += last.messages[j:]
-        self.shifts += map(shift.__add__, last.shifts[j:])
-        self.starts += [k + shift if k >= 0 else -1 for k in last.starts[j:]]
-        self.highs += map(shift.__add__, last.highs[j:])
-        self.answers += last.answers[j:]
-        self.waits += last.waits[j:]
-        running = accumulate(
-            last.waits[j:], operator.or_, initial=bool(self.open_before and self.open_before[-1])
-        )
-        self.open_before += list(running)[1:]
-        del self.owner[s + shift :]
-        self.owner += [k + moved if k >= 0 else -1 for k in last.owner[s:]]
-        # no id is in both (the caller checked), so the updates overwrite nothing
-        self.call_message.update({c: k + moved for c, k in last.call_message.items() if k >= j})
-        self.last_use.update({c: k + moved for c, k in last.last_use.items() if k >= j})
-        self.text_results.update({c: i + shift for c, i in last.text_results.items() if i >= s})
-        for fmt, built in last.items.items():
-            fresh: list[Items | None] = [None] * (len(self.messages) - len(built) + j)
-            self.items[fmt] = fresh + built[j:]
-        return moved
-
-    def truncate(self, j: int) -> None:
-        """Forget messages ``j`` on (the blocks from ``starts[j]`` on)."""
-        del self.owner[self.starts[j] :]
-        del self.messages[j:], self.starts[j:], self.highs[j:], self.open_before[j:]
-        del self.answers[j:], self.shifts[j:], self.waits[j:]
-        for built in self.items.values():
-            del built[j:]
-
-
-def _message_key(message: Message) -> tuple[object, ...]:
-    """All a message's items depend on (without a checkpoint): its role and each part's
-    kind, block and result blocks (by identity), text and whether it is synthetic."""
-    return (
-        message.role,
-        *((p.kind, id(p.block), p.index < 0, p.text, *map(id, p.results)) for p in message.parts),
-    )
-
-
-def _carry_items(last: _Plan, plan: _Plan) -> int:
-    """Give ``plan``'s messages the items ``last`` built for an equal message (the kept
-    blocks after a compaction or a hidden block); how many were carried over. Both plans
-    hold their blocks while the keys are compared, so an ``id`` stands for one block."""
-    carried = 0
-    for fmt, built in last.items.items():
-        known = {
-            _message_key(m): items
-            for m, items in zip(last.messages, built, strict=True)
-            if items is not None
-        }
-        if not known:
-            continue
-        mine = [known.get(_message_key(m)) for m in plan.messages]
-        carried += sum(items is not None for items in mine)
-        plan.items[fmt] = mine
-    return carried
-
-
-def _kept_run(old: Sequence[Block], new: Sequence[Block]) -> tuple[int, int, int]:
-    """``(a, c, n)``: a run ``new[c : c + n]`` that is ``old[a : a + n]`` (by identity;
-    both sequences alive, so an ``id`` stands for one block). A compaction keeps the end
-    of the stream, so first the run ending on one of ``old``'s last blocks found near
-    ``new``'s end; else the longest run."""
-    for back in range(1, min(len(old), 4) + 1):
-        x = old[-back]
-        for p in range(len(new) - 1, max(len(new) - 17, -1), -1):
-            if new[p] is x:
-                end = len(old) - back  # old[end] is new[p]
-                n = _common_prefix(old[end::-1], new[p::-1])
-                return end + 1 - n, p + 1 - n, n
-    where = {id(b): i for i, b in enumerate(old)}
-    best = (0, 0, 0)
-    c = 0
-    while c < len(new):
-        a = where.get(id(new[c]))
-        if a is None:
-            c += 1
-            continue
-        n = _common_prefix(old[a:], new[c:])
-        if n > best[2]:
-            best = (a, c, n)
-        c += n
-    return best
-
-
-def _moved(part: Part, shift: int) -> Part:
-    """``part`` with its block indices moved by ``shift`` (synthetic stays synthetic)."""
-    if not shift:
-        return part
-    return attrs.evolve(
-        part,
-        index=part.index + shift if part.index >= 0 else part.index,
-        indices=tuple(i + shift for i in part.indices),
-    )
-
-
-def _common_prefix(a: Sequence[Block], b: Sequence[Block]) -> int:
-    """How many leading blocks ``a`` and ``b`` share, by identity (C-level loops)."""
-    same = list(map(operator.is_, a, b))
-    try:
-        return same.index(False)
-    except ValueError:
-        return len(same)
 
 
 @attrs.define
 class PayloadCache:
     """Per-timeline memo of message plans and provider items (see the module docstring)."""
 
-    _plans: dict[str | None, _Plan] = attrs.field(factory=dict)
+    _plans: dict[str | None, KeptPlan] = attrs.field(factory=dict)
     full_plans: int = 0
     """How many payloads planned the whole stream (for tests and benchmarks)."""
     partial_plans: int = 0
@@ -245,13 +84,13 @@ class PayloadCache:
     def clear(self) -> None:
         self._plans.clear()
 
-    def plan(self, blocks: tuple[Block, ...], provider: str | None) -> _Plan:
+    def plan(self, blocks: tuple[Block, ...], provider: str | None) -> KeptPlan:
         """The plan of ``blocks`` for ``provider``, extending the last one when it can."""
         last = self._plans.get(provider)
         if last is not None and last.blocks is blocks:
             return last
         if last is not None and last.messages:
-            same = _common_prefix(last.blocks, blocks)
+            same = common_prefix(last.blocks, blocks)
             j = self._cut(last, same) if same else 0
             if j > 0 and self._extend(last, blocks, provider, j):
                 self.partial_plans += 1
@@ -261,23 +100,25 @@ class PayloadCache:
                 self._plans[provider] = rebased
                 self.rebased_plans += 1
                 return rebased
-        plan = _Plan(blocks=blocks)
+        plan = KeptPlan(blocks=blocks)
         messages = plan_messages(blocks, provider)
         self.planned_messages += len(messages)
         plan.add(messages)
         if last is not None:
-            self.reused_messages += _carry_items(last, plan)
+            self.reused_messages += carry_items(last, plan)
         self._plans[provider] = plan
         self.full_plans += 1
         return plan
 
-    def _rebase(self, last: _Plan, blocks: tuple[Block, ...], provider: str | None) -> _Plan | None:
+    def _rebase(
+        self, last: KeptPlan, blocks: tuple[Block, ...], provider: str | None
+    ) -> KeptPlan | None:
         """The plan of ``blocks`` when they replace ``last``'s head (a compaction: the new
         summary and pinned blocks, then kept blocks, then new ones): the new head is
         planned, the kept messages move behind it (indices shifted) with their items, the
         rest is planned as after an append. None when that cannot be shown equal to
         planning it all (see :meth:`_head_cut`, :func:`plan_head`, :meth:`_extend`)."""
-        a, c, n = _kept_run(last.blocks, blocks)
+        a, c, n = kept_run(last.blocks, blocks)
         j = self._head_cut(last, a, a + n) if n else 0
         if j == 0:
             return None
@@ -295,10 +136,10 @@ class PayloadCache:
         if head[-1].role == first.role:
             if first.role == "assistant":
                 return None
-            moved = tuple(_moved(p, last.shifts[j] + shift) for p in first.parts)
+            moved = tuple(moved_part(p, last.shifts[j] + shift) for p in first.parts)
             head[-1] = Message("user", head[-1].parts + moved)
             start = j + 1
-        plan = _Plan(blocks=blocks)
+        plan = KeptPlan(blocks=blocks)
         plan.add(head)
         plan.graft(last, start, s, shift)
         cut = self._cut(plan, c + n)
@@ -311,7 +152,7 @@ class PayloadCache:
         return plan
 
     @staticmethod
-    def _head_cut(last: _Plan, lo: int, hi: int) -> int:
+    def _head_cut(last: KeptPlan, lo: int, hi: int) -> int:
         """The first message of ``last`` (not the first) starting a clean cut at a block in
         ``lo..hi - 1``: the messages before it show only blocks before its first block,
         it and the later ones only blocks from there, and it answers no earlier call;
@@ -334,7 +175,7 @@ class PayloadCache:
         return 0
 
     @staticmethod
-    def _cut(plan: _Plan, same: int) -> int:
+    def _cut(plan: KeptPlan, same: int) -> int:
         """The last clean cut before a message starting at or before block ``same``,
         keeping at least the last message to plan again; 0 if none."""
         for j in range(len(plan.messages) - 1, 0, -1):
@@ -349,7 +190,7 @@ class PayloadCache:
         return 0
 
     @staticmethod
-    def _extend(plan: _Plan, blocks: tuple[Block, ...], provider: str | None, j: int) -> bool:
+    def _extend(plan: KeptPlan, blocks: tuple[Block, ...], provider: str | None, j: int) -> bool:
         s = plan.starts[j]
         rest = blocks[s:]
         for b in rest:
@@ -369,7 +210,7 @@ class PayloadCache:
 
     def items(
         self,
-        plan: _Plan,
+        plan: KeptPlan,
         fmt: str,
         build: Callable[[Message, set[int]], Items],
         points: set[int],
