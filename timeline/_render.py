@@ -31,7 +31,7 @@ from timeline.compaction import (
     summarize_async,
     summarize_sync,
 )
-from timeline.digest import CompactionDigest
+from timeline.digest import CompactionDigest, digest_meta
 from timeline.errors import BudgetError, InvalidBlockError, PinnedOverBudgetError, PolicyError
 from timeline.formats._plan import CONVERSATION_START_TEXT, MISSING_RESULT_TEXT
 from timeline.formats.names import provider_call_id
@@ -450,7 +450,7 @@ def _summary_block(
             "mid_turn": pending.stats.mid_turn,
             "covered_turn_ids": list(pending.stats.covered_turn_ids),
             "split_turn_id": plan.split_turn_id,
-            "compaction_digest": msgspec.to_builtins(pending.digest),
+            "compaction_digest": digest_meta(pending.digest),
             "summarizer": pending.stats.summarizer if error is None else "inventory",
             "summarizer_error": error,
             "compacted_block_count": len(plan.compacted),

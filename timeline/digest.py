@@ -41,6 +41,7 @@ __all__ = [
     "build_digest",
     "classify_tool",
     "digest_from_meta",
+    "digest_meta",
     "tagged_lines",
 ]
 
@@ -440,11 +441,27 @@ def build_digest(
     )
 
 
+_latest: tuple[Any, CompactionDigest] | None = None
+
+
+def digest_meta(digest: CompactionDigest) -> dict[str, Any]:
+    """``digest`` as plain data for a summary block's meta. The newest one is kept with
+    its digest, so the next compaction reads it back without converting it (blocks are
+    immutable: their meta is never changed in place)."""
+    global _latest
+    raw: dict[str, Any] = msgspec.to_builtins(digest)
+    _latest = (raw, digest)
+    return raw
+
+
 def digest_from_meta(meta: Mapping[str, Any]) -> CompactionDigest | None:
     """The digest stored in a summary block's meta, or None when absent or unreadable."""
     raw = meta.get("compaction_digest")
     if raw is None:
         return None
+    latest = _latest
+    if latest is not None and latest[0] is raw:
+        return latest[1]
     try:
         return msgspec.convert(raw, CompactionDigest)
     except msgspec.ValidationError:

@@ -32,6 +32,7 @@ from timeline.block import (
 )
 from timeline.block_types import block_type
 from timeline.digest import CompactionDigest
+from timeline.summarizers._sections import carried
 
 __all__ = [
     "REMINDER_HEADING",
@@ -136,7 +137,34 @@ def assemble(
             parts.append(f"{heading}\n{prefix.strip()}\n[/MID-TURN COMPACTION {mid_turn}]")
         else:
             parts.append(f"{SPLIT_TURN_HEADING}\n{prefix.strip()}")
-    return "\n\n".join(parts)
+    text = "\n\n".join(parts)
+    global _stripped
+    main = main.strip()
+    _stripped = (text, main) if prefix is None and _reads_back(reminder, main, digest) else None
+    return text
+
+
+_stripped: tuple[str, str] | None = None
+"""The newest summary :func:`assemble` made and what :func:`strip_rebuilt_sections`
+returns for it, when that is known without reading it again."""
+
+
+def _reads_back(reminder: str, main: str, digest: CompactionDigest) -> bool:
+    """``strip_rebuilt_sections`` of the summary assembled from these parts (no split-turn
+    part) is ``main``: ``main`` is the inventory's newest summary, whose lines are plain
+    and which starts with ``## Goal`` (see ``summarizers._sections``), the reminder is its
+    five lines, and no tagged note is a heading or a mid-turn marker."""
+    if carried(main) is None or not newline_only(reminder) or reminder.count("\n") != 4:
+        return False
+    notes = digest.tagged_notes
+    if not notes:
+        return True
+    joined = "\n".join(notes)
+    return (
+        newline_only(joined)
+        and joined.count("\n") == len(notes) - 1
+        and not any(n.startswith("## ") or _MID_TURN.match(n) for n in notes)
+    )
 
 
 def _mid_turn_start(text: str) -> int:
@@ -152,6 +180,9 @@ def _mid_turn_start(text: str) -> int:
 def strip_rebuilt_sections(text: str) -> str:
     """The previous summary without the parts every compaction rebuilds (reminder, tagged
     notes, mid-turn checkpoint): what a summarizer should merge."""
+    known = _stripped
+    if known is not None and text == known[0]:
+        return known[1]
     mid = _mid_turn_start(text)
     if mid >= 0:
         text = text[:mid]

@@ -10,7 +10,7 @@ still in the turn log). The summary never exceeds ``max_tokens`` (chars/4).
 
 from __future__ import annotations
 
-import functools
+import itertools
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -18,7 +18,7 @@ from typing import Final
 
 import attrs
 
-from timeline._textscan import clip, first_line, has_word, newline_only, sentences
+from timeline._textscan import clip, first_line, has_word, sentences
 from timeline.block import (
     ASSISTANT_COMPLETION,
     REACT_NOTE,
@@ -29,6 +29,14 @@ from timeline.block import (
 )
 from timeline.block_types import block_type
 from timeline.digest import USER_REQUEST_MIN_CHARS, CompactionDigest, cap_request
+from timeline.summarizers._page import Page
+from timeline.summarizers._sections import (
+    parse_sections,
+    plain_block,
+    read,
+    remember,
+    whole_items,
+)
 from timeline.summarizers.base import SummaryRequest
 
 __all__ = ["InventorySummarizer", "parse_sections"]
@@ -159,91 +167,6 @@ def _dedupe(items: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(i for i in items if i))
 
 
-def parse_sections(text: str) -> dict[str, list[str]]:
-    """A summary's ``## ``/``### `` sections as lists of their non-empty lines."""
-    if newline_only(text):
-        return _parse_by_section(text)
-    sections: dict[str, list[str]] = {}
-    lines: list[str] | None = None
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line:
-            continue
-        if raw.startswith(("### ", "## ")):
-            name = raw[4 if raw.startswith("### ") else 3 :].strip()
-            lines = sections.setdefault(name, []) if name else None
-        elif raw.startswith("<") and line.endswith(">"):
-            lines = None
-        elif lines is not None:
-            lines.append(line)
-    return {name: lines for name, lines in sections.items() if lines}
-
-
-def _special_starts(text: str) -> list[int]:
-    """Where the lines starting with ``#`` or ``<`` start, in order (single-character
-    ``str.find`` is a memchr; the rest of a found line is skipped)."""
-    starts: list[int] = []
-    for c in "#<":
-        i = text.find(c)
-        while i >= 0:
-            if i == 0 or text[i - 1] == "\n":
-                starts.append(i)
-                i = text.find("\n", i)
-                if i < 0:
-                    break
-            i = text.find(c, i + 1)
-    starts.sort()
-    return starts
-
-
-def _parse_by_section(text: str) -> dict[str, list[str]]:
-    """:func:`parse_sections` for a text whose only line break is ``\n``: the heading and
-    ``<tag>`` lines are found with ``str.find``, the lines between taken in one go."""
-    sections: dict[str, list[str]] = {}
-    lines: list[str] | None = None
-    pos = 0  # the first line not read yet
-    n = len(text)
-    for start in _special_starts(text):
-        eol = text.find("\n", start)
-        eol = n if eol < 0 else eol
-        raw = text[start:eol]
-        heading = raw.startswith(("### ", "## "))
-        if not heading and not (raw.startswith("<") and raw.strip().endswith(">")):
-            continue  # an ordinary line: read with the ones around it
-        if lines is not None and start > pos:
-            lines += filter(None, map(str.strip, text[pos:start].split("\n")))
-        if heading:
-            name = raw[4 if raw.startswith("### ") else 3 :].strip()
-            lines = sections.setdefault(name, []) if name else None
-        else:
-            lines = None
-        pos = eol + 1
-    if lines is not None and pos < n:
-        lines += filter(None, map(str.strip, text[pos:].split("\n")))
-    return {name: lines for name, lines in sections.items() if lines}
-
-
-_previous_sections = functools.lru_cache(maxsize=8)(parse_sections)
-"""The previous summary parsed once: consecutive compactions pass the same text (read
-only: the lists are shared)."""
-_capped = functools.lru_cache(maxsize=4096)(cap_request)
-"""Carried requests repeat across compactions: each is capped once per cap."""
-
-
-_MARKER = re.compile(r"(?:[-*]\s*(?:\[[ x]\]\s*)?|\d+\.\s*)")
-
-
-def _items(lines: Iterable[str]) -> list[str]:
-    """Bullet text without list markers."""
-    out = []
-    for line in lines:
-        marker = _MARKER.match(line)
-        item = line[marker.end() :].strip() if marker else line
-        if item and not (item[0] == "(" and item[-1] == ")"):
-            out.append(item)
-    return out
-
-
 def _tool_line(call: Block, results: Sequence[Block]) -> str:
     params = call.text if len(call.text) <= 120 else call.text[:117] + "..."
     status = ""
@@ -300,110 +223,32 @@ def _turn_items(
     return done, open_, not_started
 
 
-_SECTIONS: Final = (
-    ("## Constraints & Preferences", "constraints", "- ", ""),
-    ("## Progress\n### Done", "done", "- [x] ", None),
-    ("### In Progress", "in_progress", "- [ ] ", None),
-    ("### Not Started", "not_started", "- [ ] ", None),
-    ("### Blocked", "blocked", "- ", ""),
-    ("## Key Decisions", "decisions", "- ", ""),
-)
-"""The bulleted sections before Next Steps: (heading, list, bullet, blank line after)."""
-
-
-class _Page:
-    """The history summary's text at given list caps and request cap: sections that do
-    not change between the (at most four) renders of one summary are joined once."""
-
-    def __init__(
-        self,
-        lists: dict[str, list[str]],
-        goal: list[str],
-        next_steps: list[str],
-        digest: CompactionDigest,
-    ) -> None:
-        self.lists = lists
-        self.digest = digest
-        self.goal = "\n".join(goal) if goal else "(not stated)"
-        steps = [f"{i}. {s}" for i, s in enumerate(next_steps, 1)] or ["1. (none recorded)"]
-        self.steps = "\n".join(steps)
-        self.files = "\n".join(
-            [
-                "<read-files>",
-                *digest.read_files,
-                "</read-files>",
-                "",
-                "<modified-files>",
-                *digest.modified_files,
-                "</modified-files>",
-            ]
-        )
-        self._bullets: dict[tuple[str, int], str] = {}
-        self._capped: dict[int, list[str]] = {}
-        self._requests: dict[tuple[int, int | None], str | None] = {}
-
-    def bullets(self, name: str, cap: int, mark: str = "- ") -> str:
-        """The section's last ``cap`` items as bullet lines (earlier ones counted)."""
-        key = (name, cap)
-        text = self._bullets.get(key)
-        if text is None:
-            items = self.lists[name]
-            kept = items[-cap:]
-            if not kept:
-                text = "- (none)"
-            else:
-                text = mark + ("\n" + mark).join(kept)
-                if len(items) > cap:
-                    text = f"- ({len(items) - cap} earlier items omitted)\n{text}"
-            self._bullets[key] = text
-        return text
-
-    def requests_at(self, cap: int) -> list[str]:
-        """Every carried request capped at ``cap`` characters."""
-        if cap not in self._capped:
-            self._capped[cap] = [_capped(r, cap) for r in self.digest.user_requests]
-        return self._capped[cap]
-
-    def _request_lines(self, cap_chars: int, keep: int | None) -> str | None:
-        key = (cap_chars, keep)
-        if key in self._requests:
-            return self._requests[key]
-        listed = self.requests_at(cap_chars)
-        omitted = self.digest.user_requests_omitted
-        if keep is not None and len(listed) > keep + 1:
-            omitted += len(listed) - 1 - keep
-            listed = listed[:1] + listed[len(listed) - keep :] if keep else listed[:1]
-        # bullets, not numbers: a numbered list would change every line when it shifts, and
-        # each incremental summary would cost a fresh tokenization of the whole list
-        text = None
-        if listed:
-            text = f"- {listed[0]}"
-            if omitted:
-                text += (
-                    f"\n- ({omitted} earlier requests omitted here; their full "
-                    "text is in the turn log, searchable with memory_read)"
-                )
-            if len(listed) > 1:
-                text += "\n- " + "\n- ".join(listed[1:])
-        self._requests[key] = text
-        return text
-
-    def render(self, caps: dict[str, int], cap_chars: int, keep: int | None = None) -> str:
-        """The summary with these list caps, request cap and (folding) kept requests."""
-        out = ["## Goal", self.goal, ""]
-        for heading, name, mark, blank in _SECTIONS:
-            cap = 3 if name == "in_progress" else caps[name]
-            out += [heading, self.bullets(name, cap, mark)]
-            if blank is not None:
-                out.append(blank)
-        out += ["## Next Steps", self.steps, ""]
-        out += ["## Critical Context", self.bullets("critical", caps["critical"]), ""]
-        out.append("## User Requests")
-        requests = self._request_lines(cap_chars, keep)
-        if requests is not None:
-            out.append(requests)
-        out += ["", self.files]
-        return "\n".join(out)
+def _carried(
+    page: Page, text: str, steps: list[str], fresh: list[str] | None
+) -> dict[str, list[str]] | None:
+    """What the next summary reads from ``text``, the page's latest render: its sections'
+    items as ``read`` parses them. None when ``text`` was clipped, or when an item would
+    not read back as itself or a goal, request or file line would read as a heading or
+    tag (then the next summary parses ``text``). ``fresh``: the items to check (None:
+    all)."""
+    if page.last_text is not text:
+        return None
+    kept = page.kept()
+    check = fresh if fresh is not None else [*itertools.chain(*kept.values()), *steps]
+    if not whole_items(check) or not plain_block(page.goal) or not page.plain_tail():
+        return None
+    sections = {
+        "Goal": list(filter(None, map(str.strip, page.goal.split("\n")))),
+        "Constraints & Preferences": kept["constraints"],
+        "Done": kept["done"],
+        "In Progress": kept["in_progress"],
+        "Not Started": kept["not_started"],
+        "Blocked": kept["blocked"],
+        "Key Decisions": kept["decisions"],
+        "Next Steps": steps,
+        "Critical Context": kept["critical"],
+    }
+    return {name: lines for name, lines in sections.items() if lines}
 
 
 @attrs.frozen
@@ -418,7 +263,7 @@ class InventorySummarizer:
         return self._history(request)
 
     def _history(self, request: SummaryRequest) -> str:
-        prev = _previous_sections(request.previous_summary)
+        prev, from_carry = read(request.previous_summary)
         blocks = request.blocks
         prompts = [b for b in blocks if b.type == USER_PROMPT and b.text.strip()]
         completions = [b for b in blocks if b.type == ASSISTANT_COMPLETION and b.text.strip()]
@@ -429,7 +274,7 @@ class InventorySummarizer:
         turns_done, turns_open, turns_waiting = _turn_items(blocks, results)
         active = {b.turn_id for b in blocks if b.type in (REACT_TOOL_CALL, ASSISTANT_COMPLETION)}
         not_started = _dedupe(
-            [i for i in _items(prev.get("Not Started", [])) if i.split(":")[0] not in active]
+            [i for i in prev.get("Not Started", []) if i.split(":")[0] not in active]
             + turns_waiting
         )
 
@@ -437,40 +282,37 @@ class InventorySummarizer:
         goal = prev.get("Goal") or (
             [cap_request(first_request, request.user_prompt_cap_chars)] if first_request else []
         )
-        constraints = _dedupe(
-            _items(prev.get("Constraints & Preferences", []))
-            + _matching_sentences((p.text for p in prompts), _CONSTRAINT, _CONSTRAINT_WORDS)
+        new_constraints = _matching_sentences(
+            (p.text for p in prompts), _CONSTRAINT, _CONSTRAINT_WORDS
         )
-        done = _dedupe(
-            _items(prev.get("Done", [])) + _items(prev.get("In Progress", [])) + turns_done
-        )
+        constraints = _dedupe(prev.get("Constraints & Preferences", []) + new_constraints)
+        done = _dedupe(prev.get("Done", []) + prev.get("In Progress", []) + turns_done)
         in_progress = turns_open
-        blocked = _dedupe(
-            _items(prev.get("Blocked", []))
-            + [
-                _clip(f"{r.tool_id or 'tool'}: {_first_line(r.text)}")
-                for rs in results.values()
-                for r in rs
-                if r.meta.get("is_error")
-            ]
+        new_blocked = [
+            _clip(f"{r.tool_id or 'tool'}: {_first_line(r.text)}")
+            for rs in results.values()
+            for r in rs
+            if r.meta.get("is_error")
+        ]
+        blocked = _dedupe(prev.get("Blocked", []) + new_blocked)
+        new_decisions = _matching_sentences(
+            (c.text for c in completions), _DECISION, _DECISION_WORDS
         )
-        decisions = _dedupe(
-            _items(prev.get("Key Decisions", []))
-            + _matching_sentences((c.text for c in completions), _DECISION, _DECISION_WORDS)
-        )
+        decisions = _dedupe(prev.get("Key Decisions", []) + new_decisions)
         next_steps = (
             _matching_sentences([completions[-1].text], _NEXT, _NEXT_WORDS)[:5]
             if completions
-            else _items(prev.get("Next Steps", []))
+            else prev.get("Next Steps", [])
         )
+        new_critical = self._critical(blocks, request.digest)
         critical = _dedupe(
-            _items(prev.get("Critical Context", []))
-            + _items(prev.get("Original Request", []))
-            + _items(prev.get("Early Progress", []))
-            + _items(prev.get("Context for Suffix", []))
-            + self._critical(blocks, request.digest)
+            prev.get("Critical Context", [])
+            + prev.get("Original Request", [])
+            + prev.get("Early Progress", [])
+            + prev.get("Context for Suffix", [])
+            + new_critical
         )
-        page = _Page(
+        page = Page(
             {
                 "constraints": constraints,
                 "done": done,
@@ -484,6 +326,25 @@ class InventorySummarizer:
             next_steps,
             request.digest,
         )
+        text = self._fit(request, page)
+        # items this window added (the carried ones were whole when first carried)
+        fresh = None
+        if from_carry:
+            fresh = [
+                *turns_done,
+                *turns_open,
+                *turns_waiting,
+                *new_constraints,
+                *new_blocked,
+                *new_decisions,
+                *(next_steps if completions else ()),
+                *new_critical,
+            ]
+        remember(text, _carried(page, text, next_steps, fresh))
+        return text
+
+    def _fit(self, request: SummaryRequest, page: Page) -> str:
+        """The page rendered within ``max_tokens``."""
         requests_at = page.requests_at
         render = page.render
 
