@@ -71,7 +71,8 @@ def agent_session(tl: Timeline, turns: int) -> list[RenderedContext]:
 
 def test_an_append_plans_only_the_new_messages() -> None:
     """Without compaction, only the first two payloads (one message, no cut yet) plan the
-    whole stream; every later one keeps the plan and items up to a cut near the end."""
+    whole stream; every later one keeps the plan and items up to a cut near the end and
+    plans only the last messages."""
     tl = Timeline(
         "inc", token_counter=HeuristicCounter(), policy=CompactionPolicy(max_tokens=10**6)
     )
@@ -80,6 +81,10 @@ def test_an_append_plans_only_the_new_messages() -> None:
         view.to_openai()
     cache = tl.payload_cache
     assert (cache.full_plans, cache.partial_plans) == (2 * 2, 2 * (60 - 2))  # 2 providers
+    # then each payload plans 2 messages: the completion (it was the final message) and
+    # the new prompt; the call and its "no result recorded" result; the call again and
+    # its result (the last user message is kept unless it held a synthetic result)
+    assert cache.planned_messages == 2 * (1 + 3 + 2 * (60 - 2))
 
 
 def test_mutating_a_payload_top_level_leaves_the_next_one_intact() -> None:
@@ -156,17 +161,18 @@ def test_a_compaction_plans_and_builds_only_the_messages_that_changed() -> None:
         planned, built, reused = cache.planned_messages, cache.built_messages, cache.reused_messages
         payload = view.to_openai()
         assert payload == to_openai(view.system, view.blocks)
-        # what an append plans and builds: the last turn's call and result messages
-        # again (the result was final), the completion, the new prompt, call and result
+        # what an append plans and builds: the messages of the completion, the new
+        # prompt, call and result (the last user message is kept)
         if t > 1 and view.compaction is None:
-            assert cache.planned_messages - planned <= 6
+            assert cache.planned_messages - planned == 4
+            assert cache.built_messages - built == 4
         if view.compaction is not None:
             checked += 1
             assert (cache.full_plans, cache.rebased_plans) == (full, rebased + 1)
             # the same plus the summary's message (merged with the first kept prompt)
-            assert cache.planned_messages - planned <= 1 + 6
-            assert cache.built_messages - built <= 1 + 6 < len(payload) - 1
-            assert cache.reused_messages - reused >= len(payload) - 1 - 1 - 6
+            assert cache.planned_messages - planned == 1 + 4
+            assert cache.built_messages - built == 1 + 4 < len(payload) - 1
+            assert cache.reused_messages - reused == len(payload) - 1 - (1 + 4)
         tl.append(blocks.assistant_completion(f"Fixed module {t}."))
     assert checked >= 3
 

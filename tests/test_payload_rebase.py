@@ -247,3 +247,22 @@ def test_a_lone_thinking_block_after_a_cut_joins_the_assistant_message_before_it
         cache = PayloadCache()
         incremental(cache, old, ())
         assert incremental(cache, new, ()) == scratch(new, ())
+
+
+@pytest.mark.parametrize("case", ["assistant text last", "a waiting call last"])
+def test_an_append_after_the_last_message_equals_the_payload_from_scratch(case: str) -> None:
+    """An append keeps the last message when it is a user message, but not an assistant
+    one (as the final message it lost its trailing whitespace) nor a user message holding
+    a "no result recorded" result (a call appended next joins the waiting one)."""
+    old: Stream = (blocks.summary("s"), blocks.user_prompt("a"))
+    if case == "assistant text last":
+        old = (*old, blocks.assistant_completion("done. "))
+        new = (*old, blocks.user_prompt("b"))
+    else:
+        old = (*old, blocks.tool_call("read", {}, call_id="c1"))
+        call = blocks.tool_call("read", {"n": 2}, call_id="c2")
+        new = (*old, call, blocks.tool_result("c2", "out"))
+    for incremental, scratch in FORMATS.values():
+        cache = PayloadCache()
+        incremental(cache, old, ())
+        assert incremental(cache, new, ()) == scratch(new, ())

@@ -122,9 +122,10 @@ class KeptPlan:
             self.items[fmt] = fresh + built[j:]
         return moved
 
-    def truncate(self, j: int) -> None:
-        """Forget messages ``j`` on (the blocks from ``starts[j]`` on)."""
-        del self.owner[self.starts[j] :]
+    def truncate(self, j: int, s: int) -> None:
+        """Forget messages ``j`` on and blocks ``s`` on (the first block of message ``j``,
+        or the block after the last one shown)."""
+        del self.owner[s:]
         del self.messages[j:], self.starts[j:], self.highs[j:], self.open_before[j:]
         del self.answers[j:], self.shifts[j:], self.waits[j:]
         for built in self.items.values():

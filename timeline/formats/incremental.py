@@ -62,6 +62,12 @@ __all__ = ["PayloadCache"]
 _TOOL_KINDS = ("tool_call", "tool_result")
 
 
+def _end(plan: KeptPlan) -> int:
+    """The block after the last one ``plan``'s messages show (blocks after it that show
+    nothing, e.g. a dropped lone reasoning block, are planned again with the rest)."""
+    return plan.highs[-1] + 1
+
+
 @attrs.define
 class PayloadCache:
     """Per-timeline memo of message plans and provider items (see the module docstring)."""
@@ -94,6 +100,7 @@ class PayloadCache:
             j = self._cut(last, same) if same else 0
             if j > 0 and self._extend(last, blocks, provider, j):
                 self.partial_plans += 1
+                self.planned_messages += len(last.messages) - j
                 return last
             rebased = self._rebase(last, blocks, provider)
             if rebased is not None:
@@ -176,9 +183,19 @@ class PayloadCache:
 
     @staticmethod
     def _cut(plan: KeptPlan, same: int) -> int:
-        """The last clean cut before a message starting at or before block ``same``,
-        keeping at least the last message to plan again; 0 if none."""
-        for j in range(len(plan.messages) - 1, 0, -1):
+        """The last clean cut before a message starting at or before block ``same``, or
+        after the last message when that is a user message (an assistant one loses
+        trailing whitespace and reasoning as the final message, so it is planned again)
+        and every block it shows comes before ``same``; 0 if none."""
+        last = len(plan.messages) - 1
+        if (
+            last > 0
+            and plan.messages[last].role == "user"
+            and not plan.open_before[last]
+            and 0 < _end(plan) <= same
+        ):
+            return last + 1
+        for j in range(last, 0, -1):
             s = plan.starts[j]
             if s < 0 or s > same or plan.answers[j]:
                 continue
@@ -191,7 +208,7 @@ class PayloadCache:
 
     @staticmethod
     def _extend(plan: KeptPlan, blocks: tuple[Block, ...], provider: str | None, j: int) -> bool:
-        s = plan.starts[j]
+        s = plan.starts[j] if j < len(plan.messages) else _end(plan)
         rest = blocks[s:]
         for b in rest:
             render = block_type(b.type).render
@@ -203,7 +220,7 @@ class PayloadCache:
         suffix = plan_rest(rest, provider, s, plan.messages[j - 1].role)
         if suffix is None:
             return False
-        plan.truncate(j)
+        plan.truncate(j, s)
         plan.blocks = blocks
         plan.add(suffix)
         return True
