@@ -7,6 +7,8 @@ the first block that changed (blocks are compared by identity: a block never cha
 hidden block renders as a new object) and plans only the blocks after it; messages
 carrying a cache checkpoint are rebuilt, every other kept message reuses its items.
 
+A cut may also fall after the last message when that is a user message (an assistant
+message is planned again: as the final one it lost trailing whitespace and reasoning).
 A cut before message ``j`` is clean when the messages before it hold only blocks before
 its first block, the messages from it on only blocks from there, no call before it waits
 for a result, and the blocks after it neither answer a call before it nor call for a
