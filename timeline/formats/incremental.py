@@ -75,6 +75,11 @@ class PayloadCache:
     """Per-timeline memo of message plans and provider items (see the module docstring)."""
 
     _plans: dict[str | None, KeptPlan] = attrs.field(factory=dict)
+    _marked: dict[str, dict[tuple[int, frozenset[int]], tuple[Message, Items]]] = attrs.field(
+        factory=dict
+    )
+    """Format -> the last payload's checkpoint messages: (message id, its block indices on
+    a checkpoint) -> (message, items), so a checkpoint that stays is not built again."""
     full_plans: int = 0
     """How many payloads planned the whole stream (for tests and benchmarks)."""
     partial_plans: int = 0
@@ -91,6 +96,7 @@ class PayloadCache:
 
     def clear(self) -> None:
         self._plans.clear()
+        self._marked.clear()
 
     def plan(self, blocks: tuple[Block, ...], provider: str | None) -> KeptPlan:
         """The plan of ``blocks`` for ``provider``, extending the last one when it can."""
@@ -251,10 +257,23 @@ class PayloadCache:
         rows = cast("list[Items]", built)
         if marked:
             rows = list(rows)
+            last = self._marked.get(fmt, {})
+            memo: dict[tuple[int, frozenset[int]], tuple[Message, Items]] = {}
             for j in marked:
-                self.built_messages += 1
-                shift = plan.shifts[j]
-                rows[j] = build(messages[j], {q - shift for q in points if q >= shift})
+                message, shift = messages[j], plan.shifts[j]
+                mine = {q - shift for q in points if q >= shift}
+                hit = frozenset(
+                    i for p in message.parts for i in (p.index, *p.indices) if i in mine
+                )
+                key = (id(message), hit)
+                found = last.get(key)
+                if found is not None and found[0] is message:
+                    rows[j] = found[1]
+                else:
+                    self.built_messages += 1
+                    rows[j] = build(message, mine)
+                memo[key] = (message, rows[j])
+            self._marked[fmt] = memo
         return list(chain.from_iterable(rows))
 
     def anthropic(
