@@ -16,6 +16,7 @@ from typing import Final
 __all__ = [
     "clip",
     "first_line",
+    "has_text",
     "has_word",
     "newline_only",
     "sentences",
@@ -25,6 +26,11 @@ __all__ = [
 _OTHER_BREAKS: Final = ("\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
 """What ``str.splitlines`` breaks lines at besides ``\\n``."""
 _MARKS: Final = ".!?"
+
+
+def has_text(text: str) -> bool:
+    """``bool(text.strip())`` without copying the text."""
+    return bool(text) and not text.isspace()
 
 
 def newline_only(text: str) -> bool:

@@ -14,6 +14,7 @@ from typing import Any, Final, Literal
 
 import msgspec
 
+from timeline._textscan import has_text
 from timeline.block import (
     ASSISTANT_COMPLETION,
     CONV_RANGE_SUMMARY,
@@ -224,7 +225,7 @@ def tagged_lines(text: str) -> list[str]:
 
 
 def _json(text: str) -> Any:
-    head = text.lstrip()[:1]
+    head = text[:64].lstrip()[:1] or text.lstrip()[:1]  # (no copy of a long text)
     if head not in ("{", "["):
         return None
     try:
@@ -292,7 +293,7 @@ def _hit_count(outs: Sequence[Block]) -> int | None:
             if lists:
                 total += len(lists[0])
                 continue
-        total += sum(1 for line in out.text.splitlines() if line.strip())
+        total += sum(map(bool, map(str.strip, out.text.splitlines())))  # non-blank lines
     return total
 
 
@@ -360,7 +361,7 @@ def build_digest(
                 found, found_streamed = _artifacts_from_result(block, parsed)
                 artifacts += found
                 streamed += found_streamed
-        elif block.type == USER_PROMPT and block.text.strip():
+        elif block.type == USER_PROMPT and has_text(block.text):
             requests.append(cap_request(block.text, user_prompt_cap_chars))
         elif block.type == PLAN:
             plans.append(PlanRecord(block.id, block.path, block.turn_id, block.text))

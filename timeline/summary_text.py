@@ -20,7 +20,14 @@ import re
 from collections.abc import Sequence
 from typing import Final
 
-from timeline._textscan import clip, first_line, has_word, newline_only, split_sentences
+from timeline._textscan import (
+    clip,
+    first_line,
+    has_text,
+    has_word,
+    newline_only,
+    split_sentences,
+)
 from timeline.block import (
     ASSISTANT_COMPLETION,
     REACT_PLAN,
@@ -76,7 +83,7 @@ def _action(block: Block) -> str:
 
 def _next_step(compacted: Sequence[Block], cut_block: Block | None) -> str:
     for b in reversed(compacted):
-        if b.type == ASSISTANT_COMPLETION and b.text.strip():
+        if b.type == ASSISTANT_COMPLETION and has_text(b.text):
             if has_word(_NEXT, _NEXT_WORDS, b.text):  # else no sentence has one either
                 for s in split_sentences(b.text):
                     if s.strip() and has_word(_NEXT, _NEXT_WORDS, s):
@@ -92,7 +99,7 @@ def active_work_reminder(
     compacted: Sequence[Block], cut_block: Block | None, digest: CompactionDigest
 ) -> str:
     """What the agent was doing at the cut and the next step, from the compacted blocks."""
-    prompts = [b for b in compacted if b.type == USER_PROMPT and b.text.strip()]
+    prompts = [b for b in compacted if b.type == USER_PROMPT and has_text(b.text)]
     if prompts:
         request = _clip(prompts[-1].text)
     elif digest.user_requests:

@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from typing import Final
 
 import attrs
 
-from timeline._textscan import clip, first_line, has_word, sentences
+from timeline._textscan import clip, first_line, has_text, has_word, sentences
 from timeline.block import (
     ASSISTANT_COMPLETION,
     REACT_NOTE,
@@ -163,8 +162,13 @@ def _clip_lines(text: str, budget_chars: int) -> str:
     return "\n".join(kept) if kept else _clip(lines[0], max(4, budget_chars))[:budget_chars]
 
 
+def _listed_chars(requests: list[str]) -> int:
+    """The characters request lines take (``- `` and a line break each)."""
+    return sum(map(len, requests)) + 3 * len(requests)
+
+
 def _dedupe(items: Iterable[str]) -> list[str]:
-    return list(dict.fromkeys(i for i in items if i))
+    return list(dict.fromkeys(filter(None, items)))
 
 
 def _tool_line(call: Block, results: Sequence[Block]) -> str:
@@ -179,7 +183,10 @@ def _tool_line(call: Block, results: Sequence[Block]) -> str:
 
 def _tools_used(calls: Sequence[Block], results: dict[str, list[Block]]) -> str:
     """``read_file x2, bash; 1 failed``: which tools a turn called, in first-call order."""
-    counts = Counter(c.tool_id or "tool" for c in calls)
+    counts: dict[str, int] = {}
+    for c in calls:
+        name = c.tool_id or "tool"
+        counts[name] = counts.get(name, 0) + 1
     notes = [", ".join(name if n == 1 else f"{name} x{n}" for name, n in counts.items())]
     answers = [results.get(c.call_id or "", []) for c in calls]
     failed = sum(1 for rs in answers if any(r.meta.get("is_error") for r in rs))
@@ -205,21 +212,27 @@ def _turn_items(
     open_: list[str] = []
     not_started: list[str] = []
     for turn_id, turn in turns.items():
-        calls = [b for b in turn if b.type == REACT_TOOL_CALL]
-        replies = [b for b in turn if b.type == ASSISTANT_COMPLETION and b.text.strip()]
-        if not calls and not replies:
-            asked = [b for b in turn if b.type == USER_PROMPT and b.text.strip()]
-            if asked:
-                first = _clip(_first_sentence(asked[-1].text, ITEM_CAP), ITEM_CAP)
+        calls: list[Block] = []
+        reply = asked = None  # the last reply / prompt with text
+        for b in turn:
+            if b.type == REACT_TOOL_CALL:
+                calls.append(b)
+            elif b.type == ASSISTANT_COMPLETION and has_text(b.text):
+                reply = b
+            elif b.type == USER_PROMPT and has_text(b.text):
+                asked = b
+        if not calls and reply is None:
+            if asked is not None:
+                first = _clip(_first_sentence(asked.text, ITEM_CAP), ITEM_CAP)
                 not_started.append(f"{turn_id}: {first}")
             continue
         head = (
-            _clip(_first_sentence(replies[-1].text, ITEM_CAP), ITEM_CAP)
-            if replies
+            _clip(_first_sentence(reply.text, ITEM_CAP), ITEM_CAP)
+            if reply is not None
             else "(no reply yet)"
         )
         tools = f" ({_tools_used(calls, results)})" if calls else ""
-        (done if replies else open_).append(f"{turn_id}: {head}{tools}")
+        (done if reply is not None else open_).append(f"{turn_id}: {head}{tools}")
     return done, open_, not_started
 
 
@@ -265,8 +278,8 @@ class InventorySummarizer:
     def _history(self, request: SummaryRequest) -> str:
         prev, from_carry = read(request.previous_summary)
         blocks = request.blocks
-        prompts = [b for b in blocks if b.type == USER_PROMPT and b.text.strip()]
-        completions = [b for b in blocks if b.type == ASSISTANT_COMPLETION and b.text.strip()]
+        prompts = [b for b in blocks if b.type == USER_PROMPT and has_text(b.text)]
+        completions = [b for b in blocks if b.type == ASSISTANT_COMPLETION and has_text(b.text)]
         results: dict[str, list[Block]] = {}
         for b in blocks:
             if b.type == REACT_TOOL_RESULT and b.call_id:
@@ -363,7 +376,7 @@ class InventorySummarizer:
         requests = request.digest.user_requests
         if len(text) <= budget_chars or not requests:
             return text
-        listed = sum(len(r) + 3 for r in requests_at(cap_chars))
+        listed = _listed_chars(requests_at(cap_chars))
         room = budget_chars - (len(text) - listed)
         marker = 30  # the " [... N more chars]" a capped request gains
         fit = room // len(requests) - marker
@@ -391,7 +404,7 @@ class InventorySummarizer:
         the end. The summary never exceeds ``max_tokens`` (chars/4) at any session length.
         """
         fold_line = 120  # the "(N earlier requests omitted ...)" line a fold may add
-        room = budget_chars - (len(text) - sum(len(r) + 3 for r in listed)) - fold_line
+        room = budget_chars - (len(text) - _listed_chars(listed)) - fold_line
         keep = 0
         for r in reversed(listed[1:]):
             room -= len(r) + 3
@@ -445,7 +458,7 @@ class InventorySummarizer:
         context = [
             _clip(b.text)
             for b in blocks
-            if b.type in (ASSISTANT_COMPLETION, REACT_NOTE) and b.text.strip()
+            if b.type in (ASSISTANT_COMPLETION, REACT_NOTE) and has_text(b.text)
         ][-4:]
         original = (
             cap_request(prompts[0].text, request.user_prompt_cap_chars)
