@@ -348,26 +348,30 @@ def build_digest(
     tagged: list[str] = list(previous.tagged_notes) if previous else []
     plans: list[PlanRecord] = list(previous.plans) if previous else []
     for block in blocks:
-        if block.type == CONV_RANGE_SUMMARY:
+        kind = block.type
+        if kind == CONV_RANGE_SUMMARY:
             continue
         if block.hidden:
             hidden.append(HiddenBlock(block.path, block.replacement_text))
-        if block.type == REACT_TOOL_CALL and block.call_id:
-            calls[block.call_id] = block
-        elif block.type == REACT_TOOL_RESULT and block.call_id:
-            results.setdefault(block.call_id, []).append(block)
-            parsed = _json(block.text)
-            if parsed is not None:
-                found, found_streamed = _artifacts_from_result(block, parsed)
-                artifacts += found
-                streamed += found_streamed
-        elif block.type == USER_PROMPT and has_text(block.text):
-            requests.append(cap_request(block.text, user_prompt_cap_chars))
-        elif block.type == PLAN:
+        if kind == REACT_TOOL_CALL:
+            if block.call_id:
+                calls[block.call_id] = block
+        elif kind == REACT_TOOL_RESULT:
+            if block.call_id:
+                results.setdefault(block.call_id, []).append(block)
+                parsed = _json(block.text)
+                if parsed is not None:
+                    found, found_streamed = _artifacts_from_result(block, parsed)
+                    artifacts += found
+                    streamed += found_streamed
+        elif kind in (USER_PROMPT, ASSISTANT_COMPLETION):
+            if kind == USER_PROMPT and has_text(block.text):
+                requests.append(cap_request(block.text, user_prompt_cap_chars))
+            if "[" in block.text:
+                tagged += [t for t in tagged_lines(block.text) if t not in tagged]
+        elif kind == PLAN:
             plans.append(PlanRecord(block.id, block.path, block.turn_id, block.text))
-        if block.type in (USER_PROMPT, ASSISTANT_COMPLETION):
-            tagged += [t for t in tagged_lines(block.text) if t not in tagged]
-        if block.type == USER_ATTACHMENT or block.meta.get("artifact"):
+        if kind == USER_ATTACHMENT or (block.meta and block.meta.get("artifact")):
             artifact = Artifact(
                 path=block.path,
                 mime=block.mime,

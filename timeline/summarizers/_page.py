@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from typing import Final
 
 from timeline.digest import CompactionDigest, cap_request
@@ -10,8 +9,29 @@ from timeline.summarizers._sections import plain_block
 
 __all__ = ["Page"]
 
-_capped = functools.lru_cache(maxsize=4096)(cap_request)
-"""Carried requests repeat across compactions: each is capped once per cap."""
+_CAPPED: dict[int, dict[str, str]] = {}
+"""Carried requests repeat across compactions: each is capped once per cap (at most
+4,096 per cap are kept)."""
+
+
+def _capped(requests: list[str], cap: int) -> list[str]:
+    """``[cap_request(r, cap) for r in requests]``, looked up in one C loop."""
+    memo = _CAPPED.get(cap)
+    if memo is None:
+        if len(_CAPPED) > 16:
+            _CAPPED.clear()
+        memo = _CAPPED[cap] = {}
+    found = list(map(memo.get, requests))
+    if None not in found:
+        return found  # type: ignore[return-value]
+    if len(memo) > 4096:
+        memo.clear()
+    out = []
+    for r, capped in zip(requests, found, strict=True):
+        if capped is None:
+            capped = memo[r] = cap_request(r, cap)
+        out.append(capped)
+    return out
 
 
 _SECTIONS: Final = (
@@ -78,7 +98,7 @@ class Page:
     def requests_at(self, cap: int) -> list[str]:
         """Every carried request capped at ``cap`` characters."""
         if cap not in self._capped:
-            self._capped[cap] = [_capped(r, cap) for r in self.digest.user_requests]
+            self._capped[cap] = _capped(self.digest.user_requests, cap)
         return self._capped[cap]
 
     def _request_lines(self, cap_chars: int, keep: int | None) -> str | None:
