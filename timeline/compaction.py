@@ -115,31 +115,38 @@ def valid_cuts(blocks: Sequence[Block], start: int) -> list[bool]:
 def _valid_from(blocks: Sequence[Block], start: int) -> list[bool]:
     """:func:`valid_cuts` for ``blocks[start:]`` only (index 0 is ``start``): linear in
     the region, whatever lies before it."""
-    n = len(blocks)
+    region = blocks[start:]
+    n = len(region)
     last_result: dict[str, int] = {}
-    for i in range(start, n):
-        b = blocks[i]
+    for i, b in enumerate(region):
         if b.type == REACT_TOOL_RESULT and b.call_id:
             last_result[b.call_id] = i
     # open[i] = number of calls started before i whose last result is >= i
-    delta = [0] * (n - start + 2)
-    for i in range(start, n):
-        b = blocks[i]
+    delta = [0] * (n + 2)
+    for i, b in enumerate(region):
         if b.type == REACT_TOOL_CALL and b.call_id:
             end = last_result.get(b.call_id, n)  # pending: open to the end
             if end > i:
-                delta[i + 1 - start] += 1
-                delta[end + 1 - start] -= 1
-    valid = [False] * (n - start)
+                delta[i + 1] += 1
+                delta[end + 1] -= 1
+    valid = [False] * n
+    specs: dict[str, tuple[str, Boundary]] = {}  # type -> (render, registered boundary)
     running = 0
-    previous = block_type(blocks[start].type).render if start < n else ""
-    for i in range(start + 1, n):
-        running += delta[i - start]
-        b = blocks[i]
-        render = block_type(b.type).render
+    previous = ""
+    for i, b in enumerate(region):
+        running += delta[i]
+        spec = specs.get(b.type)
+        if spec is None:
+            bt = block_type(b.type)
+            never = b.type in (REACT_TOOL_RESULT, CONV_RANGE_SUMMARY)
+            spec = specs[b.type] = (bt.render, "none" if never else bt.boundary)
         # thinking/reasoning stays with the assistant content it came with
-        valid[i - start] = running == 0 and previous != "reasoning" and cut_boundary(b) != "none"
-        previous = render
+        if i and running == 0 and previous != "reasoning":
+            boundary = spec[1]
+            if boundary == "none" and b.type not in (REACT_TOOL_RESULT, CONV_RANGE_SUMMARY):
+                boundary = cut_boundary(b)  # the author decides
+            valid[i] = boundary != "none"
+        previous = spec[0]
     return valid
 
 
