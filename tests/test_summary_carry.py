@@ -18,7 +18,9 @@ from timeline.block import CONV_RANGE_SUMMARY
 from timeline.digest import CompactionDigest, digest_from_meta
 from timeline.errors import TimelineError
 from timeline.summarizers import _sections
+from timeline.summarizers._page import Page
 from timeline.summarizers._sections import items, parse_sections
+from timeline.summarizers.inventory import LIST_CAPS
 
 # texts that reach every check: sentences that become items, tagged notes, headings,
 # tags, checkboxes, parenthesised notes, mid-turn markers, odd line breaks
@@ -166,3 +168,43 @@ def test_loaded_timeline_summarizes_like_the_one_in_memory() -> None:
     for i in range(24, 40):
         turn(loaded, i)
     assert summaries(loaded)[-1] == warm
+
+
+line_text = st.text(st.sampled_from("ab \n-[x]()#<é"), max_size=30)
+page_lists = st.lists(line_text, max_size=12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    lists=st.fixed_dictionaries(
+        {name: page_lists for name in LIST_CAPS} | {"in_progress": page_lists}
+    ),
+    goal=page_lists,
+    steps=page_lists,
+    requests=st.lists(st.text(st.sampled_from("ab \n"), max_size=200), max_size=12),
+    omitted=st.integers(0, 3),
+    files=st.lists(line_text, max_size=4),
+    caps=st.fixed_dictionaries({name: st.integers(1, 20) for name in LIST_CAPS}),
+    cap_chars=st.sampled_from((600, 120, 60, 0)),
+    keep=st.none() | st.integers(0, 12),
+)
+def test_page_size_is_the_rendered_length(
+    lists: dict[str, list[str]],
+    goal: list[str],
+    steps: list[str],
+    requests: list[str],
+    omitted: int,
+    files: list[str],
+    caps: dict[str, int],
+    cap_chars: int,
+    keep: int | None,
+) -> None:
+    """The inventory page measures a render exactly without building it."""
+    digest = CompactionDigest(
+        user_requests=requests,
+        user_requests_omitted=omitted,
+        read_files=files,
+        modified_files=files[:1],
+    )
+    page = Page(lists, goal, steps, digest)
+    assert page.size(caps, cap_chars, keep) == len(page.render(caps, cap_chars, keep))

@@ -45,6 +45,13 @@ _SECTIONS: Final = (
 """The bulleted sections before Next Steps: (heading, list, bullet, blank line after)."""
 
 
+def _omitted_line(omitted: int) -> str:
+    return (
+        f"- ({omitted} earlier requests omitted here; their full "
+        "text is in the turn log, searchable with memory_read)"
+    )
+
+
 class Page:
     """The history summary's text at given list caps and request cap: sections that do
     not change between the (at most four) renders of one summary are joined once."""
@@ -101,33 +108,35 @@ class Page:
             self._capped[cap] = _capped(self.digest.user_requests, cap)
         return self._capped[cap]
 
-    def _request_lines(self, cap_chars: int, keep: int | None) -> str | None:
-        key = (cap_chars, keep)
-        if key in self._requests:
-            return self._requests[key]
+    def _listed(self, cap_chars: int, keep: int | None) -> tuple[list[str], int]:
+        """The requests listed (capped; with ``keep``, the first and the newest ``keep``)
+        and how many are counted as omitted."""
         listed = self.requests_at(cap_chars)
         omitted = self.digest.user_requests_omitted
         if keep is not None and len(listed) > keep + 1:
             omitted += len(listed) - 1 - keep
             listed = listed[:1] + listed[len(listed) - keep :] if keep else listed[:1]
+        return listed, omitted
+
+    def _request_lines(self, cap_chars: int, keep: int | None) -> str | None:
+        key = (cap_chars, keep)
+        if key in self._requests:
+            return self._requests[key]
+        listed, omitted = self._listed(cap_chars, keep)
         # bullets, not numbers: a numbered list would change every line when it shifts, and
         # each incremental summary would cost a fresh tokenization of the whole list
         text = None
         if listed:
             text = f"- {listed[0]}"
             if omitted:
-                text += (
-                    f"\n- ({omitted} earlier requests omitted here; their full "
-                    "text is in the turn log, searchable with memory_read)"
-                )
+                text += f"\n{_omitted_line(omitted)}"
             if len(listed) > 1:
                 text += "\n- " + "\n- ".join(listed[1:])
         self._requests[key] = text
         return text
 
-    def render(self, caps: dict[str, int], cap_chars: int, keep: int | None = None) -> str:
-        """The summary with these list caps, request cap and (folding) kept requests."""
-        self.last = (caps, cap_chars, keep)
+    def _head(self, caps: dict[str, int]) -> list[str]:
+        """The lines before the requests (sections joined)."""
         out = ["## Goal", self.goal, ""]
         for heading, name, mark, blank in _SECTIONS:
             cap = 3 if name == "in_progress" else caps[name]
@@ -137,12 +146,32 @@ class Page:
         out += ["## Next Steps", self.steps, ""]
         out += ["## Critical Context", self.bullets("critical", caps["critical"]), ""]
         out.append("## User Requests")
+        return out
+
+    def render(self, caps: dict[str, int], cap_chars: int, keep: int | None = None) -> str:
+        """The summary with these list caps, request cap and (folding) kept requests."""
+        self.last = (caps, cap_chars, keep)
+        out = self._head(caps)
         requests = self._request_lines(cap_chars, keep)
         if requests is not None:
             out.append(requests)
         out += ["", self.files]
         self.last_text = "\n".join(out)
         return self.last_text
+
+    def size(self, caps: dict[str, int], cap_chars: int, keep: int | None = None) -> int:
+        """``len(self.render(caps, cap_chars, keep))`` without building the text (the
+        requests at their longest cap are most of it)."""
+        out = self._head(caps)
+        lines = len(out) + 2  # the blank line and the file lists after the requests
+        total = sum(map(len, out)) + len(self.files)
+        listed, omitted = self._listed(cap_chars, keep)
+        if listed:
+            lines += 1
+            total += sum(map(len, listed)) + 2 + 3 * (len(listed) - 1)
+            if omitted:
+                total += 1 + len(_omitted_line(omitted))
+        return total + lines - 1
 
     def kept(self) -> dict[str, list[str]]:
         """The items each bulleted section of the latest render lists."""

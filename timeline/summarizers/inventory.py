@@ -367,17 +367,17 @@ class InventorySummarizer:
         budget_chars = request.max_tokens * 4
         caps = dict(LIST_CAPS)
         cap_chars = request.user_prompt_cap_chars
-        text = render(caps, cap_chars)
-        if len(text) <= budget_chars:
-            return text
-        scale = budget_chars / len(text)
+        size = page.size(caps, cap_chars)  # (the text is built only when it is kept)
+        if size <= budget_chars:
+            return render(caps, cap_chars)
+        scale = budget_chars / size
         caps = {k: max(3, int(v * scale)) for k, v in caps.items()}
-        text = render(caps, cap_chars)
+        size = page.size(caps, cap_chars)
         requests = request.digest.user_requests
-        if len(text) <= budget_chars or not requests:
-            return text
+        if size <= budget_chars or not requests:
+            return render(caps, cap_chars)
         listed = _listed_chars(requests_at(cap_chars))
-        room = budget_chars - (len(text) - listed)
+        room = budget_chars - (size - listed)
         marker = 30  # the " [... N more chars]" a capped request gains
         fit = room // len(requests) - marker
         # a fixed ladder, so consecutive summaries repeat identical request lines
