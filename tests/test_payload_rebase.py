@@ -107,7 +107,8 @@ def outcome(build: Callable[..., Any], *args: Any) -> Any:
 def sessions(draw: st.DrawFn) -> list[Stream]:
     """Successive streams: each one appends to the last, or keeps a run of it behind a new
     head (a summary, new blocks, blocks from before the run as pins) and adds new blocks.
-    A call id names one call at most (as in a timeline); results name any."""
+    A call id names one call at most and never follows a result naming it (as in a
+    timeline, which refuses a result before its call); results name any."""
     used: set[str | None] = {None}
 
     def new_blocks() -> list[Block]:
@@ -115,7 +116,7 @@ def sessions(draw: st.DrawFn) -> list[Stream]:
         for b in draw(block_lists):
             if b.type == "react.tool.call" and b.call_id in used:
                 b = blocks.tool_call("read", {"t": b.text})  # no call id: never pending
-            used.add(b.call_id if b.type == "react.tool.call" else None)
+            used.add(b.call_id if b.type in ("react.tool.call", "react.tool.result") else None)
             out.append(b)
         return out
 

@@ -49,10 +49,11 @@ def check_fields(block: Any) -> Block:
                 f"Block.{name} must be a str or None, got {type(value).__name__}",
                 block_id=bid,
             )
+    error = _error(bid)
     for name in _ID_FIELDS:
         value = getattr(block, name)
         if value is not None:
-            check_identifier(value, f"Block.{name}", _error(bid))
+            check_identifier(value, f"Block.{name}", error)
     if block.data is not None and type(block.data) is not bytes:
         raise InvalidBlockError(
             f"Block.data must be bytes or None, got {type(block.data).__name__}", block_id=bid
@@ -63,7 +64,7 @@ def check_fields(block: Any) -> Block:
         raise InvalidBlockError(
             f"Block.meta must be a dict, got {type(block.meta).__name__}", block_id=bid
         )
-    check_json(block.meta, "meta", _error(bid))
+    check_json(block.meta, "meta", error)
     if not block.type or block.type != block.type.strip():
         raise InvalidBlockError(f"Block.type must be a non-empty name, got {block.type!r}")
     text = clean_text(block.text)

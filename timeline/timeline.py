@@ -215,7 +215,7 @@ class Timeline:
             not isinstance(value, str)
             or not 0 < len(value) <= 128
             or not value.isprintable()
-            or any(c.isspace() for c in value)
+            or any(map(str.isspace, value))
         ):
             raise InvalidBlockError(
                 f"id_factory returned {value!r} for a {kind}: ids must be non-empty strings of "
@@ -278,7 +278,8 @@ class Timeline:
         return msgspec.structs.replace(block, **updates), state
 
     def _commit_append(self, stored: Sequence[Block], state: TimelineState) -> None:
-        carried_before = set(self._carried) - self._pinned.keys()
+        pinned = self._pinned
+        carried_before = {i for i in self._carried_extra() if i not in pinned}
         for b in stored:
             self._blocks.append(b)
             self._by_id[b.id] = b
@@ -287,8 +288,16 @@ class Timeline:
                 self._calls.add(b.call_id)
             self._track_carry(b)
         self._state = state
-        if self._summary_index >= 0 and carried_before - set(self._carried):
+        if self._summary_index >= 0 and carried_before - set(self._carried_extra()):
             self._bump_structure()  # a block carried past the summary is carried no more
+
+    def _carried_extra(self) -> list[str]:
+        """The carried blocks besides the pinned ones: the follow-up prompts of the
+        running turn and the latest plan (see ``_Carried``)."""
+        extra = list(self._followups)
+        if self._plan_id is not None:
+            extra.append(self._plan_id)
+        return extra
 
     def _track_carry(self, b: Block) -> None:
         if b.type == TURN_HEADER:
@@ -568,11 +577,7 @@ class _Carried(Set[str]):
         self._tl = tl
 
     def _extra(self) -> list[str]:
-        tl = self._tl
-        extra = list(tl._followups)
-        if tl._plan_id is not None:
-            extra.append(tl._plan_id)
-        return extra
+        return self._tl._carried_extra()
 
     def __contains__(self, item: object) -> bool:
         tl = self._tl

@@ -135,8 +135,8 @@ class PayloadCache:
         planning it all (see :meth:`_head_cut`, :func:`plan_head`, :meth:`_extend`)."""
         a, c, n = kept_run(last.blocks, blocks)
         j = self._head_cut(last, a, a + n) if n else 0
-        if j == 0:
-            return None
+        if j == 0 or last.highs[j] >= a + n:
+            return None  # no clean cut, or its message shows blocks past the kept run
         s, shift = last.starts[j], c - a
         head_blocks = blocks[: s + shift]
         use = last.last_use
