@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any, Final
@@ -139,7 +140,7 @@ class SqliteStore(ThreadedAsync, SqlStore):
             )
             self._conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
             if self.path != ":memory:":
-                self._conn.execute("PRAGMA journal_mode = WAL")
+                self._set_wal()
             self._conn.execute("PRAGMA synchronous = NORMAL")
             self._conn.text_factory = _text
             self._conn.create_function("bt_block_text", 1, _block_text, deterministic=True)
@@ -150,6 +151,22 @@ class SqliteStore(ThreadedAsync, SqlStore):
             raise StoreUnavailableError(
                 f"cannot open SQLite store {self.path!r}: {exc}; check the path and permissions"
             ) from exc
+
+    def _set_wal(self) -> None:
+        """Switch to WAL. The switch takes the file's exclusive lock and SQLite does not
+        wait for it (no busy handler), so a process opening the same new file at the same
+        moment gets "database is locked": retry until the busy timeout."""
+        deadline = time.monotonic() + self.busy_timeout_ms / 1000
+        delay = 0.001
+        while True:
+            try:
+                self._conn.execute("PRAGMA journal_mode = WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() >= deadline:
+                    raise
+            time.sleep(delay)
+            delay = min(2 * delay, 0.05)
 
     @property
     def url(self) -> str:

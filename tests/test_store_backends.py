@@ -69,3 +69,24 @@ def test_unreachable_postgres_is_a_store_error() -> None:
     """A server that is not there raises StoreUnavailableError with what to check."""
     with pytest.raises(StoreUnavailableError, match="check the DSN"):
         index_store.open("postgresql://nobody@127.0.0.1:1/none?connect_timeout=2")
+
+
+def test_sqlite_open_waits_while_another_connection_holds_the_file(tmp_path: Path) -> None:
+    """Opening a new file while another process holds it (two hosts starting at once)
+    waits for the lock instead of failing with "database is locked"."""
+    import threading
+
+    path = tmp_path / "busy.db"
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    holder.execute("CREATE TABLE early (x)")  # still in rollback-journal mode
+    holder.execute("BEGIN IMMEDIATE")
+    holder.execute("INSERT INTO early VALUES (1)")  # a write lock: the switch to WAL waits
+    release = threading.Timer(0.3, holder.rollback)
+    release.start()
+    try:
+        store = index_store.open(f"sqlite:///{path}")
+    finally:
+        release.join()
+        holder.close()
+    assert store.conversations() == []
+    store.close()
