@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from timeline import _textscan
+from timeline.summarizers._sections import parse_by_lines
 from timeline.summarizers.inventory import parse_sections
 from timeline.summary_text import (
     _NEXT,
@@ -64,24 +65,6 @@ texts = st.lists(st.sampled_from(PIECES), max_size=60).map("".join)
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _MID_TURN = re.compile(r"^\[MID-TURN COMPACTION \d+\]$", re.MULTILINE)
-
-
-def parse_by_lines(text: str) -> dict[str, list[str]]:
-    """The line loop parse_sections used before (every line looked at)."""
-    sections: dict[str, list[str]] = {}
-    lines: list[str] | None = None
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line:
-            continue
-        if raw.startswith(("### ", "## ")):
-            name = raw[4 if raw.startswith("### ") else 3 :].strip()
-            lines = sections.setdefault(name, []) if name else None
-        elif raw.startswith("<") and line.endswith(">"):
-            lines = None
-        elif lines is not None:
-            lines.append(line)
-    return {name: lines for name, lines in sections.items() if lines}
 
 
 def strip_by_lines(text: str) -> str:

@@ -205,3 +205,32 @@ def test_warm_up_reports_an_unavailable_encoding() -> None:
     """warm_up raises the typed error a render would, ahead of the render."""
     with pytest.raises(TokenizerUnavailableError, match="no_such_encoding"):
         warm_up(TiktokenCounter("no_such_encoding", backend="tiktoken"))
+
+
+_IDS = st.text(alphabet=st.sampled_from("aZ09_-.:é漢 /"), min_size=1, max_size=70)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    kind=st.sampled_from(["prompt", "completion", "call", "result", "error", "note", "file"]),
+    text=st.text(max_size=200),
+    tool=_IDS,
+    call_id=_IDS,
+)
+def test_the_lazy_bound_is_never_below_the_exact_cost(
+    kind: str, text: str, tool: str, call_id: str
+) -> None:
+    """``bound`` (built without the layout text) never undercounts ``block``, whatever the
+    tool name and call id (labels, provider-safe ids, error marks, attachments)."""
+    if kind == "call":
+        block = blocks.tool_call(tool, {"q": text}, call_id=call_id)
+    elif kind in ("result", "error"):
+        block = blocks.tool_result(call_id, text, tool_id=tool, is_error=kind == "error")
+    elif kind == "file":
+        block = blocks.user_attachment(name=tool, mime="text/plain", text=text or "x")
+    else:
+        block = {"prompt": blocks.user_prompt, "completion": blocks.assistant_completion}.get(
+            kind, blocks.note
+        )(text)
+    memo = BlockTokenMemo(TiktokenCounter())
+    assert memo.bound(block) >= memo.block(block)

@@ -17,6 +17,7 @@ import msgspec
 from timeline.block import CONV_RANGE_SUMMARY, Block
 from timeline.block_types import block_type
 from timeline.blocks import canonical_json
+from timeline.cache import kind_positions
 from timeline.tokens import BlockTokenMemo
 
 __all__ = ["HIDDEN_TOOL_PLACEHOLDER", "VisibleStream", "rendered_form"]
@@ -159,13 +160,10 @@ class VisibleStream:
         track_call(self.open_calls, shown, kind)
 
     def _position(self, kind: str) -> None:
-        if kind == "header":
-            self.positions.append(max(self._pos, 0))
-            return
-        if not (kind == self._prev_kind and kind in ("tool_call", "tool_result")):
-            self._pos += 1
-        self._prev_kind = kind
-        self.positions.append(self._pos)
+        (position,), self._pos, self._prev_kind = kind_positions(
+            (kind,), self._pos, self._prev_kind
+        )
+        self.positions.append(position)
 
     def splice_summary(self, blocks: Sequence[Block], summary_index: int) -> bool:
         """Take in a summary just inserted at ``summary_index`` of ``blocks`` without a
@@ -196,7 +194,7 @@ class VisibleStream:
         self.source_index += [i + 1 for i in index[k:]]
         kinds = self._kinds
         self._kinds = [block_type(summary.type).render, *(kinds[p] for p in order)]
-        self.positions, self._pos, self._prev_kind = _positions(self._kinds)
+        self.positions, self._pos, self._prev_kind = kind_positions(self._kinds)
         self.anchor = len(keep)
         self.consumed = len(blocks)
         if keep:  # a pinned call may have lost its result: recount the calls without one
@@ -206,23 +204,6 @@ class VisibleStream:
         # else unchanged: a cut never separates a call from its results nor follows a call
         # still waiting for one, so no call of the replaced part was open
         return True
-
-
-def _positions(kinds: Sequence[str]) -> tuple[list[int], int, str]:
-    """``VisibleStream._position`` over a whole stream: the positions, and the state
-    the next ``_position`` call continues from."""
-    out: list[int] = []
-    pos = -1
-    prev = ""
-    for kind in kinds:
-        if kind == "header":
-            out.append(pos if pos > 0 else 0)
-            continue
-        if not (kind == prev and (kind == "tool_call" or kind == "tool_result")):
-            pos += 1
-        prev = kind
-        out.append(pos)
-    return out, pos, prev
 
 
 def track_call(open_calls: dict[str, None], block: Block, kind: str) -> None:

@@ -25,7 +25,14 @@ import msgspec
 from timeline.block import Block
 from timeline.block_types import block_type
 
-__all__ = ["LOOKBACK", "MAX_BREAKPOINTS", "CacheState", "plan_checkpoints", "positions"]
+__all__ = [
+    "LOOKBACK",
+    "MAX_BREAKPOINTS",
+    "CacheState",
+    "kind_positions",
+    "plan_checkpoints",
+    "positions",
+]
 
 MAX_BREAKPOINTS: Final = 4
 LOOKBACK: Final = 20
@@ -41,19 +48,25 @@ class CacheState(msgspec.Struct, frozen=True):
 
 def positions(blocks: Sequence[Block]) -> list[int]:
     """Anthropic content positions: consecutive tool calls (or results) share one."""
+    return kind_positions([block_type(b.type).render for b in blocks])[0]
+
+
+def kind_positions(
+    kinds: Sequence[str], pos: int = -1, prev: str = ""
+) -> tuple[list[int], int, str]:
+    """:func:`positions` from the blocks' render kinds, continuing from ``pos`` (the last
+    position) and ``prev`` (the last non-header kind); also returns those two after the
+    last kind, for a stream that keeps growing."""
     out: list[int] = []
-    pos = -1
-    prev_kind = ""
-    for b in blocks:
-        kind = block_type(b.type).render
+    for kind in kinds:
         if kind == "header":
-            out.append(max(pos, 0))
+            out.append(pos if pos > 0 else 0)
             continue
-        if not (kind == prev_kind and kind in ("tool_call", "tool_result")):
+        if not (kind == prev and (kind == "tool_call" or kind == "tool_result")):
             pos += 1
-        prev_kind = kind
+        prev = kind
         out.append(pos)
-    return out
+    return out, pos, prev
 
 
 def _end_of_run(blocks: Sequence[Block], i: int, limit: int) -> int:

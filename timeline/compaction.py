@@ -130,23 +130,14 @@ def _valid_from(blocks: Sequence[Block], start: int) -> list[bool]:
                 delta[i + 1] += 1
                 delta[end + 1] -= 1
     valid = [False] * n
-    specs: dict[str, tuple[str, Boundary]] = {}  # type -> (render, registered boundary)
     running = 0
     previous = ""
     for i, b in enumerate(region):
         running += delta[i]
-        spec = specs.get(b.type)
-        if spec is None:
-            bt = block_type(b.type)
-            never = b.type in (REACT_TOOL_RESULT, CONV_RANGE_SUMMARY)
-            spec = specs[b.type] = (bt.render, "none" if never else bt.boundary)
         # thinking/reasoning stays with the assistant content it came with
         if i and running == 0 and previous != "reasoning":
-            boundary = spec[1]
-            if boundary == "none" and b.type not in (REACT_TOOL_RESULT, CONV_RANGE_SUMMARY):
-                boundary = cut_boundary(b)  # the author decides
-            valid[i] = boundary != "none"
-        previous = spec[0]
+            valid[i] = cut_boundary(b) != "none"
+        previous = block_type(b.type).render
     return valid
 
 

@@ -243,22 +243,12 @@ def _lead(out: list[tuple[str, list[Part]]]) -> None:
         out.insert(0, ("user", [Part("text", marker, -1, text=CONVERSATION_START_TEXT)]))
 
 
-def plan_messages(
-    blocks: Sequence[Block], provider: str | None = None, *, start: int = 0, lead: bool = True
-) -> list[Message]:
+def plan_messages(blocks: Sequence[Block], provider: str | None = None) -> list[Message]:
     """Alternating messages for ``blocks`` (the rendered stream, tail included).
 
     Thinking/reasoning blocks are planned only for the ``provider`` they came from
-    (``"anthropic"`` or ``"responses"``) and only ahead of other assistant content.
-    ``start`` numbers the blocks from there (planning the rest of a stream);
-    ``lead=False`` plans such a rest: no conversation-start marker, and nothing to send
-    is an empty list rather than :class:`EmptyPromptError`."""
-    raw, _ = _raw_plan(blocks, provider, start)
-    out = _settle(raw)
-    if not lead:
-        if out and out[-1][0] == "assistant":
-            out[-1] = ("assistant", _final_stripped(out[-1][1]))
-        return _finish(out)
+    (``"anthropic"`` or ``"responses"``) and only ahead of other assistant content."""
+    out = _settle(_raw_plan(blocks, provider, 0)[0])
     _lead(out)
     if not out:
         raise EmptyPromptError("nothing to send: the rendered timeline holds no message")
@@ -286,8 +276,9 @@ def plan_head(blocks: Sequence[Block], provider: str | None = None) -> list[Mess
 def plan_rest(
     blocks: Sequence[Block], provider: str | None, start: int, after: str
 ) -> list[Message] | None:
-    """What ``plan_messages(blocks, provider, start=start, lead=False)`` gives, for the
-    rest of a stream whose earlier blocks end on a message of role ``after``; None when
+    """The messages of ``blocks``, numbered from ``start``, as the rest of a stream whose
+    earlier blocks end on a message of role ``after`` (no conversation-start marker, the
+    final text stripped as :func:`plan_messages` strips it); None when
     the rest would join that message (its first message has that role, or had before a
     lone reasoning message was dropped) or holds nothing to send."""
     raw, _ = _raw_plan(blocks, provider, start)

@@ -21,6 +21,7 @@ from timeline._textscan import newline_only
 __all__ = [
     "carried",
     "items",
+    "parse_by_lines",
     "parse_sections",
     "plain_block",
     "read",
@@ -31,8 +32,12 @@ __all__ = [
 
 def parse_sections(text: str) -> dict[str, list[str]]:
     """A summary's ``## ``/``### `` sections as lists of their non-empty lines."""
-    if newline_only(text):
-        return _parse_by_section(text)
+    return _parse_by_section(text) if newline_only(text) else parse_by_lines(text)
+
+
+def parse_by_lines(text: str) -> dict[str, list[str]]:
+    """:func:`parse_sections` looking at every line (any line break ``splitlines`` knows);
+    the faster section scan must equal it (``tests/test_textscan.py``)."""
     sections: dict[str, list[str]] = {}
     lines: list[str] | None = None
     for raw in text.splitlines():
