@@ -9,7 +9,7 @@ from typing import Any
 import attrs
 
 from benchmarks.strategies import Part
-from timeline.cache_sim import Position, simulate
+from timeline.cache.simulate import Position, simulate
 
 OVERHEAD = 4  # per content part, as in the library's estimate
 

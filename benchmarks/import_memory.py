@@ -19,7 +19,7 @@ from pathlib import Path
 
 _WHOLE = """
 import json, resource, sys, index_store
-from timeline.importers import import_messages
+from timeline.io.importers import import_messages
 with open(sys.argv[1], encoding="utf-8") as fh:
     data = json.load(fh)
 tl, _ = import_messages(data, "openai", "c")

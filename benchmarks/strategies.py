@@ -12,7 +12,7 @@ import attrs
 
 from benchmarks.session import SYSTEM_PROMPT, Event
 from timeline import CompactionPolicy, TiktokenCounter, Timeline, blocks
-from timeline.formats.payload import payload_tokens
+from timeline.tokens.payload import payload_tokens
 from timeline.tokens import CounterBackend
 
 Part = tuple[str, str, str, str, bool]

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 
 from index_store.memory import MemoryStore
 from index_store.sqlite import SqliteStore
-from timeline.errors import StoreUnavailableError
-from timeline.persistence import CheckpointInfo, IndexStore, SearchHit
+from timeline.model.errors import StoreUnavailableError
+from timeline.model.persistence import CheckpointInfo, IndexStore, SearchHit
 
 if TYPE_CHECKING:
     from index_store.postgres import PostgresStore

@@ -14,8 +14,8 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
-from timeline.block import Block
-from timeline.persistence import IndexStore, SearchHit, TimelineSnapshot
+from timeline.model.block import Block
+from timeline.model.persistence import IndexStore, SearchHit, TimelineSnapshot
 
 __all__ = ["InlineAsync", "ThreadedAsync"]
 

@@ -9,16 +9,16 @@ from typing import Any, Final, TypeVar
 
 import msgspec
 
-from timeline._json import check_identifier, clean_text
-from timeline.block import Block
-from timeline.codec import decode_record, encode_record
-from timeline.errors import (
+from timeline.model.json_text import check_identifier, clean_text
+from timeline.model.block import Block
+from timeline.model.codec import decode_record, encode_record
+from timeline.model.errors import (
     CodecError,
     CorruptRecordError,
     DuplicateBlockIdError,
     InvalidBlockError,
 )
-from timeline.persistence import TimelineSnapshot, TimelineState
+from timeline.model.persistence import TimelineSnapshot, TimelineState
 
 __all__ = [
     "WindowRecord",

@@ -33,15 +33,15 @@ from index_store._pg_sql import (
     index_text,
     search_hits,
 )
-from timeline.block import PLAN_LATEST, REACT_PLAN, Block
-from timeline.errors import (
+from timeline.model.block import PLAN_LATEST, REACT_PLAN, Block
+from timeline.model.errors import (
     ConflictError,
     NotFoundError,
     StoreError,
     StoreUnavailableError,
     TimelineError,
 )
-from timeline.persistence import SearchHit, TimelineSnapshot
+from timeline.model.persistence import SearchHit, TimelineSnapshot
 
 __all__ = ["PostgresAsync"]
 

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from typing import Any, Final
 
 from index_store._common import decode_block_row
-from timeline.persistence import SearchHit
+from timeline.model.persistence import SearchHit
 
 __all__ = [
     "INDEX_BYTES",

@@ -24,9 +24,9 @@ from index_store._common import (
     encode_window_row,
     stored_version,
 )
-from timeline.block import PLAN_LATEST, REACT_PLAN, Block
-from timeline.errors import ConflictError, CorruptRecordError, NotFoundError
-from timeline.persistence import CheckpointInfo, TimelineSnapshot
+from timeline.model.block import PLAN_LATEST, REACT_PLAN, Block
+from timeline.model.errors import ConflictError, CorruptRecordError, NotFoundError
+from timeline.model.persistence import CheckpointInfo, TimelineSnapshot
 
 __all__ = ["SqlStore", "utc_now_text"]
 

@@ -26,9 +26,9 @@ from index_store._common import (
     search_terms,
     stored_version,
 )
-from timeline.block import PLAN_LATEST, REACT_PLAN, Block
-from timeline.errors import ConflictError, CorruptRecordError, NotFoundError
-from timeline.persistence import CheckpointInfo, SearchHit, TimelineSnapshot
+from timeline.model.block import PLAN_LATEST, REACT_PLAN, Block
+from timeline.model.errors import ConflictError, CorruptRecordError, NotFoundError
+from timeline.model.persistence import CheckpointInfo, SearchHit, TimelineSnapshot
 
 __all__ = ["MemoryStore"]
 

@@ -28,12 +28,12 @@ from index_store._pg_sql import (
     search_hits,
 )
 from index_store._sql import SqlStore
-from timeline.errors import (
+from timeline.model.errors import (
     StoreError,
     StoreUnavailableError,
     TimelineError,
 )
-from timeline.persistence import SearchHit
+from timeline.model.persistence import SearchHit
 
 __all__ = ["SCHEMA_VERSION", "PostgresStore"]
 

@@ -25,13 +25,13 @@ from index_store._common import (
     stored_version,
 )
 from index_store._sql import SqlStore, utc_now_text
-from timeline.errors import (
+from timeline.model.errors import (
     CorruptRecordError,
     StoreError,
     StoreUnavailableError,
     TimelineError,
 )
-from timeline.persistence import SearchHit
+from timeline.model.persistence import SearchHit
 
 __all__ = ["SCHEMA_VERSION", "SqliteStore"]
 

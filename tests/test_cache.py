@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from timeline import Block, CompactionPolicy, Timeline, blocks
 from timeline.cache import LOOKBACK, CacheState, plan_checkpoints, positions
-from timeline.cache_sim import request_positions, simulate
+from timeline.cache.simulate import request_positions, simulate
 
 
 def _grow(tl: Timeline, n: int) -> None:

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from tests.test_cli import LONG_MESSAGES, OPENAI_MESSAGES, cli, cli_on_tty, import_file
 from timeline.cli import _parser, flag_terms
-from timeline.inspect import percent_shares, plural
+from timeline.render.usage import percent_shares, plural
 
 SUBCOMMANDS = ("demo", "import", "list", "render", "inspect", "search", "compact")
 

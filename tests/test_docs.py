@@ -23,7 +23,7 @@ PRELUDE = r'''
 import index_store
 from timeline import CompactionPolicy, Timeline, blocks, is_context_overflow
 from timeline.driver import ModelReply
-from timeline.scripted import overflow_error
+from timeline.driver.scripted import overflow_error
 
 system = "You are a careful coding agent."
 store = index_store.open("memory://")

@@ -11,8 +11,8 @@ from test_render import check_anthropic
 import index_store
 from timeline import CompactionPolicy, ContextOverflowError, HeuristicCounter, Timeline
 from timeline.driver import DriverEvent, ModelReply, ReactDriver, ToolCallRequest, ToolOutput, Usage
-from timeline.scripted import CodingSession, ProviderError, ScriptedModel, demo_tools
-from timeline.view import RenderedContext
+from timeline.driver.scripted import CodingSession, ProviderError, ScriptedModel, demo_tools
+from timeline.render.context import RenderedContext
 
 SYSTEM = "You are a coding agent. " * 20
 

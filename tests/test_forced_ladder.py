@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from timeline import BudgetError, CompactionPolicy, HeuristicCounter, Timeline, blocks
-from timeline.summarizers.base import SummaryRequest
+from timeline.compaction.summarizers.base import SummaryRequest
 
 
 def ladder(tl: Timeline, system: str = "sys") -> list[int]:

@@ -16,7 +16,7 @@ import pytest
 import index_store
 from tests.test_cli import cli
 from timeline import CompactionPolicy, Timeline, blocks
-from timeline.html_view import timeline_html
+from timeline.cli.html_view import timeline_html
 
 RESULT = "line of tool output with some words in it\n" * 40
 

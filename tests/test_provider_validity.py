@@ -15,7 +15,7 @@ from samples import PNG_1x1
 from timeline_gen import IMPORTS, SVG, payload_cases
 
 from timeline import EmptyPromptError, HeuristicCounter, InvalidBlockError, Timeline, blocks
-from timeline.formats.names import provider_call_id, provider_tool_name
+from timeline.model.names import provider_call_id, provider_tool_name
 
 CHECKS = {
     "anthropic": anthropic_errors,

@@ -22,8 +22,8 @@ from timeline import (
 )
 from timeline.compaction import valid_cuts
 from timeline.driver import ModelReply, ReactDriver
-from timeline.reasoning import anthropic_thinking
-from timeline.replies import reply_blocks
+from timeline.formats.reply import reply_blocks
+from timeline.model.reasoning import anthropic_thinking
 
 THINKING = {"type": "thinking", "thinking": "Check the file first.", "signature": "sig+/=="}
 REDACTED = {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix/LafPsn4a"}

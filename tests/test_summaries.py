@@ -20,15 +20,15 @@ from timeline import (
     Timeline,
     blocks,
 )
-from timeline.digest import CompactionDigest, build_digest
-from timeline.summarizers.inventory import (
+from timeline.compaction.digest import CompactionDigest, build_digest
+from timeline.compaction.summarizers.inventory import (
     InventorySummarizer,
     _clip,
     _first_sentence,
     _sentences,
     parse_sections,
 )
-from timeline.summarizers.llm import build_prompt, escape
+from timeline.compaction.summarizers.llm import build_prompt, escape
 
 
 def session(tl: Timeline, turns: int, offset: int = 0) -> None:
@@ -233,7 +233,7 @@ def test_user_requests_are_capped_not_dropped(make_tl: Callable[..., Timeline], 
 
 def test_inventory_fits_its_budget_and_keeps_every_request() -> None:
     """Sized to max_tokens (chars/4), list caps and request caps shrink, no request drops."""
-    from timeline.summarizers import InventorySummarizer
+    from timeline.compaction.summarizers import InventorySummarizer
 
     tl = Timeline("f")
     tl.begin_turn()

@@ -6,9 +6,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from timeline import CompactionPolicy, SummaryRequest, Timeline, blocks
-from timeline.digest import build_digest
-from timeline.summarizers.base import estimate_tokens
-from timeline.summarizers.inventory import InventorySummarizer, parse_sections
+from timeline.compaction.digest import build_digest
+from timeline.compaction.summarizers.base import estimate_tokens
+from timeline.compaction.summarizers.inventory import InventorySummarizer, parse_sections
 
 
 def long_session(tl: Timeline, turns: int, words: int, offset: int = 0) -> None:

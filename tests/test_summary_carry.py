@@ -10,17 +10,17 @@ import msgspec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import timeline.digest as digest_module
-import timeline.summary_text as summary_text
+import timeline.compaction.digest as digest_module
+import timeline.compaction.summary_text as summary_text
 from index_store.memory import MemoryStore
 from timeline import CompactionPolicy, HeuristicCounter, Timeline, blocks
-from timeline.block import CONV_RANGE_SUMMARY
-from timeline.digest import CompactionDigest, digest_from_meta
-from timeline.errors import TimelineError
-from timeline.summarizers import _sections
-from timeline.summarizers._page import Page
-from timeline.summarizers._sections import items, parse_sections
-from timeline.summarizers.inventory import LIST_CAPS
+from timeline.compaction.digest import CompactionDigest, digest_from_meta
+from timeline.compaction.summarizers import _sections
+from timeline.compaction.summarizers._page import Page
+from timeline.compaction.summarizers._sections import items, parse_sections
+from timeline.compaction.summarizers.inventory import LIST_CAPS
+from timeline.model.block import CONV_RANGE_SUMMARY
+from timeline.model.errors import TimelineError
 
 # texts that reach every check: sentences that become items, tagged notes, headings,
 # tags, checkboxes, parenthesised notes, mid-turn markers, odd line breaks

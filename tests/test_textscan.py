@@ -7,10 +7,10 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from timeline import _textscan
-from timeline.summarizers._sections import parse_by_lines
-from timeline.summarizers.inventory import parse_sections
-from timeline.summary_text import (
+from timeline.compaction import textscan as _textscan
+from timeline.compaction.summarizers._sections import parse_by_lines
+from timeline.compaction.summarizers.inventory import parse_sections
+from timeline.compaction.summary_text import (
     _NEXT,
     _NEXT_WORDS,
     REMINDER_HEADING,

@@ -16,7 +16,7 @@ from timeline import (
     UnknownPathError,
     blocks,
 )
-from timeline.block_types import block_type
+from timeline.model.block_types import block_type
 
 
 class TimelineMachine(RuleBasedStateMachine):

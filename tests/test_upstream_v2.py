@@ -30,9 +30,9 @@ from timeline import (
     blocks,
 )
 from timeline.compaction import cut_boundary, valid_cuts
-from timeline.digest import build_digest
-from timeline.summarizers.llm import build_prompt
-from timeline.view import RenderedContext
+from timeline.compaction.digest import build_digest
+from timeline.compaction.summarizers.llm import build_prompt
+from timeline.render.context import RenderedContext
 
 
 class TestCutsByAuthor:

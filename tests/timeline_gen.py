@@ -28,9 +28,9 @@ from timeline import (
     Timeline,
     blocks,
 )
-from timeline.errors import EmptyPromptError, TimelineError
-from timeline.importers import import_conversation
-from timeline.reasoning import anthropic_thinking, openai_reasoning
+from timeline.io.importers import import_conversation
+from timeline.model.errors import EmptyPromptError, TimelineError
+from timeline.model.reasoning import anthropic_thinking, openai_reasoning
 
 JPEG = b"\xff\xd8\xff\xe0" + b"\x00" * 16
 PDF = b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n"

@@ -4,12 +4,25 @@ Import is cheap: no tokenizer is loaded and nothing is opened until used.
 """
 
 from timeline import blocks
-from timeline.block import Block
-from timeline.block_types import BlockTypeSpec, register_block_type
-from timeline.codec import decode_block, encode_block
 from timeline.compaction import CompactionStats
-from timeline.digest import CompactionDigest
-from timeline.errors import (
+from timeline.compaction.digest import CompactionDigest
+from timeline.compaction.policy import CompactionPolicy, NoBudgetWarning, context_window_for
+from timeline.compaction.summarizers import (
+    AsyncLLMSummarizer,
+    AsyncSummarizer,
+    InventorySummarizer,
+    LLMSummarizer,
+    SlidingWindowSummarizer,
+    Summarizer,
+    SummaryRequest,
+    TruncateSummarizer,
+)
+from timeline.core.timeline import Timeline, sequential_ids
+from timeline.driver.overflow import is_context_overflow, is_usage_overflow
+from timeline.model.block import Block
+from timeline.model.block_types import BlockTypeSpec, register_block_type
+from timeline.model.codec import decode_block, encode_block
+from timeline.model.errors import (
     AsyncSummarizerError,
     BudgetError,
     CodecError,
@@ -30,9 +43,8 @@ from timeline.errors import (
     TokenizerUnavailableError,
     UnknownPathError,
 )
-from timeline.formats.names import provider_call_id, provider_tool_name
-from timeline.overflow import is_context_overflow, is_usage_overflow
-from timeline.persistence import (
+from timeline.model.names import provider_call_id, provider_tool_name
+from timeline.model.persistence import (
     AsyncIndexStore,
     CheckpointInfo,
     IndexStore,
@@ -40,20 +52,8 @@ from timeline.persistence import (
     TimelineSnapshot,
     TimelineState,
 )
-from timeline.policy import CompactionPolicy, NoBudgetWarning, context_window_for
-from timeline.summarizers import (
-    AsyncLLMSummarizer,
-    AsyncSummarizer,
-    InventorySummarizer,
-    LLMSummarizer,
-    SlidingWindowSummarizer,
-    Summarizer,
-    SummaryRequest,
-    TruncateSummarizer,
-)
-from timeline.timeline import Timeline, sequential_ids
+from timeline.render.context import RenderedContext
 from timeline.tokens import HeuristicCounter, TiktokenCounter, TokenCounter, warm_up
-from timeline.view import RenderedContext
 
 __all__ = [
     "AsyncIndexStore",

@@ -14,7 +14,7 @@ import pytest
 import index_store
 from adversarial.cases import load
 from timeline.cli import main
-from timeline.importers import import_messages
+from timeline.io.importers import import_messages
 
 GOOD_OPENAI = [
     {"role": "user", "content": "hello"},

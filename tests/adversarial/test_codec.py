@@ -10,7 +10,7 @@ import msgspec
 import pytest
 
 from timeline import Block, CodecError, TimelineError, blocks, decode_block, encode_block
-from timeline.codec import decode_record, encode_record
+from timeline.model.codec import decode_record, encode_record
 
 GOOD = Block(
     type="react.tool.result",

@@ -11,9 +11,9 @@ from typing import Any
 
 import attrs
 
-from timeline.block import Block
-from timeline.block_types import block_type
 from timeline.formats._plan import Message, Part
+from timeline.model.block import Block
+from timeline.model.block_types import block_type
 
 __all__ = [
     "Items",

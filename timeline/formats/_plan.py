@@ -9,7 +9,7 @@ parts, with the provider rules made structural:
 * a result whose call is not visible becomes plain user-side text;
 * consecutive same-role blocks merge into one message; the first message is user;
 * no text part is blank, the final assistant text has no trailing whitespace, and a
-  stream with nothing to send raises :class:`~timeline.errors.EmptyPromptError`;
+  stream with nothing to send raises :class:`~timeline.model.errors.EmptyPromptError`;
 * media the providers do not accept become text notes;
 * thinking/reasoning blocks go only to the provider they came from, unchanged.
 """
@@ -22,10 +22,10 @@ from typing import Final, Literal
 
 import attrs
 
-from timeline.block import Block
-from timeline.block_types import block_type
-from timeline.errors import EmptyPromptError
-from timeline.reasoning import reasoning_item, reasoning_provider
+from timeline.model.block import Block
+from timeline.model.block_types import block_type
+from timeline.model.errors import EmptyPromptError
+from timeline.model.reasoning import reasoning_item, reasoning_provider
 
 __all__ = [
     "DOCUMENT_TYPES",

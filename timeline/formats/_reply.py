@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from timeline.errors import InvalidBlockError
+import attrs
 
-__all__ = ["as_dict", "get_int"]
+from timeline.model.errors import InvalidBlockError
+
+__all__ = ["ToolCallRequest", "Usage", "as_dict", "get_int"]
 
 
 def as_dict(obj: Any, what: str) -> dict[str, Any]:
@@ -27,3 +29,19 @@ def get_int(data: Mapping[str, Any] | None, *keys: str) -> int:
     if not data:
         return 0
     return sum(v for k in keys if isinstance(v := data.get(k), int))
+
+
+@attrs.frozen
+class ToolCallRequest:
+    """A tool call the model asked for; ``params`` may be raw JSON text (possibly cut
+    off when the reply hit its length limit)."""
+
+    name: str
+    params: Mapping[str, Any] | str
+    call_id: str | None = None
+
+
+@attrs.frozen
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0

@@ -11,10 +11,10 @@ from typing import Any
 
 import msgspec
 
-from timeline.block import Block
 from timeline.formats._plan import Message, Part, b64, plan_messages, result_items
-from timeline.formats.names import provider_call_id, provider_tool_name
-from timeline.reasoning import reasoning_item
+from timeline.model.block import Block
+from timeline.model.names import provider_call_id, provider_tool_name
+from timeline.model.reasoning import reasoning_item
 
 __all__ = ["anthropic_message", "anthropic_payload", "to_anthropic"]
 

@@ -3,24 +3,26 @@ exactly, to send back with the calls), usage and stop reason, as a ``ModelReply`
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
-from timeline.block import Block
-from timeline.driver import ModelReply, ToolCallRequest, Usage
-from timeline.errors import InvalidBlockError
-from timeline.formats._reply import as_dict, get_int
-from timeline.reasoning import anthropic_thinking
+from timeline.formats._reply import ToolCallRequest, Usage, as_dict, get_int
+from timeline.model.block import Block
+from timeline.model.errors import InvalidBlockError
+from timeline.model.reasoning import anthropic_thinking
 
 __all__ = ["reply_from_anthropic"]
 
+R = TypeVar("R")
 
-def reply_from_anthropic(message: Any) -> ModelReply:
+
+def reply_from_anthropic(message: Any, make: Callable[..., R]) -> R:
     """A ``ModelReply`` for an ``anthropic.types.Message`` (or its dict form).
 
     Text blocks are joined with blank lines; ``thinking``/``redacted_thinking`` become
     reasoning blocks; prompt tokens include cache reads and writes. Content types the
     timeline has no block for (server tool results, citations...) raise
-    :class:`~timeline.errors.InvalidBlockError` rather than vanish."""
+    :class:`~timeline.model.errors.InvalidBlockError` rather than vanish."""
     data = as_dict(message, "Message")
     texts: list[str] = []
     calls: list[ToolCallRequest] = []
@@ -38,7 +40,7 @@ def reply_from_anthropic(message: Any) -> ModelReply:
         else:
             raise InvalidBlockError(f"content[{i}]: no block type for Anthropic {kind!r} content")
     usage = data.get("usage")
-    return ModelReply(
+    return make(
         text="\n\n".join(t for t in texts if t),
         tool_calls=tuple(calls),
         usage=Usage(

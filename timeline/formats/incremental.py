@@ -45,8 +45,6 @@ from typing import Any, cast
 
 import attrs
 
-from timeline.block import Block
-from timeline.block_types import block_type
 from timeline.formats._kept_plan import (
     Items,
     KeptPlan,
@@ -58,6 +56,8 @@ from timeline.formats._kept_plan import (
 from timeline.formats._plan import Message, plan_head, plan_messages, plan_rest
 from timeline.formats.anthropic import anthropic_message, anthropic_payload
 from timeline.formats.openai import chat_items, chat_system, responses_items, responses_system
+from timeline.model.block import Block
+from timeline.model.block_types import block_type
 
 __all__ = ["PayloadCache"]
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from timeline.block import Block
 from timeline.formats._plan import Message, Part, b64, plan_messages, result_items
-from timeline.formats.names import provider_call_id, provider_tool_name
-from timeline.reasoning import reasoning_item
+from timeline.model.block import Block
+from timeline.model.names import provider_call_id, provider_tool_name
+from timeline.model.reasoning import reasoning_item
 
 __all__ = [
     "chat_items",

@@ -4,18 +4,20 @@ reason)."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
-from timeline.block import Block
-from timeline.driver import ModelReply, ToolCallRequest, Usage
-from timeline.errors import InvalidBlockError
-from timeline.formats._reply import as_dict, get_int
-from timeline.reasoning import openai_reasoning
+from timeline.formats._reply import ToolCallRequest, Usage, as_dict, get_int
+from timeline.model.block import Block
+from timeline.model.errors import InvalidBlockError
+from timeline.model.reasoning import openai_reasoning
 
 __all__ = ["reply_from_chat", "reply_from_responses"]
 
+R = TypeVar("R")
 
-def reply_from_chat(completion: Any) -> ModelReply:
+
+def reply_from_chat(completion: Any, make: Callable[..., R]) -> R:
     """A ``ModelReply`` for an ``openai.types.chat.ChatCompletion`` (its first choice).
     A refusal is kept as the text."""
     data = as_dict(completion, "ChatCompletion")
@@ -32,7 +34,7 @@ def reply_from_chat(completion: Any) -> ModelReply:
         if call.get("type", "function") == "function"
     )
     usage = data.get("usage")
-    return ModelReply(
+    return make(
         text=str(message.get("content") or message.get("refusal") or ""),
         tool_calls=calls,
         usage=Usage(get_int(usage, "prompt_tokens"), get_int(usage, "completion_tokens")),
@@ -40,7 +42,7 @@ def reply_from_chat(completion: Any) -> ModelReply:
     )
 
 
-def reply_from_responses(response: Any) -> ModelReply:
+def reply_from_responses(response: Any, make: Callable[..., R]) -> R:
     """A ``ModelReply`` for an ``openai.types.responses.Response``.
 
     ``message`` items give the text (``output_text`` and ``refusal`` parts),
@@ -48,7 +50,7 @@ def reply_from_responses(response: Any) -> ModelReply:
     ``include=["reasoning.encrypted_content"]`` to get what a stateless request needs).
     The finish reason is the ``incomplete_details.reason`` of an incomplete response,
     else ``"tool_calls"`` or ``"stop"``. Other item types raise
-    :class:`~timeline.errors.InvalidBlockError` rather than vanish."""
+    :class:`~timeline.model.errors.InvalidBlockError` rather than vanish."""
     data = as_dict(response, "Response")
     texts: list[str] = []
     calls: list[ToolCallRequest] = []
@@ -73,7 +75,7 @@ def reply_from_responses(response: Any) -> ModelReply:
         finish = str((data.get("incomplete_details") or {}).get("reason") or "incomplete")
     else:
         finish = "tool_calls" if calls else "stop"
-    return ModelReply(
+    return make(
         text="".join(texts),
         tool_calls=tuple(calls),
         usage=Usage(get_int(usage, "input_tokens"), get_int(usage, "output_tokens")),

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from timeline.block import Block
-from timeline.block_types import block_type
-from timeline.errors import EmptyPromptError
 from timeline.formats._plan import b64, media_kind
+from timeline.model.block import Block
+from timeline.model.block_types import block_type
+from timeline.model.errors import EmptyPromptError
 
 __all__ = ["block_text", "to_document", "to_text"]
 

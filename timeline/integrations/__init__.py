@@ -14,7 +14,7 @@ and says which extra to install when the framework is missing.
 
 from __future__ import annotations
 
-from timeline.errors import TimelineError
+from timeline.model.errors import TimelineError
 
 __all__ = ["IntegrationError", "MissingExtraError", "missing_extra"]
 

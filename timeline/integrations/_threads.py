@@ -7,10 +7,10 @@ from typing import Any
 
 import attrs
 
-from timeline.errors import NotFoundError
-from timeline.persistence import IndexStore
-from timeline.policy import CompactionPolicy
-from timeline.timeline import Timeline
+from timeline.compaction.policy import CompactionPolicy
+from timeline.core.timeline import Timeline
+from timeline.model.errors import NotFoundError
+from timeline.model.persistence import IndexStore
 
 __all__ = ["TimelineCache", "open_store"]
 

@@ -17,17 +17,17 @@ import json
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from timeline import blocks as B
-from timeline.block import Block
-from timeline.errors import ConflictError, InvalidBlockError
+from timeline.compaction.policy import CompactionPolicy
+from timeline.core.timeline import Timeline
 from timeline.formats._plan import MISSING_RESULT_TEXT, Part, part_text, plan_messages
 from timeline.integrations import IntegrationError, missing_extra
 from timeline.integrations._threads import TimelineCache, open_store
-from timeline.persistence import IndexStore
-from timeline.policy import CompactionPolicy
-from timeline.reasoning import anthropic_thinking, reasoning_item
-from timeline.timeline import Timeline
-from timeline.view import RenderedContext
+from timeline.model import constructors as B
+from timeline.model.block import Block
+from timeline.model.errors import ConflictError, InvalidBlockError
+from timeline.model.persistence import IndexStore
+from timeline.model.reasoning import anthropic_thinking, reasoning_item
+from timeline.render.context import RenderedContext
 
 try:
     from langchain.agents.middleware import AgentMiddleware, ModelRequest

@@ -25,16 +25,16 @@ from typing import Any
 
 import msgspec
 
-from timeline import blocks as B
-from timeline.block import CONV_RANGE_SUMMARY, TURN_HEADER, Block
-from timeline.errors import ConflictError, EmptyPromptError
+from timeline.compaction.policy import CompactionPolicy
+from timeline.core.timeline import Timeline
 from timeline.integrations import missing_extra
 from timeline.integrations._threads import TimelineCache, open_store
-from timeline.persistence import IndexStore
-from timeline.policy import CompactionPolicy
-from timeline.reasoning import openai_reasoning
-from timeline.timeline import Timeline
-from timeline.view import RenderedContext
+from timeline.model import constructors as B
+from timeline.model.block import CONV_RANGE_SUMMARY, TURN_HEADER, Block
+from timeline.model.errors import ConflictError, EmptyPromptError
+from timeline.model.persistence import IndexStore
+from timeline.model.reasoning import openai_reasoning
+from timeline.render.context import RenderedContext
 
 try:
     from agents.run_config import CallModelData, ModelInputData

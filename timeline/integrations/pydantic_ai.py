@@ -23,16 +23,16 @@ from typing import Any
 
 import msgspec
 
-from timeline import blocks as B
-from timeline.block import Block
-from timeline.errors import ConflictError
+from timeline.compaction.policy import CompactionPolicy
+from timeline.core.timeline import Timeline
 from timeline.formats._plan import MISSING_RESULT_TEXT, Part, part_text, plan_messages
 from timeline.integrations import IntegrationError, missing_extra
 from timeline.integrations._threads import TimelineCache, open_store
-from timeline.persistence import IndexStore, TimelineSnapshot
-from timeline.policy import CompactionPolicy
-from timeline.timeline import Timeline
-from timeline.view import RenderedContext
+from timeline.model import constructors as B
+from timeline.model.block import Block
+from timeline.model.errors import ConflictError
+from timeline.model.persistence import IndexStore, TimelineSnapshot
+from timeline.render.context import RenderedContext
 
 try:
     from pydantic_ai.messages import (

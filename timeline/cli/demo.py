@@ -1,0 +1,204 @@
+"""``timeline demo``: a scripted coding-agent session through the real pipeline.
+
+Render, compaction, cache checkpoints, overflow retry, persist-and-evict on the embedded
+SQLite store, and memory_read over the archive; one line per turn and a closing table.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import time
+from typing import Any
+
+from timeline import blocks
+from timeline.compaction.policy import CompactionPolicy
+from timeline.core.timeline import Timeline
+from timeline.driver import ReactDriver
+from timeline.driver.memory_tools import memory_read_tool
+from timeline.driver.scripted import CodingSession, ScriptedModel, demo_tools
+from timeline.model.block import USER_PROMPT
+from timeline.model.errors import TimelineError
+from timeline.render.usage import plural
+
+__all__ = ["DEMO_SOURCE", "DEMO_SYSTEM_PROMPT", "created_by_demo", "prefix_reuse", "run_demo"]
+
+_RULES = (
+    "Read a file before you edit it.",
+    "Run the tests after every change and report failures verbatim.",
+    "Never commit secrets or credentials.",
+    "Prefer small, reviewable diffs over large rewrites.",
+    "Keep the public API stable unless the user asks otherwise.",
+    "Explain the root cause of a bug before fixing it.",
+    "Use memory_read to recall work from earlier turns that is no longer in context.",
+    "When a tool fails, read its error output before retrying.",
+)
+DEMO_SYSTEM_PROMPT = "You are a careful coding agent working in a Python repository.\n" + "\n".join(
+    f"{i + 1}. {_RULES[i % len(_RULES)]} (rule set {i // len(_RULES) + 1})" for i in range(120)
+)
+
+
+def _strip_cache(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _strip_cache(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [_strip_cache(v) for v in value]
+    return value
+
+
+def prefix_reuse(payloads: list[dict[str, Any]]) -> float:
+    """Share of request characters (system + messages) that repeat the previous request's
+    leading messages exactly: what a prefix cache could serve."""
+    reused = total = 0
+    prev: list[str] = []
+    for payload in payloads:
+        system = json.dumps(_strip_cache(payload.get("system", [])), sort_keys=True)
+        msgs = [json.dumps(_strip_cache(m), sort_keys=True) for m in payload["messages"]]
+        size = len(system) + sum(len(m) for m in msgs)
+        total += size
+        if prev:
+            common = len(system)
+            for a, b in zip(prev, msgs, strict=False):
+                if a != b:
+                    break
+                common += len(b)
+            reused += common
+        prev = msgs
+    return reused / total if total else 0.0
+
+
+DEMO_SOURCE = "timeline demo"
+"""``meta["source"]`` of the demo's user prompts: how the demo knows a conversation is its own."""
+
+
+def created_by_demo(store: Any, conversation: str) -> bool:
+    """The stored conversation's first user prompt was written by the demo."""
+    for block in store.turn_log(conversation):
+        if block.type == USER_PROMPT:
+            return bool(block.meta.get("source") == DEMO_SOURCE)
+    return False
+
+
+def _next_commands(conversation: str, db: str) -> list[str]:
+    ref = f"{shlex.quote(conversation)} --db {shlex.quote(db)}"
+    return [
+        f"timeline inspect {ref}",
+        f"timeline search {ref} 'connection leak'",
+        f"timeline render {ref} --format text",
+        f"timeline inspect {ref} --html timeline-demo.html",
+        f"timeline list --db {shlex.quote(db)}",
+    ]
+
+
+def run_demo(
+    *,
+    turns: int,
+    max_tokens: int,
+    db: str,
+    seed: int,
+    conversation: str = "demo",
+    force: bool = False,
+) -> int:
+    """Run the scripted session into ``conversation`` (replacing it only when the demo wrote
+    it, or with ``force``); prints a line per turn, a closing table and what to try next."""
+    import index_store
+    from timeline.cli.output import progress
+
+    store = index_store.open(db if "://" in db else f"sqlite:///{db}")
+    try:
+        exists = store.load_window(conversation) is not None
+        if exists and not force and not created_by_demo(store, conversation):
+            raise TimelineError(
+                f"conversation {conversation!r} in {db} was not created by the demo; "
+                "pass --force to replace it, or choose another --conversation or --db"
+            )
+        store.delete(conversation)
+        return _run(store, turns, max_tokens, db, seed, conversation, progress)
+    finally:
+        store.close()
+
+
+def _run(
+    store: Any,
+    turns: int,
+    max_tokens: int,
+    db: str,
+    seed: int,
+    conversation: str,
+    progress: Any,
+) -> int:
+    session = CodingSession(seed)
+    tl = Timeline(conversation, policy=CompactionPolicy(max_tokens=max_tokens))
+    model = ScriptedModel(
+        session, context_window=max_tokens, overflow_at=frozenset({25}), usage_overhead=350
+    )
+    tools = demo_tools(seed, memory=memory_read_tool(store, conversation))
+    driver = ReactDriver(tl, model, tools, system=DEMO_SYSTEM_PROMPT, store=store)
+    print(
+        f"timeline demo: {plural(turns, 'turn')}, budget {max_tokens:,} tokens, "
+        f"conversation {conversation!r}, store {store.url}"
+    )
+    print(
+        "request = the largest request sent to the model in the turn, in tokens as the "
+        "model counted them; budget = its share of the budget"
+    )
+    print(
+        f"{'turn':>4} {'request':>8} {'budget':>6} {'steps':>5} {'compact':>7} {'retry':>5} "
+        f"{'ckpts':>5} {'window':>6} {'archived':>8}"
+    )
+    started = time.perf_counter()
+    compactions = retries = 0
+    peak = 0
+    with progress("demo turns", turns) as advance:
+        for t in range(turns):
+            prompt = blocks.user_prompt(session.prompt(t), source=DEMO_SOURCE)
+            result = driver.run_turn(prompt)
+            compactions += len(result.compactions)
+            retries += result.overflow_retries
+            view = tl.render(DEMO_SYSTEM_PROMPT)
+            largest = max(model.sent_tokens[-result.steps - result.overflow_retries :])
+            peak = max(peak, largest)
+            archived = len(store.turn_log(conversation))
+            print(
+                f"{t + 1:>4} {largest:>8,} {largest / max_tokens:>6.0%} {result.steps:>5} "
+                f"{len(result.compactions):>7} {result.overflow_retries:>5} "
+                f"{len(view.cache_points) + 1:>5} {len(tl.blocks):>6} {archived:>8}"
+            )
+            advance(1)
+    elapsed = time.perf_counter() - started
+    size = store.size_bytes() if hasattr(store, "size_bytes") else 0
+    hits = store.search(conversation, "connection leak", limit=1)
+    version = store.load_window(conversation)
+    rows = [
+        ("turns", f"{turns}"),
+        ("model calls", f"{model.calls}"),
+        ("compactions", f"{compactions}"),
+        ("overflow retries", f"{retries}"),
+        (
+            "largest request",
+            f"{peak:,} tokens (budget {max_tokens:,}): the largest 'request' above",
+        ),
+        (
+            "blocks archived",
+            f"{len(store.turn_log(conversation)):,} in the turn log, "
+            f"{plural(len(store.summaries(conversation)), 'summary', 'summaries')}",
+        ),
+        ("blocks in memory", f"{len(tl.blocks)}"),
+        ("prefix reuse", f"{prefix_reuse(model.received):.1%} of request characters"),
+        ("store size", f"{size / 1024:,.0f} KiB ({os.path.basename(db)})"),
+        ("search 'connection leak'", hits[0].path if hits else "no hits"),
+        ("elapsed", f"{elapsed:.2f}s"),
+    ]
+    width = max(len(k) for k, _ in rows)
+    print()
+    for key, value in rows:
+        print(f"  {key:<{width}}  {value}")
+    print()
+    print(
+        f"wrote conversation {conversation!r} to {db} "
+        f"(version {version[0] if version else 0}); try next:"
+    )
+    for command in _next_commands(conversation, db):
+        print(f"  {command}")
+    return 0

@@ -1,0 +1,335 @@
+"""The compaction policy, its loading from untrusted mappings, and context-window lookup.
+
+Budget resolution follows seed 000: ``max_tokens`` when given; otherwise
+``context_window - reserve_tokens`` where the window comes from the policy field, then
+the top-level config, then the built-in model registry; otherwise compaction is off.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final, Literal
+
+import attrs
+import cattrs
+
+from timeline.model.errors import PolicyError
+
+__all__ = [
+    "MODEL_CONTEXT_WINDOWS",
+    "NO_BUDGET",
+    "CompactionPolicy",
+    "NoBudgetWarning",
+    "OnSummaryFailure",
+    "compaction_status",
+    "context_window_for",
+]
+
+NO_BUDGET: Final = "no budget: compaction off"
+"""What ``inspect``, the CLI and the one-time warning say when no budget is known."""
+
+OnSummaryFailure = Literal["fallback", "skip"]
+
+
+class NoBudgetWarning(UserWarning):
+    """A timeline rendered without a budget: it will never compact (warned once)."""
+
+
+MODEL_CONTEXT_WINDOWS: Final[Mapping[str, int]] = {
+    "claude-opus-4": 200_000,
+    "claude-sonnet-4": 200_000,
+    "claude-haiku-4": 200_000,
+    "claude-3-7-sonnet": 200_000,
+    "claude-3-5-sonnet": 200_000,
+    "claude-3-5-haiku": 200_000,
+    "gpt-5": 400_000,
+    "gpt-4.1": 1_047_576,
+    "gpt-4o": 128_000,
+    "gpt-4-turbo": 128_000,
+    "o3": 200_000,
+    "o4-mini": 200_000,
+    "gemini-2.5-pro": 1_048_576,
+    "gemini-2.5-flash": 1_048_576,
+    "gemini-2.0-flash": 1_048_576,
+    "mistral-large": 131_072,
+    "deepseek-chat": 65_536,
+    "deepseek-reasoner": 65_536,
+    "llama-3.1": 131_072,
+    "llama-3.3": 131_072,
+    "qwen2.5": 32_768,
+}
+"""Context windows of well-known models, matched by longest name prefix."""
+
+
+def context_window_for(model: str) -> int | None:
+    """The registry's context window for ``model`` (``provider/`` prefixes ignored)."""
+    name = model.rsplit("/", 1)[-1].lower()
+    best: str | None = None
+    for prefix in MODEL_CONTEXT_WINDOWS:
+        if name.startswith(prefix) and (best is None or len(prefix) > len(best)):
+            best = prefix
+    return None if best is None else MODEL_CONTEXT_WINDOWS[best]
+
+
+def _int_type(name: str, value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise PolicyError(f"{name}: must be an int, got {type(value).__name__} {value!r}")
+
+
+def _float_type(name: str, value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise PolicyError(f"{name}: must be a number, got {type(value).__name__} {value!r}")
+
+
+def _bool_type(_: Any, attribute: attrs.Attribute[bool], value: Any) -> None:
+    if not isinstance(value, bool):
+        raise PolicyError(f"{attribute.name}: must be a bool, got {type(value).__name__}")
+
+
+def _opt_str(_: Any, attribute: attrs.Attribute[str | None], value: Any) -> None:
+    if value is not None and not isinstance(value, str):
+        raise PolicyError(f"{attribute.name}: must be a str or None, got {type(value).__name__}")
+
+
+def _opt_seconds(_: Any, attribute: attrs.Attribute[float | None], value: Any) -> None:
+    if value is None:
+        return
+    _float_type(attribute.name, value)
+    if not 0 < value < float("inf"):
+        raise PolicyError(f"{attribute.name}: must be a positive number, got {value!r}")
+
+
+def _opt_str_map(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if value is None:
+        return
+    if not isinstance(value, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        raise PolicyError(f"{attribute.name}: must be a mapping of str to str")
+
+
+def _ratio(_: Any, attribute: attrs.Attribute[float], value: float) -> None:
+    _float_type(attribute.name, value)
+    if not 0.0 < value < 1.0:
+        raise PolicyError(f"{attribute.name}: must be in (0, 1), got {value!r}")
+
+
+def _ratio_incl(_: Any, attribute: attrs.Attribute[float], value: float) -> None:
+    _float_type(attribute.name, value)
+    if not 0.0 < value <= 1.0:
+        raise PolicyError(f"{attribute.name}: must be in (0, 1], got {value!r}")
+
+
+def _positive_or_none(_: Any, attribute: attrs.Attribute[int | None], value: int | None) -> None:
+    if value is not None:
+        _int_type(attribute.name, value)
+    if value is not None and value <= 0:
+        raise PolicyError(f"{attribute.name}: must be a positive integer, got {value!r}")
+
+
+def _positive_float(_: Any, attribute: attrs.Attribute[float | None], value: float | None) -> None:
+    if value is not None:
+        _float_type(attribute.name, value)
+    if value is not None and not value > 0:
+        raise PolicyError(f"{attribute.name}: must be a positive number, got {value!r}")
+
+
+def _failure_policy(_: Any, attribute: attrs.Attribute[str], value: str) -> None:
+    if value not in ("fallback", "skip"):
+        raise PolicyError(f"{attribute.name}: must be 'fallback' or 'skip', got {value!r}")
+
+
+def _non_negative(_: Any, attribute: attrs.Attribute[int], value: int) -> None:
+    _int_type(attribute.name, value)
+    if value < 0:
+        raise PolicyError(f"{attribute.name}: must be >= 0, got {value!r}")
+
+
+@attrs.frozen(kw_only=True)
+class CompactionPolicy:
+    """When and how much the timeline compacts.
+
+    ``trigger_ratio`` of the budget starts a compaction; ``keep_ratio`` of what the
+    system prompt leaves is kept verbatim; the last ``keep_recent_turns`` turns are kept
+    when they fit. ``max_blocks`` also triggers on the visible block count.
+    ``emergency_keep_ratio`` is the keep used by ``force_sanitize`` (seed 004: 1/5).
+    """
+
+    max_tokens: int | None = attrs.field(default=None, validator=_positive_or_none)
+    context_window: int | None = attrs.field(default=None, validator=_positive_or_none)
+    reserve_tokens: int = attrs.field(default=16_384, validator=_non_negative)
+    model: str | None = attrs.field(default=None, validator=_opt_str)
+    enabled: bool = attrs.field(default=True, validator=_bool_type)
+    trigger_ratio: float = attrs.field(default=0.9, validator=_ratio_incl)
+    keep_ratio: float = attrs.field(default=0.7, validator=_ratio)
+    keep_recent_turns: int = attrs.field(default=6, validator=_non_negative)
+    min_split_prefix_blocks: int = attrs.field(default=3, validator=_non_negative)
+    max_blocks: int | None = attrs.field(default=None, validator=_positive_or_none)
+    preserve_recent_blocks: int = attrs.field(default=0, validator=_non_negative)
+    emergency_keep_ratio: float = attrs.field(default=0.2, validator=_ratio)
+    summary_max_tokens: int | None = attrs.field(default=None, validator=_positive_or_none)
+    user_prompt_cap_chars: int = attrs.field(default=600, validator=_non_negative)
+    max_user_requests: int = attrs.field(default=60, validator=_non_negative)
+    focus_instructions: str | None = attrs.field(default=None, validator=_opt_str)
+    summary_timeout_seconds: float | None = attrs.field(default=None, validator=_opt_seconds)
+    tool_classification: Mapping[str, str] | None = attrs.field(
+        default=None, validator=_opt_str_map
+    )
+    keep_recent_tokens: int | None = attrs.field(default=None, validator=_positive_or_none)
+    """Seed 000: tokens of recent context kept verbatim (instead of ``keep_ratio``)."""
+    cache_ttl_seconds: float | None = attrs.field(default=None, validator=_positive_float)
+    """Tool results older than this (outside the recent turns) are pruned before a summary."""
+    on_summary_failure: OnSummaryFailure = attrs.field(
+        default="fallback", validator=_failure_policy
+    )
+    """A failed summarizer: ``"fallback"`` to the inventory summary, or ``"skip"`` the
+    compaction (upstream v2)."""
+
+    def __attrs_post_init__(self) -> None:
+        if self.keep_ratio >= self.trigger_ratio:
+            raise PolicyError(
+                f"keep_ratio: must be below trigger_ratio ({self.trigger_ratio}), "
+                f"got {self.keep_ratio}; otherwise every render would compact again"
+            )
+        if (
+            self.max_tokens is None
+            and self.context_window is not None
+            and self.context_window <= self.reserve_tokens
+        ):
+            raise PolicyError(
+                f"reserve_tokens: must be below context_window ({self.context_window}), "
+                f"got {self.reserve_tokens}"
+            )
+        budget = self.budget
+        keep = self.keep_recent_tokens
+        if keep is not None and budget is not None and keep >= budget:
+            raise PolicyError(
+                f"keep_recent_tokens: must be below the budget ({budget}), got {keep}"
+            )
+
+    @property
+    def budget(self) -> int | None:
+        """Prompt token budget, or None when no window is known (compaction disabled)."""
+        if self.max_tokens is not None:
+            return self.max_tokens
+        window = self.context_window
+        if window is None and self.model:
+            window = context_window_for(self.model)
+        if window is None:
+            return None
+        return window - self.reserve_tokens
+
+    @property
+    def active(self) -> bool:
+        """Compaction can run: enabled and a budget is known."""
+        return self.enabled and self.budget is not None
+
+    def summary_budget(self) -> int:
+        """Tokens a summary may take: the policy's cap, else 10% of the budget."""
+        if self.summary_max_tokens is not None:
+            return self.summary_max_tokens
+        return max(256, int((self.budget or 32_000) * 0.10))
+
+    @classmethod
+    def from_mapping(
+        cls, config: Mapping[str, Any], *, path: str = "compaction"
+    ) -> CompactionPolicy:
+        """Load from an untrusted mapping (TOML, JSON, env); errors name the bad path.
+
+        Accepts the policy fields directly or seed 000's layout
+        ``{"compaction": {...}, "context_window": ..., "model": ...}`` where the top-level
+        window and model fill what the ``compaction`` section leaves out. In that layout
+        compaction triggers, as seed 000 says, when the context passes
+        ``context_window - reserve_tokens`` (``trigger_ratio`` 1.0 unless given).
+        """
+        if not isinstance(config, Mapping):
+            raise PolicyError(f"{path}: must be a mapping, got {type(config).__name__}")
+        section: Mapping[str, Any] = config
+        prefix = path
+        if "compaction" in config:
+            inner = config["compaction"]
+            if not isinstance(inner, Mapping):
+                raise PolicyError(f"compaction: must be a mapping, got {type(inner).__name__}")
+            section = dict(inner)
+            prefix = "compaction"
+            extra = set(config) - {"compaction", "context_window", "model"}
+            if extra:
+                raise PolicyError(f"{sorted(extra)[0]}: unknown config key")
+            for key in ("context_window", "model"):
+                if section.get(key) is None and config.get(key) is not None:
+                    section = {**section, key: config[key]}
+            if "trigger_ratio" not in section and section.get("max_tokens") is None:
+                section = {**section, "trigger_ratio": 1.0}
+        try:
+            return _converter.structure(dict(section), cls)
+        except PolicyError as exc:
+            raise PolicyError(f"{prefix}.{exc.message}") from None
+        except cattrs.BaseValidationError as exc:
+            messages = cattrs.transform_error(exc, path=prefix, format_exception=_format)
+            raise PolicyError("; ".join(_reformat(m) for m in messages)) from exc
+
+
+def compaction_status(policy: CompactionPolicy) -> str:
+    """One line on whether and when ``policy`` compacts (for ``inspect`` and the CLI)."""
+    budget = policy.budget
+    if budget is None:
+        return NO_BUDGET
+    if not policy.enabled:
+        return f"compaction disabled (budget {budget:,} tokens)"
+    trigger = int(policy.trigger_ratio * budget)
+    return f"budget {budget:,} tokens, compaction at {trigger:,}"
+
+
+def _format(exc: BaseException, type_: type | None) -> str:
+    """Our own messages verbatim; cattrs' wording for everything else."""
+    if isinstance(exc, PolicyError):
+        return exc.message
+    if isinstance(exc, TypeError) and exc.args and str(exc.args[0]).startswith("expected"):
+        return str(exc.args[0])
+    return cattrs.v.format_exception(exc, type_)
+
+
+def _reformat(message: str) -> str:
+    """cattrs says ``what @ path``; we say ``path: what``. A validator's own message
+    starts with its field name (``keep_ratio: must be...``), which joins the path."""
+    what, _, where = message.rpartition(" @ ")
+    if not where:
+        return message
+    where = where.removeprefix("$.")
+    field, sep, rest = what.partition(": ")
+    if sep and field.isidentifier():
+        if not where.endswith(f".{field}"):
+            where = f"{where}.{field}"
+        what = rest
+    return f"{where}: {what}"
+
+
+_converter = cattrs.Converter(forbid_extra_keys=True, detailed_validation=True)
+
+
+def _structure_number(value: Any, type_: type) -> Any:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"expected a number, got {type(value).__name__}")
+    if type_ is int and isinstance(value, float):
+        if not value.is_integer():
+            raise TypeError(f"expected an integer, got {value!r}")
+        return int(value)
+    return type_(value)
+
+
+def _structure_bool(value: Any, _: type) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"expected true or false, got {value!r}")
+    return value
+
+
+def _structure_str(value: Any, _: type) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"expected a string, got {type(value).__name__}")
+    return value
+
+
+_converter.register_structure_hook(int, _structure_number)
+_converter.register_structure_hook(float, _structure_number)
+_converter.register_structure_hook(bool, _structure_bool)
+_converter.register_structure_hook(str, _structure_str)

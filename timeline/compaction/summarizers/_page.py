@@ -1,0 +1,190 @@
+"""The inventory summary's page: its sections rendered at given caps."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from timeline.compaction.digest import CompactionDigest, cap_request
+from timeline.compaction.summarizers._sections import plain_block
+
+__all__ = ["Page"]
+
+_CAPPED: dict[int, dict[str, str]] = {}
+"""Carried requests repeat across compactions: each is capped once per cap (at most
+4,096 per cap are kept)."""
+
+
+def _capped(requests: list[str], cap: int) -> list[str]:
+    """``[cap_request(r, cap) for r in requests]``, looked up in one C loop."""
+    memo = _CAPPED.get(cap)
+    if memo is None:
+        if len(_CAPPED) > 16:
+            _CAPPED.clear()
+        memo = _CAPPED[cap] = {}
+    found = list(map(memo.get, requests))
+    if None not in found:
+        return found  # type: ignore[return-value]
+    if len(memo) > 4096:
+        memo.clear()
+    out = []
+    for r, capped in zip(requests, found, strict=True):
+        if capped is None:
+            capped = memo[r] = cap_request(r, cap)
+        out.append(capped)
+    return out
+
+
+_SECTIONS: Final = (
+    ("## Constraints & Preferences", "constraints", "- ", ""),
+    ("## Progress\n### Done", "done", "- [x] ", None),
+    ("### In Progress", "in_progress", "- [ ] ", None),
+    ("### Not Started", "not_started", "- [ ] ", None),
+    ("### Blocked", "blocked", "- ", ""),
+    ("## Key Decisions", "decisions", "- ", ""),
+)
+"""The bulleted sections before Next Steps: (heading, list, bullet, blank line after)."""
+
+
+def _omitted_line(omitted: int) -> str:
+    return (
+        f"- ({omitted} earlier requests omitted here; their full "
+        "text is in the turn log, searchable with memory_read)"
+    )
+
+
+class Page:
+    """The history summary's text at given list caps and request cap: sections that do
+    not change between the (at most four) renders of one summary are joined once."""
+
+    def __init__(
+        self,
+        lists: dict[str, list[str]],
+        goal: list[str],
+        next_steps: list[str],
+        digest: CompactionDigest,
+    ) -> None:
+        self.lists = lists
+        self.digest = digest
+        self.goal = "\n".join(goal) if goal else "(not stated)"
+        steps = [f"{i}. {s}" for i, s in enumerate(next_steps, 1)] or ["1. (none recorded)"]
+        self.steps = "\n".join(steps)
+        self.files = "\n".join(
+            [
+                "<read-files>",
+                *digest.read_files,
+                "</read-files>",
+                "",
+                "<modified-files>",
+                *digest.modified_files,
+                "</modified-files>",
+            ]
+        )
+        self._bullets: dict[tuple[str, int], str] = {}
+        self._capped: dict[int, list[str]] = {}
+        self._requests: dict[tuple[int, int | None], str | None] = {}
+        self.last: tuple[dict[str, int], int, int | None] | None = None
+        """The caps, request cap and kept requests of the latest render."""
+        self.last_text = ""
+
+    def bullets(self, name: str, cap: int, mark: str = "- ") -> str:
+        """The section's last ``cap`` items as bullet lines (earlier ones counted)."""
+        key = (name, cap)
+        text = self._bullets.get(key)
+        if text is None:
+            items = self.lists[name]
+            kept = items[-cap:]
+            if not kept:
+                text = "- (none)"
+            else:
+                text = mark + ("\n" + mark).join(kept)
+                if len(items) > cap:
+                    text = f"- ({len(items) - cap} earlier items omitted)\n{text}"
+            self._bullets[key] = text
+        return text
+
+    def requests_at(self, cap: int) -> list[str]:
+        """Every carried request capped at ``cap`` characters."""
+        if cap not in self._capped:
+            self._capped[cap] = _capped(self.digest.user_requests, cap)
+        return self._capped[cap]
+
+    def _listed(self, cap_chars: int, keep: int | None) -> tuple[list[str], int]:
+        """The requests listed (capped; with ``keep``, the first and the newest ``keep``)
+        and how many are counted as omitted."""
+        listed = self.requests_at(cap_chars)
+        omitted = self.digest.user_requests_omitted
+        if keep is not None and len(listed) > keep + 1:
+            omitted += len(listed) - 1 - keep
+            listed = listed[:1] + listed[len(listed) - keep :] if keep else listed[:1]
+        return listed, omitted
+
+    def _request_lines(self, cap_chars: int, keep: int | None) -> str | None:
+        key = (cap_chars, keep)
+        if key in self._requests:
+            return self._requests[key]
+        listed, omitted = self._listed(cap_chars, keep)
+        # bullets, not numbers: a numbered list would change every line when it shifts, and
+        # each incremental summary would cost a fresh tokenization of the whole list
+        text = None
+        if listed:
+            text = f"- {listed[0]}"
+            if omitted:
+                text += f"\n{_omitted_line(omitted)}"
+            if len(listed) > 1:
+                text += "\n- " + "\n- ".join(listed[1:])
+        self._requests[key] = text
+        return text
+
+    def _head(self, caps: dict[str, int]) -> list[str]:
+        """The lines before the requests (sections joined)."""
+        out = ["## Goal", self.goal, ""]
+        for heading, name, mark, blank in _SECTIONS:
+            cap = 3 if name == "in_progress" else caps[name]
+            out += [heading, self.bullets(name, cap, mark)]
+            if blank is not None:
+                out.append(blank)
+        out += ["## Next Steps", self.steps, ""]
+        out += ["## Critical Context", self.bullets("critical", caps["critical"]), ""]
+        out.append("## User Requests")
+        return out
+
+    def render(self, caps: dict[str, int], cap_chars: int, keep: int | None = None) -> str:
+        """The summary with these list caps, request cap and (folding) kept requests."""
+        self.last = (caps, cap_chars, keep)
+        out = self._head(caps)
+        requests = self._request_lines(cap_chars, keep)
+        if requests is not None:
+            out.append(requests)
+        out += ["", self.files]
+        self.last_text = "\n".join(out)
+        return self.last_text
+
+    def size(self, caps: dict[str, int], cap_chars: int, keep: int | None = None) -> int:
+        """``len(self.render(caps, cap_chars, keep))`` without building the text (the
+        requests at their longest cap are most of it)."""
+        out = self._head(caps)
+        lines = len(out) + 2  # the blank line and the file lists after the requests
+        total = sum(map(len, out)) + len(self.files)
+        listed, omitted = self._listed(cap_chars, keep)
+        if listed:
+            lines += 1
+            total += sum(map(len, listed)) + 2 + 3 * (len(listed) - 1)
+            if omitted:
+                total += 1 + len(_omitted_line(omitted))
+        return total + lines - 1
+
+    def kept(self) -> dict[str, list[str]]:
+        """The items each bulleted section of the latest render lists."""
+        assert self.last is not None
+        caps = self.last[0]
+        return {
+            name: self.lists[name][-(3 if name == "in_progress" else caps[name]) :]
+            for name in self.lists
+        }
+
+    def plain_tail(self) -> bool:
+        """The latest render's request and file lines are plain (see ``plain_block``)."""
+        assert self.last is not None
+        requests = self._request_lines(self.last[1], self.last[2])
+        paths = "\n".join([*self.digest.read_files, *self.digest.modified_files])
+        return (requests is None or plain_block(requests)) and plain_block(paths)

@@ -1,0 +1,49 @@
+"""Seed 004's (Opal's) ``:truncate`` strategy: a count of what was compacted, no model."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Final
+
+import attrs
+
+from timeline.compaction.summarizers.base import SummaryRequest, non_header
+
+__all__ = ["TruncateSummarizer"]
+
+_ROLES: Final = ("user", "assistant", "tool")
+_LINE = re.compile(
+    r"^\[Compacted (\d+) messages: (\d+) user, (\d+) assistant, (\d+) tool\]", re.MULTILINE
+)
+
+
+@attrs.frozen
+class TruncateSummarizer:
+    """``[Compacted N messages: x user, y assistant, z tool]``, counted by author.
+
+    A message is a block authored by the user, the assistant or a tool (system notes and
+    turn headers are not counted). Counts add up across compactions: the previous
+    summary's line is read back. The read and modified file lists follow as tags.
+    """
+
+    name: str = "truncate"
+
+    def summarize(self, request: SummaryRequest) -> str:
+        counts = Counter(b.author for b in non_header(request.blocks) if b.author in _ROLES)
+        previous = _LINE.search(request.previous_summary)
+        if previous is not None:
+            for role, value in zip(_ROLES, previous.groups()[1:], strict=True):
+                counts[role] += int(value)
+        user, assistant, tool = (counts[r] for r in _ROLES)
+        lines = [
+            f"[Compacted {user + assistant + tool} messages: "
+            f"{user} user, {assistant} assistant, {tool} tool]"
+        ]
+        if request.kind == "history":
+            digest = request.digest
+            if digest.read_files:
+                lines.append(f"<read-files>{', '.join(digest.read_files)}</read-files>")
+            if digest.modified_files:
+                lines.append(f"<modified-files>{', '.join(digest.modified_files)}</modified-files>")
+        return "\n".join(lines)

@@ -1,0 +1,162 @@
+"""Import a messages JSON file without loading it whole: messages are parsed one at a time
+(ijson) and appended as they arrive, so a 200 MB export needs about its size in memory for
+the blocks, not several times that for a parsed document as well.
+
+Accepts the same shapes as :func:`timeline.io.importers.import_messages`: a list of messages,
+or an object with ``messages`` (and, for Anthropic, ``system``). Nothing is stored here:
+the caller persists the returned timeline, so bad input anywhere stores nothing.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+from collections.abc import Callable, Iterable, Iterator
+from typing import IO, Any, Final, Literal
+
+import ijson
+
+from timeline.core.timeline import Timeline
+from timeline.io.importers import _Builder, _import_anthropic, _import_openai, import_conversation
+from timeline.model.errors import InvalidBlockError
+from timeline.model.json_text import MAX_DEPTH
+
+__all__ = ["import_file"]
+
+_OPEN = ("start_map", "start_array")
+_CLOSE = ("end_map", "end_array")
+
+
+class _Counting:
+    """A binary reader that reports how many bytes were read (for progress bars)."""
+
+    def __init__(self, raw: IO[bytes], on_read: Callable[[int], None]) -> None:
+        self._raw = raw
+        self._on_read = on_read
+        self._first = True
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._raw.read(size)
+        if self._first and data:
+            self._first = False
+            if data.startswith(codecs.BOM_UTF8):  # a UTF-8 BOM is not JSON; skip it
+                self._on_read(len(codecs.BOM_UTF8))
+                data = data[len(codecs.BOM_UTF8) :]
+        self._on_read(len(data))
+        return data
+
+
+MAX_NESTING: Final = MAX_DEPTH + 16
+"""Deepest JSON accepted in an import file: params and meta may nest 64 levels, below a
+few levels of message structure."""
+
+
+def _bounded(events: Iterable[Any]) -> Iterator[Any]:
+    depth = 0
+    for event in events:
+        if event[1] in _OPEN:
+            depth += 1
+            if depth > MAX_NESTING:
+                raise InvalidBlockError(f"not valid JSON: nested deeper than {MAX_NESTING} levels")
+        elif event[1] in _CLOSE:
+            depth -= 1
+        yield event
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
+
+
+class _Messages:
+    """Iterates the messages of a JSON document as they are parsed; ``system`` holds the
+    top-level ``system`` value once the document has been read."""
+
+    def __init__(self, reader: _Counting) -> None:
+        # small reads and a depth cap: ijson builds a prefix string per event, so a deep
+        # document read in big chunks would take memory quadratic in its depth
+        self._events = _bounded(ijson.parse(reader, use_float=True, buf_size=4096))
+        self.system: Any = ""
+
+    def __iter__(self) -> Iterator[Any]:
+        try:
+            yield from self._walk()
+        except ijson.JSONError as exc:
+            text = exc.args[0] if exc.args else ""
+            if isinstance(text, bytes):
+                text = text.decode("utf-8", "replace")
+            reason = (str(text).strip().splitlines() or ["parse error"])[0]
+            raise InvalidBlockError(f"not valid JSON: {reason}") from exc
+
+    def _walk(self) -> Iterator[Any]:
+        events = iter(self._events)
+        first = next(events, None)
+        if first is None or first[1] not in _OPEN:
+            raise InvalidBlockError(
+                "messages: expected a list of messages (or an object with 'messages')"
+            )
+        item = "item" if first[1] == "start_array" else "messages.item"
+        found = item == "item"
+        builder: Any = None
+        target = ""
+        depth = 0
+        for prefix, event, value in events:
+            if builder is not None:
+                builder.event(event, value)
+                depth += (event in _OPEN) - (event in _CLOSE)
+                if depth == 0:
+                    if target == "system":
+                        self.system = builder.value
+                    else:
+                        yield builder.value
+                    builder = None
+                continue
+            if prefix in (item, "system") and event != "map_key":
+                if prefix == "system" and item == "item":
+                    continue
+                if event in _OPEN:
+                    builder, target, depth = ijson.ObjectBuilder(), prefix, 1
+                    builder.event(event, value)
+                elif prefix == "system":
+                    self.system = value
+                elif event not in _CLOSE:
+                    yield value
+            elif prefix == "messages" and item != "item":
+                if event == "start_array":
+                    found = True
+                elif event != "end_array":
+                    raise InvalidBlockError(
+                        "messages: expected a list of messages (or an object with 'messages')"
+                    )
+        if not found:
+            raise InvalidBlockError(
+                "messages: expected a list of messages (or an object with 'messages')"
+            )
+
+
+def import_file(
+    file: IO[bytes],
+    fmt: Literal["openai", "anthropic", "responses"],
+    conversation_id: str,
+    on_read: Callable[[int], None] = lambda n: None,
+) -> tuple[Timeline, int]:
+    """A new timeline holding the messages of ``file`` (a binary stream of JSON); returns
+    it and the count of skipped system messages. ``on_read`` gets each chunk's size."""
+    if fmt == "responses":  # Responses input is read whole (no streaming parser for it)
+        try:
+            data = json.loads(_Counting(file, on_read).read(), parse_constant=_no_constant)
+        except RecursionError as exc:
+            raise InvalidBlockError("not valid JSON: nested too deeply") from exc
+        except ValueError as exc:
+            raise InvalidBlockError(f"not valid JSON: {exc}") from exc
+        imported = import_conversation(data, "responses", conversation_id)
+        return imported.timeline, imported.system_messages
+    messages = _Messages(_Counting(file, on_read))
+    b = _Builder(conversation_id)
+    if fmt == "openai":
+        skipped = _import_openai(messages, b)
+    elif fmt == "anthropic":
+        skipped = _import_anthropic(messages, b)
+        skipped += 1 if messages.system else 0
+    else:
+        raise InvalidBlockError(f"unknown format {fmt!r}; use 'openai', 'anthropic' or 'responses'")
+    return b.tl, skipped

@@ -1,0 +1,145 @@
+"""What a timeline persists, and the store protocol it needs.
+
+``timeline`` defines the protocol (as httpx defines its transport) and ``index_store``
+ships the backends. ``Timeline.persist`` commits, atomically: the blocks new since the
+last persist to the turn log (summaries excluded), new summaries to the summary index,
+and the live window (pinned blocks, then the latest summary onward) with the state a
+loaded timeline needs to render byte-identically.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+import msgspec
+
+from timeline.model.block import Block
+
+__all__ = [
+    "CacheState",
+    "AsyncIndexStore",
+    "CheckpointInfo",
+    "IndexStore",
+    "SearchHit",
+    "TimelineSnapshot",
+    "TimelineState",
+    "UsageRecord",
+]
+
+
+class CacheState(msgspec.Struct, frozen=True):
+    """What the next render needs from this one: where its tail breakpoint was."""
+
+    tail_id: str | None = None
+    tail_index: int = -1
+    version: int = -1
+
+
+class UsageRecord(msgspec.Struct, frozen=True):
+    """Provider-reported prompt tokens against our raw estimate of the same render."""
+
+    prompt_tokens: int
+    raw_estimate: int
+    structure_version: int
+
+
+class TimelineState(msgspec.Struct, frozen=True, kw_only=True):
+    """Everything besides the blocks that a loaded timeline must continue from."""
+
+    block_seq: int = 0
+    turn_seq: int = 0
+    current_turn_id: str = ""
+    pinned: list[str] = []
+    structure_version: int = 0
+    compacted_at_seq: int = -1
+    cache: CacheState = CacheState()
+    usage: UsageRecord | None = None
+    system_tokens: int = 0
+
+
+class TimelineSnapshot(msgspec.Struct, frozen=True):
+    """A whole timeline (or its persisted window): blocks in order plus state."""
+
+    conversation_id: str
+    blocks: list[Block]
+    state: TimelineState
+
+
+class SearchHit(msgspec.Struct, frozen=True):
+    """One ``search`` result: the stored block, where it lives, and why it matched."""
+
+    block: Block
+    path: str
+    turn_id: str
+    snippet: str
+    score: float
+    kind: str = "log"
+    """``log`` (the turn log) or ``summary`` (the summary index)."""
+
+
+class CheckpointInfo(msgspec.Struct, frozen=True):
+    checkpoint_id: str
+    created_at: str
+    block_count: int
+
+
+@runtime_checkable
+class IndexStore(Protocol):
+    """What ``Timeline.persist``/``load`` and the memory tools need from a store."""
+
+    def commit(
+        self,
+        conversation_id: str,
+        *,
+        expected_version: int,
+        log: Sequence[Block],
+        summaries: Sequence[Block],
+        window: TimelineSnapshot,
+    ) -> int:
+        """Atomically append ``log``, index ``summaries``, replace the window; returns the
+        new version. Raises ``ConflictError`` when the stored version is not
+        ``expected_version`` (nothing written)."""
+        ...
+
+    def load_window(self, conversation_id: str) -> tuple[int, TimelineSnapshot] | None:
+        """The version and live window, or None for an unknown conversation."""
+        ...
+
+    def get_block(self, conversation_id: str, block_id: str) -> Block: ...
+
+    def read(self, conversation_id: str, path: str) -> list[Block]:
+        """Every stored block at ``path`` (turn log and summaries), in order."""
+        ...
+
+    def turn_log(self, conversation_id: str, turn_id: str | None = None) -> list[Block]: ...
+
+    def search(self, conversation_id: str, query: str, limit: int = 10) -> list[SearchHit]: ...
+
+
+@runtime_checkable
+class AsyncIndexStore(IndexStore, Protocol):
+    """A store that also offers the async API (every shipped backend does):
+    ``Timeline.apersist``/``aload`` await it instead of using a worker thread."""
+
+    async def acommit(
+        self,
+        conversation_id: str,
+        *,
+        expected_version: int,
+        log: Sequence[Block],
+        summaries: Sequence[Block],
+        window: TimelineSnapshot,
+    ) -> int: ...
+
+    async def aload_window(self, conversation_id: str) -> tuple[int, TimelineSnapshot] | None: ...
+
+    async def aget_block(self, conversation_id: str, block_id: str) -> Block: ...
+
+    async def aread(self, conversation_id: str, path: str) -> list[Block]: ...
+
+    async def aturn_log(self, conversation_id: str, turn_id: str | None = None) -> list[Block]: ...
+
+    async def asearch(
+        self, conversation_id: str, query: str, limit: int = 10
+    ) -> list[SearchHit]: ...

@@ -1,0 +1,113 @@
+"""The rendered context: what one model call sees, and its provider payloads."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+
+from timeline.compaction import CompactionStats
+from timeline.formats.anthropic import to_anthropic
+from timeline.formats.incremental import PayloadCache
+from timeline.formats.openai import to_openai, to_openai_responses
+from timeline.formats.text import to_document, to_text
+from timeline.model.block import Block
+
+__all__ = ["RenderedContext"]
+
+
+@attrs.frozen
+class RenderedContext:
+    """The result of :meth:`Timeline.render`.
+
+    ``blocks`` are the visible blocks (latest summary first when there is one, pinned
+    blocks right after it, then the stream, then the volatile tail); ``cache_points``
+    index ``blocks`` and never fall on the tail; ``tokens`` estimates the whole prompt.
+    """
+
+    system: str
+    blocks: tuple[Block, ...]
+    cache_points: tuple[int, ...]
+    count_tokens: Callable[[], int] = attrs.field(repr=False, eq=False)
+    """Computes :attr:`tokens` (exact counting is deferred until someone asks)."""
+    budget: int | None
+    stable_count: int
+    compaction: CompactionStats | None = None
+    truncated_paths: tuple[str, ...] = ()
+    system_cached: bool = True
+    system_tokens: int = 0
+    """Tokens of the system prompt alone."""
+    count_block_tokens: Callable[[], tuple[int, ...]] | None = attrs.field(
+        default=None, repr=False, eq=False
+    )
+    """Computes :attr:`block_tokens`."""
+    payloads: PayloadCache | None = attrs.field(default=None, repr=False, eq=False)
+    """The timeline's payload memo (``None``: every payload is built from scratch)."""
+    _tokens: list[int] = attrs.field(factory=list, init=False, repr=False, eq=False)
+    _block_tokens: list[tuple[int, ...]] = attrs.field(
+        factory=list, init=False, repr=False, eq=False
+    )
+
+    @property
+    def tokens(self) -> int:
+        """Estimated prompt tokens: system + blocks (as the longest layout shows them,
+        labels included) + framing, calibrated by the last usage report. Never below any
+        payload's :func:`~timeline.tokens.payload.payload_tokens`; within budget whenever
+        the policy has one."""
+        if not self._tokens:
+            self._tokens.append(self.count_tokens())
+        return self._tokens[0]
+
+    @property
+    def block_tokens(self) -> tuple[int, ...]:
+        """Prompt tokens of each of :attr:`blocks` as rendered (truncated copies at their
+        truncated size). ``system_tokens + sum(block_tokens)`` plus the calibration from
+        the last usage report is :attr:`tokens`."""
+        if not self._block_tokens:
+            fn = self.count_block_tokens
+            self._block_tokens.append(fn() if fn is not None else (0,) * len(self.blocks))
+        return self._block_tokens[0]
+
+    @property
+    def tail(self) -> tuple[Block, ...]:
+        """The volatile blocks passed for this render only."""
+        return self.blocks[self.stable_count :]
+
+    def to_anthropic(self) -> dict[str, Any]:
+        """Messages API ``{system, messages}`` with ``cache_control`` on checkpoints.
+
+        Built incrementally (``timeline.formats.incremental``): the dict and the list are
+        new, the message dicts inside are shared with later payloads (read-only)."""
+        if self.payloads is not None:
+            return self.payloads.anthropic(
+                self.system, self.blocks, self.cache_points, self.system_cached
+            )
+        return to_anthropic(self.system, self.blocks, self.cache_points, self.system_cached)
+
+    def to_openai(self) -> list[dict[str, Any]]:
+        """Chat Completions ``messages`` (a new list; the dicts are shared, read-only)."""
+        if self.payloads is not None:
+            return self.payloads.openai(self.system, self.blocks)
+        return to_openai(self.system, self.blocks)
+
+    def to_openai_responses(self) -> list[dict[str, Any]]:
+        """Responses API ``input`` items (a new list; the dicts are shared, read-only)."""
+        if self.payloads is not None:
+            return self.payloads.openai_responses(self.system, self.blocks)
+        return to_openai_responses(self.system, self.blocks)
+
+    def to_text(self) -> str:
+        """v2's document rendering as one string."""
+        return to_text(self.system, self.blocks)
+
+    def to_html(self, title: str = "") -> str:
+        """One self-contained static HTML page of this prompt (for notebooks and files):
+        blocks grouped by turn, coloured by type and sized by tokens."""
+        from timeline.render.html import context_html
+
+        return context_html(self, title=title)
+
+    def to_document(self) -> dict[str, Any]:
+        """v2's layout: the whole stream as one user message of parts."""
+        return to_document(self.system, self.blocks, self.cache_points, self.system_cached)
