@@ -84,6 +84,10 @@ class Timeline:
     model: str | None = attrs.field(default=None, kw_only=True)
     """A model name: when the policy knows no budget, the registry's context window for
     it gives one (``context_window_for``)."""
+    incremental: bool = attrs.field(default=True, kw_only=True)
+    """False: the reference engine. Every render counts, streams and builds payloads from
+    scratch (no memo, no upper bounds, no splice, no payload reuse); the same decisions
+    and output, much slower. The differential tests run both side by side."""
 
     _blocks: list[Block] = attrs.field(factory=list, init=False)
     _by_id: dict[str, Block] = attrs.field(factory=dict, init=False)
@@ -125,7 +129,7 @@ class Timeline:
             self.policy = attrs.evolve(self.policy, model=self.model)
         self._carried = _Carried(self)
         counter = self.token_counter if self.token_counter is not None else TiktokenCounter()
-        self._memo = BlockTokenMemo(counter)
+        self._memo = BlockTokenMemo(counter, lazy_bounds=self.incremental)
         self._stream = VisibleStream(self._memo)
 
     # -- reading -------------------------------------------------------------------

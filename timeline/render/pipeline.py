@@ -119,6 +119,9 @@ def _prepare(tl: Timeline, system: str, tail: Sequence[Block]) -> _Prep:
     if not isinstance(system, str):
         raise InvalidBlockError(f"system must be a str, got {type(system).__name__}")
     memo = tl._memo
+    if not tl.incremental:  # the reference engine: nothing remembered between calls
+        memo.reset()
+        tl._stream.version = -1
     blocks: list[Block] = []
     for i, raw in enumerate(tail):
         b = check_tail_block(raw)
@@ -394,7 +397,7 @@ def _apply(
         tl._state, block_seq=seq, compacted_at_seq=seq, structure_version=version
     )
     stream = tl._stream
-    spliced = history is None and stream.version == version - 1
+    spliced = tl.incremental and history is None and stream.version == version - 1
     if spliced and stream.splice_summary(tl._blocks, plan.cut):
         stream.version = version
     else:
@@ -622,7 +625,7 @@ def _finish(
         system_cached=bool(prep.system),
         system_tokens=prep.system_tokens,
         count_block_tokens=block_tokens,
-        payloads=tl.payload_cache,
+        payloads=tl.payload_cache if tl.incremental else None,
     )
 
 

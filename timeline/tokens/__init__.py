@@ -246,6 +246,9 @@ class BlockTokenMemo:
     """
 
     counter: TokenCounter
+    lazy_bounds: bool = True
+    """Use the counter's ``upper_bound`` (when it has one) until an exact count is needed;
+    False counts every block exactly (the reference engine, ``Timeline(incremental=False)``)."""
     _bound: Callable[[str], int] | None = attrs.field(default=None, init=False)
     _costs: dict[str, int] = attrs.field(factory=dict, init=False)
     _strings: dict[str, int] = attrs.field(factory=dict, init=False)
@@ -257,7 +260,7 @@ class BlockTokenMemo:
 
     def __attrs_post_init__(self) -> None:
         bound = getattr(self.counter, "upper_bound", None)
-        self._bound = bound if callable(bound) else None
+        self._bound = bound if callable(bound) and self.lazy_bounds else None
 
     @property
     def lazy(self) -> bool:
@@ -369,6 +372,13 @@ class BlockTokenMemo:
             cost = self._count(text)
             self._strings[text] = cost
         return cost
+
+    def reset(self) -> None:
+        """Forget every remembered cost (the reference engine counts from scratch)."""
+        self._costs = {}
+        self._strings = {}
+        self._lines = {}
+        self.last_system = None
 
     def forget(self, keep: Callable[[str], bool]) -> None:
         """Drop memo entries of blocks no longer held (after eviction or clear)."""
