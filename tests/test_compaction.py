@@ -16,7 +16,7 @@ from timeline import (
     blocks,
 )
 from timeline.compaction import SPLIT_TURN_HEADING
-from timeline.render.pipeline import system_cost
+from timeline.render.prepare import system_cost
 
 
 def coding_turn(tl: Timeline, i: int, result_chars: int = 900, calls: int = 1) -> None:

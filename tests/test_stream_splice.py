@@ -29,7 +29,8 @@ SHARED = "ar:notes.shared"
 
 def _rebuilt(tl: Timeline) -> VisibleStream:
     fresh = VisibleStream(tl.token_memo)
-    fresh.rebuild(tl._blocks, tl._summary_index, tl._pinned.keys())
+    ledger = tl._ledger
+    fresh.rebuild(ledger.blocks, ledger.summary_index, ledger.pinned)
     fresh.resolve()
     return fresh
 
@@ -89,7 +90,7 @@ def test_spliced_stream_equals_a_rebuild(steps: list[Any], budget: int) -> None:
         if view.compaction is not None:
             hidden = any(b.hidden for b in tl.blocks)
             event("compacted with pins/hides" if tl.pinned_ids or hidden else "compacted")
-        stream = tl._stream
+        stream = tl._ledger.stream()
         stream.resolve()
         assert _fields(stream) == _fields(_rebuilt(tl))
 

@@ -561,7 +561,7 @@ def test_plan_and_follow_ups_stay_visible(actions: list[str], chars: int) -> Non
             if plans:
                 assert plans[-1].id in shown
                 assert all(plans[-1].text not in s.text for s in summaries(tl))
-            assert set(tl._followups) <= shown
+            assert tl.carried_ids <= shown
             if view.compaction is not None and view.compaction.mid_turn is not None:
                 assert view.compaction.split_turn_id == tl.current_turn_id
             calls = {b.call_id for b in view.blocks if b.type == "react.tool.call"}

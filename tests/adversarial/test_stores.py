@@ -283,7 +283,7 @@ def _persist_more(store: Any) -> None:
     tl = new_tl("bad")
     tl.begin_turn()
     tl.append(blocks.user_prompt("more"))
-    tl._version = 1
+    tl._ledger.persisted(1, frozenset(), None)  # as if it had loaded version 1
     tl.persist(store)
 
 

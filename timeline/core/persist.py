@@ -1,37 +1,25 @@
-"""``Timeline.persist`` and ``Timeline.load`` over any :class:`IndexStore`.
+"""``Timeline.persist`` / ``load`` and their async twins over any :class:`IndexStore`.
 
-A persist is staged (what to write), committed by the store (sync or async), then
-applied to the timeline; the async twins in :mod:`timeline.core.apersist` reuse both halves.
+A persist is staged (what to write, from the ledger), committed by the store (sync, or
+async when the store offers ``acommit``, else in a worker thread), then handed back to
+the ledger, which records the version and evicts what left the window.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import asyncio
+import functools
+from typing import Any
 
 import attrs
-import msgspec
 
 from timeline.model import log as _log
 from timeline.model.block import CONV_RANGE_SUMMARY, Block
 from timeline.model.errors import ConflictError, NotFoundError
 from timeline.model.persistence import IndexStore, TimelineSnapshot
+from timeline.state.ledger import Ledger
 
-if TYPE_CHECKING:
-    from timeline.core.timeline import Timeline
-
-__all__ = ["Staged", "applied", "from_window", "load", "persist", "stage", "window_of"]
-
-
-def window_of(tl: Timeline) -> TimelineSnapshot:
-    """The live window: pinned blocks from before the latest summary, then the summary
-    onward (everything when there is no summary), with the state to continue from."""
-    blocks = tl._blocks
-    s = tl._summary_index
-    pinned = [b for b in blocks[:s] if b.id in tl._carried] if s >= 0 else []
-    window = pinned + blocks[max(s, 0) :]
-    ids = {b.id for b in window}
-    state = msgspec.structs.replace(tl._state, pinned=[i for i in tl._pinned if i in ids])
-    return TimelineSnapshot(tl.conversation_id, window, state)
+__all__ = ["Staged", "afetch", "apersist", "fetch", "persist", "stage"]
 
 
 @attrs.frozen
@@ -46,69 +34,89 @@ class Staged:
     marker: tuple[int, int]
     """(block_seq, structure_version) when staged: unchanged means nothing moved since."""
 
+    def arguments(self) -> dict[str, Any]:
+        """The keyword arguments of ``commit`` / ``acommit``."""
+        return {
+            "expected_version": self.expected_version,
+            "log": self.log,
+            "summaries": self.summaries,
+            "window": self.window,
+        }
 
-def stage(tl: Timeline) -> Staged:
-    new = [tl._by_id[i] for i in tl._new_ids if i in tl._by_id]
+
+def _marker(ledger: Ledger) -> tuple[int, int]:
+    return (ledger.state.block_seq, ledger.state.structure_version)
+
+
+def stage(ledger: Ledger, conversation_id: str) -> Staged:
+    new = [b for b in map(ledger.get, ledger.new_ids) if b is not None]
     return Staged(
-        window=window_of(tl),
+        window=ledger.window(conversation_id),
         log=[b for b in new if b.type != CONV_RANGE_SUMMARY],
         summaries=[b for b in new if b.type == CONV_RANGE_SUMMARY],
-        expected_version=tl._version,
-        new_ids=frozenset(tl._new_ids),
-        marker=(tl._state.block_seq, tl._state.structure_version),
+        expected_version=ledger.version,
+        new_ids=frozenset(ledger.new_ids),
+        marker=_marker(ledger),
     )
 
 
-def applied(tl: Timeline, staged: Staged, version: int) -> int:
+def _applied(ledger: Ledger, conversation_id: str, staged: Staged, version: int) -> int:
     """Record a successful commit: the version, and evict what left the window. When the
     timeline changed while an async commit was pending, nothing is evicted (the next
     persist will) and the blocks appended meanwhile stay new."""
-    tl._version = version
-    tl._new_ids = [i for i in tl._new_ids if i not in staged.new_ids]
-    _log.persisted(tl.conversation_id, version, len(staged.log), len(staged.summaries))
-    unchanged = staged.marker == (tl._state.block_seq, tl._state.structure_version)
-    window = staged.window
-    if unchanged and len(window.blocks) != len(tl._blocks):
-        tl._load_blocks(
-            window.blocks, msgspec.structs.replace(tl._state, pinned=window.state.pinned)
-        )
+    _log.persisted(conversation_id, version, len(staged.log), len(staged.summaries))
+    unchanged = staged.marker == _marker(ledger)
+    ledger.persisted(version, staged.new_ids, staged.window if unchanged else None)
     return version
 
 
-def persist(tl: Timeline, store: IndexStore) -> int:
-    staged = stage(tl)
+def persist(ledger: Ledger, conversation_id: str, store: IndexStore) -> int:
+    staged = stage(ledger, conversation_id)
     try:
-        version = store.commit(
-            tl.conversation_id,
-            expected_version=staged.expected_version,
-            log=staged.log,
-            summaries=staged.summaries,
-            window=staged.window,
-        )
+        version = store.commit(conversation_id, **staged.arguments())
     except ConflictError:
-        _log.persist_conflict(tl.conversation_id, staged.expected_version)
+        _log.persist_conflict(conversation_id, staged.expected_version)
         raise
-    return applied(tl, staged, version)
+    return _applied(ledger, conversation_id, staged, version)
 
 
-def from_window(
-    cls: type[Timeline],
-    conversation_id: str,
-    found: tuple[int, TimelineSnapshot] | None,
-    kwargs: dict[str, Any],
-) -> Timeline:
-    """The timeline for a stored window (``load_window``'s result)."""
+async def apersist(ledger: Ledger, conversation_id: str, store: IndexStore) -> int:
+    staged = stage(ledger, conversation_id)
+    acommit = getattr(store, "acommit", None)
+    try:
+        if acommit is not None:
+            version: int = await acommit(conversation_id, **staged.arguments())
+        else:
+            call = functools.partial(store.commit, conversation_id, **staged.arguments())
+            version = await asyncio.to_thread(call)
+    except ConflictError:
+        _log.persist_conflict(conversation_id, staged.expected_version)
+        raise
+    return _applied(ledger, conversation_id, staged, version)
+
+
+def _found(
+    conversation_id: str, found: tuple[int, TimelineSnapshot] | None
+) -> tuple[int, TimelineSnapshot]:
     if found is None:
         raise NotFoundError(
             f"conversation {conversation_id!r} is not in the store",
             conversation_id=conversation_id,
         )
-    version, snapshot = found
-    tl = cls(conversation_id, **kwargs)
-    tl._load_blocks(snapshot.blocks, snapshot.state)
-    tl._version = version
-    return tl
+    return found
 
 
-def load(cls: type[Timeline], store: IndexStore, conversation_id: str, **kwargs: Any) -> Timeline:
-    return from_window(cls, conversation_id, store.load_window(conversation_id), kwargs)
+def fetch(store: IndexStore, conversation_id: str) -> tuple[int, TimelineSnapshot]:
+    """The stored version and window of ``conversation_id`` (``NotFoundError`` if none)."""
+    return _found(conversation_id, store.load_window(conversation_id))
+
+
+async def afetch(store: IndexStore, conversation_id: str) -> tuple[int, TimelineSnapshot]:
+    """:func:`fetch` without blocking the event loop."""
+    load_window = getattr(store, "aload_window", None)
+    found: tuple[int, TimelineSnapshot] | None
+    if load_window is not None:
+        found = await load_window(conversation_id)
+    else:
+        found = await asyncio.to_thread(store.load_window, conversation_id)
+    return _found(conversation_id, found)

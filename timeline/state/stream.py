@@ -68,6 +68,9 @@ class VisibleStream:
     pinned_tokens: int = 0
     pending: list[int] = attrs.field(factory=list)
     """Stream positions whose cost is still an upper bound (see ``resolve``)."""
+    pending_total: int = 0
+    """The sum of the upper bounds at :attr:`pending` (so a render needs no pass over
+    them: without a budget nothing is ever resolved and they are most of the stream)."""
     open_calls: dict[str, None] = attrs.field(factory=dict)
     """Call ids of visible tool calls without a visible result (payloads add a synthetic
     "no result recorded" result for each)."""
@@ -95,6 +98,7 @@ class VisibleStream:
             pos = self.pending.pop()
             block = self.blocks[pos]
             exact = self.memo.block(block)
+            self.pending_total -= self.costs[pos]
             delta = exact - self.costs[pos]
             self.costs[pos] = exact
             self.tokens += delta
@@ -108,6 +112,7 @@ class VisibleStream:
         self.positions = []
         self._kinds = []
         self.pending = []
+        self.pending_total = 0
         self.tokens = 0
         self.pinned_tokens = 0
         self.open_calls = {}
@@ -146,6 +151,7 @@ class VisibleStream:
             if known is None:
                 cost = memo.bound(shown)
                 self.pending.append(len(self.blocks))
+                self.pending_total += cost
             else:
                 cost = known
         self.blocks.append(shown)

@@ -1,0 +1,120 @@
+"""What an append checks and fills in: ``id``, ``ts``, ``turn_id``, ``author``, ``path``
+and the call id, against the blocks already held (unique ids, no orphan results)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import msgspec
+
+from timeline.model.block import TURN_HEADER, Block
+from timeline.model.block_types import block_type
+from timeline.model.errors import DuplicateBlockIdError, InvalidBlockError, OrphanToolResultError
+from timeline.model.names import provider_call_id
+from timeline.model.persistence import TimelineState
+from timeline.model.validate import check_block
+from timeline.render.settings import Clock, IdFactory, timestamp
+from timeline.state.ledger import Ledger
+
+__all__ = ["Batch", "new_id"]
+
+
+def new_id(id_factory: IdFactory, kind: str, seq: int) -> str:
+    """``id_factory``'s id, checked: a non-empty str of at most 128 printable,
+    non-space characters (a generated call id is then made provider-safe)."""
+    value = id_factory(kind, seq)
+    if (
+        not isinstance(value, str)
+        or not 0 < len(value) <= 128
+        or not value.isprintable()
+        or any(map(str.isspace, value))
+    ):
+        raise InvalidBlockError(
+            f"id_factory returned {value!r} for a {kind}: ids must be non-empty strings of "
+            "at most 128 printable characters without spaces"
+        )
+    return value
+
+
+@attrs.define
+class Batch:
+    """Blocks being appended together (one ``append`` or one ``extend``): each is checked
+    against the ledger and the batch so far; nothing reaches the ledger until the whole
+    batch is ready."""
+
+    ledger: Ledger
+    conversation_id: str
+    clock: Clock
+    id_factory: IdFactory
+    state: TimelineState
+    stored: list[Block] = attrs.field(factory=list)
+    _ids: set[str] = attrs.field(factory=set)
+    _calls: set[str] = attrs.field(factory=set)
+
+    def add(self, block: Block) -> Block:
+        """Check and complete ``block``; returns the block as it will be stored."""
+        block = check_block(block)
+        spec = block_type(block.type)
+        state = self.state
+        turn_id = state.current_turn_id
+        if block.type == TURN_HEADER:
+            turn_seq = state.turn_seq + 1
+            turn_id = new_id(self.id_factory, "turn", turn_seq)
+            state = msgspec.structs.replace(state, turn_seq=turn_seq, current_turn_id=turn_id)
+        elif not turn_id:
+            raise InvalidBlockError("no turn has begun: call begin_turn() before appending blocks")
+        block_seq = state.block_seq + 1
+        state = msgspec.structs.replace(state, block_seq=block_seq)
+        block_id = block.id or new_id(self.id_factory, "block", block_seq)
+        self._check_id(block_id)
+        updates: dict[str, Any] = {"id": block_id}
+        if not block.turn_id:
+            updates["turn_id"] = turn_id
+        if not block.ts:
+            updates["ts"] = timestamp(self.clock)
+        if not block.author:
+            updates["author"] = spec.default_author or "system"
+        call_id = self._call_id(block, spec.render, block_id, updates)
+        if not block.path:
+            name = block.meta.get("name") if spec.render == "attachment" else None
+            updates["path"] = spec.default_path(
+                updates.get("turn_id", block.turn_id), call_id, str(name) if name else None
+            )
+        stored = msgspec.structs.replace(block, **updates)
+        self.state = state
+        self.stored.append(stored)
+        self._ids.add(stored.id)
+        if spec.render == "tool_call" and stored.call_id:
+            self._calls.add(stored.call_id)
+        return stored
+
+    def _check_id(self, block_id: str) -> None:
+        if self.ledger.get(block_id) is not None or block_id in self._ids:
+            raise DuplicateBlockIdError(
+                f"block id {block_id!r} is already used in conversation {self.conversation_id!r}",
+                conversation_id=self.conversation_id,
+                block_id=block_id,
+            )
+
+    def _known_call(self, call_id: str | None) -> bool:
+        return self.ledger.has_call(call_id) or call_id in self._calls
+
+    def _call_id(
+        self, block: Block, render: str, block_id: str, updates: dict[str, Any]
+    ) -> str | None:
+        call_id = block.call_id
+        if render == "tool_call":
+            if not call_id:
+                call_id = updates["call_id"] = provider_call_id(f"call_{block_id}")
+            if self._known_call(call_id):
+                raise InvalidBlockError(
+                    f"tool call id {call_id!r} is already used", block_id=block_id
+                )
+        elif render == "tool_result" and not self._known_call(call_id):
+            raise OrphanToolResultError(
+                f"tool result names call_id {call_id!r} but no earlier react.tool.call has it",
+                conversation_id=self.conversation_id,
+                block_id=block_id,
+            )
+        return call_id

@@ -1,0 +1,67 @@
+"""Paths as the timeline's methods take them: checked, with the ``plan.latest`` alias, and
+the blocks that hiding or showing them changes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import msgspec
+
+from timeline.model.block import CONV_RANGE_SUMMARY, PLAN_LATEST, Block
+from timeline.model.errors import InvalidBlockError, UnknownPathError
+from timeline.model.json_text import clean_text
+from timeline.model.validate import check_paths
+from timeline.state.ledger import Ledger
+
+__all__ = ["clean_replacement", "known_paths", "plan_path", "with_hidden"]
+
+
+def plan_path(ledger: Ledger, conversation_id: str, path: str) -> str:
+    """``path`` with the alias ``plan.latest`` replaced by the newest plan's path."""
+    if path != PLAN_LATEST:
+        return path
+    plan = ledger.get(ledger.plan_id) if ledger.plan_id else None
+    if plan is None:
+        raise UnknownPathError(
+            "no react.plan block in memory for the alias 'plan.latest'",
+            conversation_id=conversation_id,
+            path=path,
+        )
+    return plan.path
+
+
+def known_paths(ledger: Ledger, conversation_id: str, paths: Iterable[str]) -> set[str]:
+    """``paths`` (aliases resolved), each of which must be the path of a block in memory."""
+    wanted = {plan_path(ledger, conversation_id, p) for p in check_paths(paths)}
+    missing = wanted - {b.path for b in ledger.blocks}
+    if missing:
+        first = sorted(missing)[0]
+        raise UnknownPathError(
+            f"no block at path {first!r} in memory",
+            conversation_id=conversation_id,
+            path=first,
+        )
+    return wanted
+
+
+def clean_replacement(replacement: object) -> str | None:
+    """A replacement text as stored (checked, cleaned of what no provider accepts)."""
+    if replacement is not None and not isinstance(replacement, str):
+        raise InvalidBlockError(
+            f"replacement_text must be a str or None, got {type(replacement).__name__}"
+        )
+    return None if replacement is None else clean_text(replacement)
+
+
+def with_hidden(
+    blocks: Sequence[Block], paths: set[str], hidden: bool, replacement: str | None
+) -> dict[int, Block]:
+    """The blocks at ``paths`` (summaries excepted) that change when hidden (with
+    ``replacement``, cleaned) or shown, by index."""
+    changed: dict[int, Block] = {}
+    for i, b in enumerate(blocks):
+        if b.path in paths and b.type != CONV_RANGE_SUMMARY:
+            new = msgspec.structs.replace(b, hidden=hidden, replacement_text=replacement)
+            if new != b:
+                changed[i] = new
+    return changed

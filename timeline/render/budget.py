@@ -1,0 +1,197 @@
+"""The end of a render: the budget ladder (exact counts, truncation, the forced-render
+target), cache checkpoints, and the :class:`RenderedContext` handed to the caller."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Final
+
+import attrs
+
+from timeline.cache import plan_checkpoints
+from timeline.compaction import CompactionStats
+from timeline.compaction.truncation import truncate_to_fit
+from timeline.model.block import Block
+from timeline.model.errors import BudgetError, PinnedOverBudgetError
+from timeline.render.context import RenderedContext
+from timeline.render.prepare import Prep, overhead, raw_tokens
+from timeline.render.settings import Settings
+from timeline.state.ledger import Ledger
+from timeline.state.stream import VisibleStream
+
+__all__ = ["FORCED_RENDER_RATIO", "finish", "forced_target"]
+
+FORCED_RENDER_RATIO: Final = 0.75
+"""Each forced render, with nothing appended since the last render, is at most this
+share of it (providers count 10-30% more tokens than cl100k, so a smaller step could
+overflow again)."""
+
+
+def _render_key(ledger: Ledger, prep: Prep) -> tuple[int, ...]:
+    state = ledger.state
+    return (state.block_seq, state.structure_version, prep.system_tokens, sum(prep.tail_costs))
+
+
+def _budget(settings: Settings) -> int | None:
+    return settings.policy.budget if settings.policy.enabled else None
+
+
+def forced_target(ledger: Ledger, settings: Settings, prep: Prep) -> int | None:
+    """The most a forced render may keep, in the library's own count (before the usage
+    calibration, a constant it cannot shrink): 3/4 of the last render when nothing was
+    appended since, else 3/4 of what an unforced render would send now."""
+    budget = _budget(settings)
+    if budget is None:
+        return None
+    last = ledger.notes.last_render
+    if last is not None and last[0] == _render_key(ledger, prep):
+        reference = last[1]()
+    else:
+        stream = ledger.stream()
+        stream.resolve()
+        reference = raw_tokens(stream, prep)
+    return int(min(budget, reference) * FORCED_RENDER_RATIO)
+
+
+def _fit(
+    ledger: Ledger,
+    settings: Settings,
+    blocks: list[Block],
+    costs: list[int],
+    total: int,
+    limits: tuple[int, int],
+) -> tuple[int, list[str]]:
+    """Truncate the largest blocks no cut could shrink until ``total`` is at most
+    ``limit`` (render-only copies: the timeline keeps them whole); the new total and the
+    truncated paths. ``limits`` is (budget, limit). Raises :class:`BudgetError` when that
+    is not enough."""
+    budget, limit = limits
+    memo = ledger.memo
+    removed, truncated = truncate_to_fit(
+        blocks, costs, total - limit, memo.rendered, tuple(ledger.carried)
+    )
+    total -= removed
+    if total > budget:
+        raise BudgetError(
+            f"the prompt needs {total} tokens after compaction and truncation but the "
+            f"budget is {budget}",
+            budget=budget,
+            required=total,
+            conversation_id=settings.conversation_id,
+        )
+    if total > limit:
+        raise BudgetError(
+            f"a forced render must keep at most {limit} tokens (3/4 of the last "
+            f"render, plus the usage calibration) but cannot go below {total}: only "
+            "the system prompt, pinned blocks, tool calls and blocks already "
+            "truncated to the minimum are left",
+            budget=budget,
+            required=total,
+            conversation_id=settings.conversation_id,
+        )
+    return total, truncated
+
+
+def _check_pinned(settings: Settings, prep: Prep, stream: VisibleStream, budget: int) -> None:
+    need = prep.system_tokens + stream.pinned_tokens
+    if need > budget:
+        raise PinnedOverBudgetError(
+            f"system prompt ({prep.system_tokens}) and pinned blocks ({stream.pinned_tokens}) "
+            f"need {need} tokens but the budget is {budget}",
+            budget=budget,
+            required=need,
+            conversation_id=settings.conversation_id,
+        )
+
+
+def finish(
+    ledger: Ledger,
+    settings: Settings,
+    prep: Prep,
+    *,
+    force: bool,
+    stats: CompactionStats | None,
+    target: int | None = None,
+) -> RenderedContext:
+    """Fit the stream and the tail in the budget (``target``: a forced render's cap),
+    place the checkpoints, and return the rendered context."""
+    stream = ledger.stream()
+    calibration = overhead(ledger)
+    total = raw_tokens(stream, prep) + calibration
+    budget = _budget(settings)
+    if budget is not None and stream.pending and (force or total > budget):
+        limit = budget - prep.system_tokens - sum(prep.tail_costs) - calibration
+        stream.resolve(None if force else lambda: stream.tokens <= limit)
+        total = raw_tokens(stream, prep) + calibration
+    # the stream's own lists when there is no tail (only read from here on)
+    blocks = stream.blocks + prep.tail if prep.tail else stream.blocks
+    costs = stream.costs + prep.tail_costs if prep.tail else stream.costs
+    truncated: list[str] = []
+    if budget is not None:
+        _check_pinned(settings, prep, stream, budget)
+        limit = budget if target is None else min(budget, target + calibration)
+        if total > limit:  # every bound is resolved here (see above)
+            blocks, costs = list(blocks), list(costs)
+            total, truncated = _fit(ledger, settings, blocks, costs, total, (budget, limit))
+    stable = stream.blocks if blocks is stream.blocks else blocks[: len(stream.blocks)]
+    points, cache_state = plan_checkpoints(
+        stable,
+        has_system=bool(prep.system),
+        version=ledger.state.structure_version,
+        state=ledger.state.cache,
+        anchor=stream.anchor,
+        stream_positions=stream.positions,
+    )
+    ledger.update_state(cache=cache_state, system_tokens=prep.system_tokens)
+    shown = tuple(blocks)
+    count_tokens, block_tokens = _deferred_counts(ledger, prep, stream, shown, tuple(costs), total)
+    return RenderedContext(
+        system=prep.system,
+        blocks=shown,
+        cache_points=points,
+        count_tokens=count_tokens,
+        budget=budget,
+        stable_count=len(stable),
+        compaction=stats,
+        truncated_paths=tuple(truncated),
+        system_cached=bool(prep.system),
+        system_tokens=prep.system_tokens,
+        count_block_tokens=block_tokens,
+        payloads=ledger.payloads if ledger.incremental else None,
+    )
+
+
+def _deferred_counts(
+    ledger: Ledger,
+    prep: Prep,
+    stream: VisibleStream,
+    shown: tuple[Block, ...],
+    shown_costs: tuple[int, ...],
+    total: int,
+) -> tuple[Callable[[], int], Callable[[], tuple[int, ...]]]:
+    """The functions behind ``RenderedContext.tokens`` and ``block_tokens``: exact counts
+    of blocks still at an upper bound wait until someone asks (no pass over them now:
+    without a budget they are most of the stream). Also notes this render's size for
+    ``record_usage`` and the next forced render."""
+    memo = ledger.memo
+    pending = stream.pending.copy()
+    known = total - stream.pending_total
+    calibration = overhead(ledger)
+
+    def count_tokens() -> int:
+        return known + sum(memo.block(shown[pos]) for pos in pending)
+
+    def raw_estimate() -> int:
+        return count_tokens() - calibration
+
+    def block_tokens() -> tuple[int, ...]:
+        exact = set(pending)
+        return tuple(
+            memo.block(b) if pos in exact else shown_costs[pos] for pos, b in enumerate(shown)
+        )
+
+    key = _render_key(ledger, prep)
+    ledger.set_notes(
+        attrs.evolve(ledger.notes, raw_estimate=raw_estimate, last_render=(key, raw_estimate))
+    )
+    return count_tokens, block_tokens

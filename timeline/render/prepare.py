@@ -1,0 +1,108 @@
+"""The fixed part of a render: the system prompt's cost, the volatile tail, the synthetic
+results of calls still waiting, and the usage calibration."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+import msgspec
+
+from timeline.formats._plan import CONVERSATION_START_TEXT, MISSING_RESULT_TEXT
+from timeline.model.block import Block
+from timeline.model.block_types import block_type
+from timeline.model.errors import InvalidBlockError
+from timeline.model.names import provider_call_id
+from timeline.model.validate import check_tail_block
+from timeline.state.ledger import Ledger
+from timeline.state.stream import VisibleStream, track_call
+from timeline.tokens import BLOCK_OVERHEAD_TOKENS, BlockTokenMemo
+
+__all__ = ["Prep", "overhead", "prepare", "raw_tokens", "system_cost"]
+
+
+@attrs.frozen
+class Prep:
+    """One render's fixed inputs: the system prompt and its cost (with the framing and
+    the synthetic results of waiting calls), the tail blocks and their costs."""
+
+    system: str
+    system_tokens: int
+    tail: list[Block]
+    tail_costs: list[int]
+
+
+def system_cost(memo: BlockTokenMemo, system: str) -> int:
+    """The system prompt as the text layout shows it (``[SYSTEM]`` label, framing), plus
+    the prompt's fixed framing: the one message of the document layout, or the
+    ``[conversation start]`` message a payload opening on the assistant side gets.
+    Remembered for the last prompt seen (the same string at every render)."""
+    last = memo.last_system
+    if last is not None and (last[0] is system or last[0] == system):
+        return last[1]
+    frame = memo.text(CONVERSATION_START_TEXT) + 2 * BLOCK_OVERHEAD_TOKENS
+    cost = frame
+    if system.strip():
+        cost += memo.text(f"[SYSTEM]\n{system}") + BLOCK_OVERHEAD_TOKENS
+    memo.last_system = (system, cost)
+    return cost
+
+
+def _tail_blocks(tail: Sequence[Block], current_turn: str) -> list[Block]:
+    blocks: list[Block] = []
+    for i, raw in enumerate(tail):
+        b = check_tail_block(raw)
+        spec = block_type(b.type)
+        turn = b.turn_id or current_turn
+        blocks.append(
+            msgspec.structs.replace(
+                b,
+                id=b.id or f"tail-{i}",
+                turn_id=turn,
+                author=b.author or spec.default_author or "system",
+                path=b.path or spec.default_path(turn, None, None),
+            )
+        )
+    return blocks
+
+
+def _missing_results(memo: BlockTokenMemo, stream: VisibleStream, tail: Sequence[Block]) -> int:
+    """Tokens of the synthetic "no result recorded" results the payloads add for visible
+    calls without a visible result (usually none: a render follows the result)."""
+    open_calls = stream.open_calls
+    if tail:
+        open_calls = dict(open_calls)
+        for b in tail:
+            track_call(open_calls, b, block_type(b.type).render)
+    return sum(
+        memo.text(f"{MISSING_RESULT_TEXT} {provider_call_id(cid)}") + BLOCK_OVERHEAD_TOKENS
+        for cid in open_calls
+    )
+
+
+def prepare(ledger: Ledger, system: str, tail: Sequence[Block]) -> Prep:
+    """Check and cost the system prompt and the tail; brings the stream up to date."""
+    if not isinstance(system, str):
+        raise InvalidBlockError(f"system must be a str, got {type(system).__name__}")
+    ledger.begin_call()
+    memo = ledger.memo
+    blocks = _tail_blocks(tail, ledger.state.current_turn_id)
+    stream = ledger.stream()
+    fixed = system_cost(memo, system) + _missing_results(memo, stream, blocks)
+    return Prep(system, fixed, blocks, [memo.rendered(b) for b in blocks])
+
+
+def overhead(ledger: Ledger) -> int:
+    """Calibration from the last usage report: exact while the stream only grew since,
+    and (only when positive, to stay conservative) after it changed shape."""
+    state = ledger.state
+    usage = state.usage
+    if usage is None:
+        return 0
+    delta = usage.prompt_tokens - usage.raw_estimate
+    return delta if usage.structure_version == state.structure_version else max(0, delta)
+
+
+def raw_tokens(stream: VisibleStream, prep: Prep) -> int:
+    """The prompt's tokens in our own count (before the calibration)."""
+    return prep.system_tokens + stream.tokens + sum(prep.tail_costs)

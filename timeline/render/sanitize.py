@@ -1,0 +1,294 @@
+"""Deciding a compaction: whether one is due, cache-TTL pruning first, where to cut and
+what to ask the summarizers (the summaries are made and applied in :mod:`.summary`)."""
+
+from __future__ import annotations
+
+import warnings
+
+import attrs
+
+from timeline.compaction import (
+    CompactionReason,
+    CompactionStats,
+    CutPlan,
+    plan_cut,
+    requests_for,
+)
+from timeline.compaction.digest import CompactionDigest
+from timeline.compaction.policy import NO_BUDGET, NoBudgetWarning
+from timeline.compaction.pruning import prune_expired, recent_turns
+from timeline.compaction.summarizers.base import SummaryRequest
+from timeline.model import log as _log
+from timeline.model.block import CONV_RANGE_SUMMARY, Block
+from timeline.model.errors import BudgetError, PolicyError
+from timeline.render.prepare import Prep, overhead, raw_tokens
+from timeline.render.settings import Settings
+from timeline.state.ledger import Ledger
+
+__all__ = ["Pending", "plan_compaction", "summarizer_name"]
+
+
+@attrs.frozen
+class Pending:
+    """A compaction decided and announced (``on_before_compaction`` fired), waiting for
+    its summaries."""
+
+    plan: CutPlan
+    previous: Block | None
+    digest: CompactionDigest
+    requests: tuple[SummaryRequest, ...]
+    stats: CompactionStats
+    main_text: str | None = None
+    """The history summary when no history request is made (``requests`` is then only
+    the turn-prefix request)."""
+    reminder: str = ""
+
+
+def summarizer_name(settings: Settings) -> str:
+    if settings.summarizer is None:
+        return "inventory"
+    return str(getattr(settings.summarizer, "name", type(settings.summarizer).__name__))
+
+
+def _budget(settings: Settings, prep: Prep, keep_tokens: int | None) -> int:
+    budget = settings.policy.budget
+    if budget is None:
+        if keep_tokens is None:
+            raise PolicyError(
+                "compaction needs a budget: set max_tokens or context_window, or pass "
+                "keep_recent_tokens"
+            )
+        budget = prep.system_tokens + 2 * keep_tokens
+    if prep.system_tokens > budget:
+        raise BudgetError(
+            f"the system prompt alone needs {prep.system_tokens} tokens but the budget is "
+            f"{budget}; shorten it or raise the budget",
+            budget=budget,
+            required=prep.system_tokens,
+            conversation_id=settings.conversation_id,
+        )
+    return budget
+
+
+def _warn_no_budget(ledger: Ledger, settings: Settings) -> None:
+    policy = settings.policy
+    if policy.budget is None and policy.enabled and not ledger.notes.warned_no_budget:
+        ledger.set_notes(attrs.evolve(ledger.notes, warned_no_budget=True))
+        warnings.warn(
+            f"{NO_BUDGET} for conversation {settings.conversation_id!r}: set max_tokens, "
+            "context_window or a known model name",
+            NoBudgetWarning,
+            stacklevel=5,
+        )
+
+
+def _over_blocks(ledger: Ledger, settings: Settings) -> bool:
+    limit = settings.policy.max_blocks
+    return limit is not None and len(ledger.stream().blocks) > limit
+
+
+def _reason(
+    ledger: Ledger, settings: Settings, prep: Prep, budget: int, force: bool
+) -> tuple[CompactionReason | None, int]:
+    """Why this render compacts (None: it does not) and the estimate before it. Upper
+    bounds are counted exactly only when a decision needs it, all at once."""
+    stream = ledger.stream()
+    trigger = settings.policy.trigger_ratio * budget
+    est = raw_tokens(stream, prep) + overhead(ledger)
+    over_blocks = _over_blocks(ledger, settings)
+    if stream.pending and (force or over_blocks or est > trigger):
+        stream.resolve()
+        est = raw_tokens(stream, prep) + overhead(ledger)
+    reason: CompactionReason
+    if force:
+        reason = "forced"
+    elif est > trigger:
+        reason = "tokens"
+    elif over_blocks:
+        reason = "blocks"
+    else:
+        return None, est
+    seq = ledger.state.block_seq
+    if not force and seq in (ledger.state.compacted_at_seq, ledger.notes.skipped_at_seq):
+        return None, est  # nothing appended since the last compaction: never thrash
+    return reason, est
+
+
+def _prune_ttl(ledger: Ledger, settings: Settings) -> int:
+    """Hide the tool results past the cache TTL (see :mod:`timeline.compaction.pruning`)."""
+    policy = settings.policy
+    if policy.cache_ttl_seconds is None:
+        return 0
+    blocks = ledger.blocks
+    start = ledger.summary_index + 1
+    current = ledger.state.current_turn_id
+    found = prune_expired(
+        blocks,
+        start,
+        now=settings.clock(),
+        ttl_seconds=policy.cache_ttl_seconds,
+        protected_turns=recent_turns(blocks, start, policy.keep_recent_turns, current),
+        carried=ledger.carried,
+    )
+    ledger.replace(dict(found))
+    return len(found)
+
+
+def _pruned_enough(
+    ledger: Ledger,
+    settings: Settings,
+    prep: Prep,
+    reason: CompactionReason,
+    est: int,
+    trigger: float,
+    pruned: int,
+) -> CompactionStats | None:
+    """The stats of a TTL pruning that brought the prompt under the trigger on its own."""
+    stream = ledger.stream()
+    stream.resolve()
+    after = raw_tokens(stream, prep) + overhead(ledger)
+    if reason not in ("tokens", "blocks") or after > trigger or _over_blocks(ledger, settings):
+        return None
+    count = len(stream.blocks) + len(prep.tail)
+    return CompactionStats(
+        reason=reason,
+        tokens_before=est,
+        tokens_after=after,
+        compacted_blocks=0,
+        summary_block_count=ledger.summary_count,
+        split_turn=False,
+        split_turn_id=None,
+        covered_turn_ids=(),
+        original_block_count=count,
+        compacted_block_count=count,
+        summarizer=summarizer_name(settings),
+        pruned_blocks=pruned,
+        skipped="cache-TTL pruning brought the prompt under the trigger; no summary",
+    )
+
+
+def _cut(
+    ledger: Ledger,
+    settings: Settings,
+    prep: Prep,
+    budget: int,
+    force: bool,
+    keep_tokens: int | None,
+) -> CutPlan | None:
+    stream = ledger.stream()
+    blocks = ledger.blocks
+    start = ledger.summary_index + 1
+    costs = [0] * len(blocks)
+    fixed = prep.system_tokens + sum(prep.tail_costs) + max(0, overhead(ledger))
+    for pos, index in enumerate(stream.source_index):
+        if index >= start:
+            costs[index] = stream.costs[pos]
+        elif blocks[index].type != CONV_RANGE_SUMMARY:
+            fixed += stream.costs[pos]  # pinned blocks already before the summary
+    policy = settings.policy
+    return plan_cut(
+        blocks,
+        start,
+        costs,
+        ledger.carried,
+        policy,
+        budget=budget,
+        system_tokens=prep.system_tokens,
+        fixed_tokens=fixed,
+        summary_reserve=min(policy.summary_budget(), max(64, budget // 5)),
+        force=force,
+        keep_tokens=keep_tokens,
+        current_turn=ledger.state.current_turn_id,
+        pinned_only=ledger.pinned,
+    )
+
+
+def _announce(
+    ledger: Ledger,
+    settings: Settings,
+    prep: Prep,
+    plan: CutPlan,
+    stats: CompactionStats,
+) -> Pending:
+    """The summary requests for ``plan``; fires ``on_before_compaction``."""
+    blocks = ledger.blocks
+    index = ledger.summary_index
+    previous = blocks[index] if index >= 0 else None
+    asked = requests_for(plan, previous, settings.policy, blocks[plan.cut])
+    mid_turn = None
+    if plan.mid_turn:
+        mid_turn = 1
+        if previous is not None and previous.meta.get("split_turn_id") == plan.split_turn_id:
+            mid_turn += int(previous.meta.get("mid_turn") or 0)
+    covered = list(previous.meta.get("covered_turn_ids", ())) if previous is not None else []
+    covered += [b.turn_id for b in plan.compacted]
+    stats = attrs.evolve(
+        stats,
+        compacted_blocks=len(plan.compacted),
+        split_turn=plan.split_turn_id is not None,
+        split_turn_id=plan.split_turn_id,
+        covered_turn_ids=tuple(dict.fromkeys(covered)),
+        mid_turn=mid_turn,
+    )
+    _log.compaction_started(settings.conversation_id, stats)
+    if settings.on_before_compaction is not None:
+        settings.on_before_compaction(stats)
+    requests = tuple(r for r in (asked.history, asked.prefix) if r is not None)
+    main_text = asked.previous_text if asked.history is None else None
+    return Pending(plan, previous, asked.digest, requests, stats, main_text, asked.reminder)
+
+
+def plan_compaction(
+    ledger: Ledger,
+    settings: Settings,
+    prep: Prep,
+    *,
+    force: bool,
+    manual: bool = False,
+    keep_tokens: int | None = None,
+) -> Pending | CompactionStats | None:
+    """What to compact (announced, waiting for summaries), or the stats of a TTL pruning
+    that was enough on its own, or None (no compaction)."""
+    policy = settings.policy
+    if not manual and not policy.active:
+        _warn_no_budget(ledger, settings)
+        return None
+    budget = _budget(settings, prep, keep_tokens)
+    if manual:
+        stream = ledger.stream()
+        stream.resolve()
+        reason: CompactionReason = "manual"
+        est = raw_tokens(stream, prep) + overhead(ledger)
+    else:
+        due, est = _reason(ledger, settings, prep, budget, force)
+        if due is None:
+            return None
+        reason = due
+    ledger.stream().resolve()
+    pruned = _prune_ttl(ledger, settings)
+    if pruned:
+        done = _pruned_enough(
+            ledger, settings, prep, reason, est, policy.trigger_ratio * budget, pruned
+        )
+        if done is not None:
+            return done
+    plan = _cut(ledger, settings, prep, budget, force, keep_tokens)
+    if plan is None:
+        _log.compaction_skipped(settings.conversation_id, reason, est)
+        return None
+    stream = ledger.stream()
+    stats = CompactionStats(
+        reason=reason,
+        tokens_before=est,
+        tokens_after=None,
+        compacted_blocks=0,
+        summary_block_count=ledger.summary_count,
+        split_turn=False,
+        split_turn_id=None,
+        covered_turn_ids=(),
+        original_block_count=len(stream.blocks) + len(prep.tail),
+        compacted_block_count=None,
+        summarizer=summarizer_name(settings),
+        pruned_blocks=pruned,
+    )
+    return _announce(ledger, settings, prep, plan, stats)

@@ -1,0 +1,43 @@
+"""What the render pipeline reads from the timeline besides its state: the policy, the
+summarizer, the hooks, the clock and the id factory (``Timeline`` has all of them)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Protocol
+
+from timeline.compaction import CompactionStats
+from timeline.compaction.policy import CompactionPolicy
+from timeline.compaction.summarizers.base import AsyncSummarizer, Summarizer
+
+__all__ = ["Clock", "Hook", "IdFactory", "Settings", "timestamp"]
+
+Clock = Callable[[], datetime]
+IdFactory = Callable[[str, int], str]
+"""``(kind, seq) -> id`` where kind is ``"block"`` or ``"turn"`` and seq counts from 1."""
+Hook = Callable[[CompactionStats], object]
+
+
+class Settings(Protocol):
+    """The timeline's configuration as the render pipeline sees it (read-only)."""
+
+    @property
+    def conversation_id(self) -> str: ...
+    @property
+    def policy(self) -> CompactionPolicy: ...
+    @property
+    def summarizer(self) -> Summarizer | AsyncSummarizer | None: ...
+    @property
+    def on_before_compaction(self) -> Hook | None: ...
+    @property
+    def on_after_compaction(self) -> Hook | None: ...
+    @property
+    def clock(self) -> Clock: ...
+    @property
+    def id_factory(self) -> IdFactory: ...
+
+
+def timestamp(clock: Clock) -> str:
+    """``clock()`` as stored in ``Block.ts``: ISO-8601 UTC with milliseconds and ``Z``."""
+    return clock().isoformat(timespec="milliseconds").replace("+00:00", "Z")

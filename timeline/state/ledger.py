@@ -1,0 +1,268 @@
+"""The one owner of a timeline's blocks and of everything derived from them.
+
+A :class:`Ledger` holds the blocks in order (summaries in place) and the indexes derived
+from them: blocks by id, tool-call ids, the latest summary, pinned and carried blocks,
+the blocks new since the last persist, the timeline state that is persisted, and the
+visible stream. Nothing else changes any of them: appends, hiding, pinning, compaction,
+restore and persistence each call one method here, and each method updates every derived
+index it affects. Readers get read-only views.
+
+``incremental=False`` makes it the reference engine: nothing is remembered from one call
+to the next (token memo, stream), so every figure is derived from scratch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
+
+import attrs
+import msgspec
+
+from timeline.formats.incremental import PayloadCache
+from timeline.model.block import CONV_RANGE_SUMMARY, Block
+from timeline.model.block_types import block_type
+from timeline.model.persistence import TimelineSnapshot, TimelineState
+from timeline.state.carry import CarriedIds, Carry
+from timeline.state.stream import VisibleStream, latest_summary_index
+from timeline.tokens import BlockTokenMemo
+
+__all__ = ["Ledger", "RenderNotes"]
+
+
+@attrs.frozen
+class RenderNotes:
+    """What a render leaves for the next calls (not persisted)."""
+
+    raw_estimate: Callable[[], int] | None = None
+    """Our estimate of the last render before calibration (``record_usage`` compares)."""
+    last_render: tuple[tuple[int, ...], Callable[[], int]] | None = None
+    """(content key, prompt tokens) of the last render: the size a forced render beats."""
+    skipped_at_seq: int = -1
+    """``block_seq`` when a compaction was last skipped (not smaller): not retried until
+    something is appended."""
+    warned_no_budget: bool = False
+
+
+@attrs.define(eq=False)
+class Ledger:
+    """Blocks, derived indexes and state of one conversation (see the module docstring)."""
+
+    memo: BlockTokenMemo
+    incremental: bool = True
+    payloads: PayloadCache = attrs.field(factory=PayloadCache)
+    """Message plans and provider items of the last payloads, reused by the next ones."""
+    notes: RenderNotes = attrs.field(factory=RenderNotes, init=False)
+    _blocks: list[Block] = attrs.field(factory=list, init=False)
+    _by_id: dict[str, Block] = attrs.field(factory=dict, init=False)
+    _calls: set[str] = attrs.field(factory=set, init=False)
+    _summary_index: int = attrs.field(default=-1, init=False)
+    _summary_count: int = attrs.field(default=0, init=False)
+    _state: TimelineState = attrs.field(factory=TimelineState, init=False)
+    _version: int = attrs.field(default=0, init=False)
+    _new_ids: list[str] = attrs.field(factory=list, init=False)
+    _carry: Carry = attrs.field(factory=Carry, init=False)
+    _carried: CarriedIds = attrs.field(init=False)
+    _stream: VisibleStream = attrs.field(init=False)
+
+    def __attrs_post_init__(self) -> None:
+        self._carried = CarriedIds(self._carry)
+        self._stream = VisibleStream(self.memo)
+
+    # -- reading ---------------------------------------------------------------------
+
+    @property
+    def blocks(self) -> Sequence[Block]:
+        """Every block in memory, in order (read-only: change them through the ledger)."""
+        return self._blocks
+
+    @property
+    def state(self) -> TimelineState:
+        return self._state
+
+    @property
+    def version(self) -> int:
+        """The store version last persisted at or loaded from."""
+        return self._version
+
+    @property
+    def summary_index(self) -> int:
+        """Index of the latest summary in :attr:`blocks`, or -1."""
+        return self._summary_index
+
+    @property
+    def summary_count(self) -> int:
+        """Summary blocks held in memory."""
+        return self._summary_count
+
+    @property
+    def pinned(self) -> Set[str]:
+        return self._carry.pinned.keys()
+
+    @property
+    def carried(self) -> Set[str]:
+        """Blocks kept visible right after the latest summary (a live view)."""
+        return self._carried
+
+    @property
+    def plan_id(self) -> str | None:
+        return self._carry.plan_id
+
+    @property
+    def new_ids(self) -> Sequence[str]:
+        """Ids of the blocks appended or inserted since the last persist."""
+        return self._new_ids
+
+    def get(self, block_id: str) -> Block | None:
+        return self._by_id.get(block_id)
+
+    def has_call(self, call_id: str | None) -> bool:
+        return call_id in self._calls
+
+    def cost(self, block: Block) -> int:
+        """Exact prompt tokens of ``block`` as rendered (hidden: its replacement)."""
+        return self._stream.cost(block)
+
+    def stream(self) -> VisibleStream:
+        """The visible stream, brought up to date (extended after appends, rebuilt after
+        anything else changed the structure)."""
+        stream = self._stream
+        version = self._state.structure_version
+        if stream.version != version:
+            stream.rebuild(self._blocks, self._summary_index, self._carried)
+            stream.version = version
+        else:
+            stream.extend(self._blocks)
+        return stream
+
+    def begin_call(self) -> None:
+        """Start of a render, estimate or compaction: the reference engine forgets
+        everything it would otherwise reuse."""
+        if not self.incremental:
+            self.memo.reset()
+            self._stream.version = -1
+
+    def snapshot(self, conversation_id: str) -> TimelineSnapshot:
+        state = msgspec.structs.replace(self._state, pinned=list(self._carry.pinned))
+        return TimelineSnapshot(conversation_id, list(self._blocks), state)
+
+    def window(self, conversation_id: str) -> TimelineSnapshot:
+        """The live window: pinned blocks from before the latest summary, then the summary
+        onward (everything when there is no summary), with the state to continue from."""
+        s = self._summary_index
+        carried = self._carried
+        pinned = [b for b in self._blocks[:s] if b.id in carried] if s >= 0 else []
+        window = pinned + self._blocks[max(s, 0) :]
+        ids = {b.id for b in window}
+        state = msgspec.structs.replace(
+            self._state, pinned=[i for i in self._carry.pinned if i in ids]
+        )
+        return TimelineSnapshot(conversation_id, window, state)
+
+    # -- changing --------------------------------------------------------------------
+
+    def append(self, stored: Sequence[Block], state: TimelineState) -> None:
+        """Add validated blocks (``state``: the counters after them)."""
+        carry = self._carry
+        carried_before = carry.unpinned_extra()
+        for b in stored:
+            self._blocks.append(b)
+            self._by_id[b.id] = b
+            self._new_ids.append(b.id)
+            if b.call_id and block_type(b.type).render == "tool_call":
+                self._calls.add(b.call_id)
+            carry.track(b)
+        self._state = state
+        if self._summary_index >= 0 and carried_before - set(carry.extra()):
+            self._bump()  # a block carried past the summary is carried no more
+
+    def replace(self, changed: Mapping[int, Block]) -> None:
+        """Swap blocks in place (hide, unhide, pruning): same ids, new renders."""
+        for index, block in changed.items():
+            self._blocks[index] = block
+            self._by_id[block.id] = block
+        if changed:
+            self._bump()
+
+    def pin(self, block_ids: Iterable[str]) -> None:
+        for i in block_ids:
+            self._carry.pinned[i] = None
+        self._bump()
+
+    def unpin(self, block_ids: Iterable[str]) -> None:
+        for i in block_ids:
+            self._carry.pinned.pop(i, None)
+        self._bump()
+
+    def insert_summary(
+        self, at: int, summary: Block, cost: int, history: Block | None, block_seq: int
+    ) -> None:
+        """A compaction's summary (and the plan history after it) inserted at ``at``;
+        ``cost`` is the summary's exact token cost, ``block_seq`` the counter after it."""
+        inserted = [summary] if history is None else [summary, history]
+        self._blocks[at:at] = inserted
+        for b in inserted:
+            self._by_id[b.id] = b
+            self._new_ids.append(b.id)
+        self.memo.remember(summary, cost)
+        self._summary_index = at
+        self._summary_count += 1
+        stream = self._stream
+        current = stream.version == self._state.structure_version
+        version = self._state.structure_version + 1
+        self._state = msgspec.structs.replace(
+            self._state, block_seq=block_seq, compacted_at_seq=block_seq, structure_version=version
+        )
+        spliced = self.incremental and history is None and current
+        if spliced and stream.splice_summary(self._blocks, at):
+            stream.version = version
+
+    def update_state(self, **changes: object) -> None:
+        """Change fields of the persisted state that derive nothing (cache checkpoints,
+        the system prompt's cost, the usage calibration, the compaction marker)."""
+        self._state = msgspec.structs.replace(self._state, **changes)
+
+    def set_notes(self, notes: RenderNotes) -> None:
+        self.notes = notes
+
+    def reset(
+        self, blocks: Sequence[Block], state: TimelineState, new_ids: Iterable[str] | None = None
+    ) -> None:
+        """Replace everything by ``blocks`` and ``state`` (load, restore, clear, evict);
+        ``new_ids`` (default: unchanged) are the blocks the next persist writes."""
+        self._blocks = list(blocks)
+        self._by_id = {b.id: b for b in self._blocks}
+        self._calls = {
+            b.call_id for b in blocks if b.call_id and block_type(b.type).render == "tool_call"
+        }
+        self._summary_index = latest_summary_index(self._blocks)
+        self._summary_count = sum(1 for b in blocks if b.type == CONV_RANGE_SUMMARY)
+        pinned = [i for i in state.pinned if i in self._by_id]
+        self._state = msgspec.structs.replace(state, pinned=[])
+        self._carry.load(blocks, pinned, state.current_turn_id, self._summary_index)
+        self.memo.forget(self._by_id.__contains__)
+        self._stream.version = -1
+        if new_ids is not None:
+            self._new_ids = list(new_ids)
+
+    def bump(self) -> None:
+        """Something changed how the blocks render (the stream is rebuilt)."""
+        self._bump()
+
+    def persisted(self, version: int, written: Set[str], window: TimelineSnapshot | None) -> None:
+        """A commit succeeded at ``version`` with the blocks ``written``; ``window`` (when
+        nothing changed meanwhile) replaces the blocks in memory (eviction)."""
+        self._version = version
+        self._new_ids = [i for i in self._new_ids if i not in written]
+        if window is not None and len(window.blocks) != len(self._blocks):
+            state = msgspec.structs.replace(self._state, pinned=window.state.pinned)
+            self.reset(window.blocks, state)
+
+    def loaded(self, version: int, snapshot: TimelineSnapshot) -> None:
+        """Take over a stored window (``Timeline.load``)."""
+        self.reset(snapshot.blocks, snapshot.state, new_ids=())
+        self._version = version
+
+    def _bump(self) -> None:
+        self._state = msgspec.structs.replace(
+            self._state, structure_version=self._state.structure_version + 1
+        )
