@@ -16,15 +16,12 @@ import json
 import zlib
 from collections.abc import Iterable, Sequence
 from html import escape
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 
 from timeline.model.block import CONV_RANGE_SUMMARY, TURN_HEADER, Block
-from timeline.render.usage import plural, view_usage
-
-if TYPE_CHECKING:
-    from timeline.render.context import RenderedContext
+from timeline.render.usage import View, plural, view_usage
 
 __all__ = ["Item", "context_html", "page", "type_color", "view_items"]
 
@@ -138,7 +135,7 @@ h1 { font-size: 20px; margin: 0 0 4px; }
 """
 
 
-def view_items(view: RenderedContext, pinned: Iterable[str] = ()) -> list[Item]:
+def view_items(view: View, pinned: Iterable[str] = ()) -> list[Item]:
     pinned_ids = set(pinned)
     checkpoints = set(view.cache_points)
     truncated = set(view.truncated_paths)
@@ -217,7 +214,7 @@ def _compaction_html(item: Item, number: int, items: Sequence[Item], at: int) ->
     )
 
 
-def page(title: str, head: str, items: Sequence[Item], view: RenderedContext) -> str:
+def page(title: str, head: str, items: Sequence[Item], view: View) -> str:
     usage = view_usage(view)
     budget = view.budget
     scale = max((i.tokens for i in items), default=1) or 1
@@ -269,7 +266,7 @@ def page(title: str, head: str, items: Sequence[Item], view: RenderedContext) ->
     return "\n".join(parts)
 
 
-def _prompt_bar(view: RenderedContext, usage: dict[str, Any]) -> str:
+def _prompt_bar(view: View, usage: dict[str, Any]) -> str:
     budget = view.budget
     scale = max(budget or 0, view.tokens, 1) * 1.04
     segs = []
@@ -319,7 +316,7 @@ def _legend(usage: dict[str, Any]) -> str:
     return f'<div class="legend">{rows}</div>'
 
 
-def context_html(view: RenderedContext, *, title: str = "") -> str:
+def context_html(view: View, *, title: str = "") -> str:
     """The page for one rendered prompt (what :meth:`RenderedContext.to_html` returns)."""
     items = view_items(view)
     head = f"{plural(len(items), 'block')} in the prompt"

@@ -7,12 +7,34 @@ gets a row of its own.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
-from timeline.model.block import CONV_RANGE_SUMMARY
-from timeline.render.context import RenderedContext
+from timeline.model.block import CONV_RANGE_SUMMARY, Block
 
-__all__ = ["CALIBRATION_ROW", "SYSTEM_ROW", "percent_shares", "plural", "view_usage"]
+__all__ = ["CALIBRATION_ROW", "SYSTEM_ROW", "View", "percent_shares", "plural", "view_usage"]
+
+
+class View(Protocol):
+    """What the usage figures and the HTML page read of a rendered prompt
+    (:class:`~timeline.render.context.RenderedContext` has all of it)."""
+
+    @property
+    def system(self) -> str: ...
+    @property
+    def system_tokens(self) -> int: ...
+    @property
+    def blocks(self) -> tuple[Block, ...]: ...
+    @property
+    def block_tokens(self) -> tuple[int, ...]: ...
+    @property
+    def tokens(self) -> int: ...
+    @property
+    def budget(self) -> int | None: ...
+    @property
+    def cache_points(self) -> tuple[int, ...]: ...
+    @property
+    def truncated_paths(self) -> tuple[str, ...]: ...
+
 
 SYSTEM_ROW = "system prompt"
 CALIBRATION_ROW = "provider overhead"
@@ -38,7 +60,7 @@ def percent_shares(values: list[int], total: int) -> list[float]:
     return [t / 10 for t in tenths]
 
 
-def view_usage(view: RenderedContext) -> dict[str, Any]:
+def view_usage(view: View) -> dict[str, Any]:
     """Usage of one rendered prompt by block type (``types`` ordered by tokens)."""
     rows: dict[str, list[int]] = {}
     if view.system:
