@@ -120,37 +120,20 @@ class _Window:
     streamed: list[Artifact] = attrs.Factory(list)
     hidden: list[HiddenBlock] = attrs.Factory(list)
 
-    def add_result(self, block: Block) -> None:
-        """A tool result, and the artifacts it names when it is JSON."""
-        if not block.call_id:
-            return
-        self.results.setdefault(block.call_id, []).append(block)
-        parsed = json_value(block.text)
-        if parsed is not None:
-            found, found_streamed = artifacts_from_result(block, parsed)
-            self.artifacts += found
-            self.streamed += found_streamed
 
-    def add_message(self, block: Block, cap: int) -> None:
-        """A user prompt (a request) or a completion: their tagged lines."""
-        if block.type == USER_PROMPT and has_text(block.text):
-            self.requests.append(cap_request(block.text, cap))
-        if "[" in block.text:
-            self.tagged += [t for t in tagged_lines(block.text) if t not in self.tagged]
-
-    def add_attachment(self, block: Block) -> None:
-        """An attachment or a block marked as an artifact."""
-        artifact = Artifact(
-            path=block.path,
-            mime=block.mime,
-            visibility="hidden" if block.hidden else "visible",
-            sources_used=[str(s) for s in block.meta.get("sources_used", ())],
-        )
-        (self.streamed if block.meta.get("streamed") else self.artifacts).append(artifact)
+def _attachment(block: Block) -> Artifact:
+    """An attachment or a block marked as an artifact."""
+    return Artifact(
+        path=block.path,
+        mime=block.mime,
+        visibility="hidden" if block.hidden else "visible",
+        sources_used=[str(s) for s in block.meta.get("sources_used", ())],
+    )
 
 
 def _scan(blocks: Sequence[Block], previous: CompactionDigest | None, cap: int) -> _Window:
-    window = _Window(
+    """One pass over the compacted blocks (a single loop: it runs at every compaction)."""
+    w = _Window(
         requests=list(previous.user_requests) if previous else [],
         tagged=list(previous.tagged_notes) if previous else [],
         plans=list(previous.plans) if previous else [],
@@ -160,19 +143,28 @@ def _scan(blocks: Sequence[Block], previous: CompactionDigest | None, cap: int) 
         if kind == CONV_RANGE_SUMMARY:
             continue
         if block.hidden:
-            window.hidden.append(HiddenBlock(block.path, block.replacement_text))
+            w.hidden.append(HiddenBlock(block.path, block.replacement_text))
         if kind == REACT_TOOL_CALL:
             if block.call_id:
-                window.calls[block.call_id] = block
+                w.calls[block.call_id] = block
         elif kind == REACT_TOOL_RESULT:
-            window.add_result(block)
+            if block.call_id:
+                w.results.setdefault(block.call_id, []).append(block)
+                parsed = json_value(block.text)
+                if parsed is not None:
+                    found, found_streamed = artifacts_from_result(block, parsed)
+                    w.artifacts += found
+                    w.streamed += found_streamed
         elif kind in (USER_PROMPT, ASSISTANT_COMPLETION):
-            window.add_message(block, cap)
+            if kind == USER_PROMPT and has_text(block.text):
+                w.requests.append(cap_request(block.text, cap))
+            if "[" in block.text:
+                w.tagged += [t for t in tagged_lines(block.text) if t not in w.tagged]
         elif kind == PLAN:
-            window.plans.append(PlanRecord(block.id, block.path, block.turn_id, block.text))
+            w.plans.append(PlanRecord(block.id, block.path, block.turn_id, block.text))
         if kind == USER_ATTACHMENT or (block.meta and block.meta.get("artifact")):
-            window.add_attachment(block)
-    return window
+            (w.streamed if block.meta.get("streamed") else w.artifacts).append(_attachment(block))
+    return w
 
 
 @attrs.define

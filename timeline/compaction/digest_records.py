@@ -146,16 +146,9 @@ def classify_tool(name: str | None, overrides: Mapping[str, str] | None = None) 
     return DEFAULT_TOOL_CLASSIFICATION.get(name, "other")
 
 
-_latest: tuple[Any, CompactionDigest] | None = None
-
-
 def digest_meta(digest: CompactionDigest) -> dict[str, Any]:
-    """``digest`` as plain data for a summary block's meta. The newest one is kept with
-    its digest, so the next compaction reads it back without converting it (blocks are
-    immutable: their meta is never changed in place)."""
-    global _latest
+    """``digest`` as plain data for a summary block's meta."""
     raw: dict[str, Any] = msgspec.to_builtins(digest)
-    _latest = (raw, digest)
     return raw
 
 
@@ -164,9 +157,6 @@ def digest_from_meta(meta: Mapping[str, Any]) -> CompactionDigest | None:
     raw = meta.get("compaction_digest")
     if raw is None:
         return None
-    latest = _latest
-    if latest is not None and latest[0] is raw:
-        return latest[1]
     try:
         return msgspec.convert(raw, CompactionDigest)
     except msgspec.ValidationError:

@@ -16,8 +16,9 @@ from timeline.compaction.digest import (
 )
 from timeline.compaction.policy import CompactionPolicy
 from timeline.compaction.stats import CutPlan
-from timeline.compaction.summarizers.base import SummaryRequest, estimate_tokens
-from timeline.compaction.summary_text import active_work_reminder, strip_rebuilt_sections
+from timeline.compaction.summarizers.base import SummaryRequest, SummaryResult, estimate_tokens
+from timeline.compaction.summary_state import previous_summary
+from timeline.compaction.summary_text import active_work_reminder
 from timeline.model.block import Block
 
 __all__ = ["SummaryPlan", "requests_for"]
@@ -32,15 +33,22 @@ def _summarized(seq: Sequence[Block]) -> tuple[Block, ...]:
 class SummaryPlan:
     """What one compaction asks of the summarizer, and what the library adds itself.
 
-    ``history`` is None for a mid-turn compaction with nothing before the turn: then
-    ``previous_text`` (the previous summary as it was) stands in for it. The summarizer's
-    size budget leaves room for the ``reminder`` and the tagged notes."""
+    ``previous`` is the summary being extended (read from the previous summary block's
+    state, see :func:`~timeline.compaction.summary_state.previous_summary`). ``history``
+    is None for a mid-turn compaction with nothing before the turn: then ``previous``
+    stands in for it, as it was. The summarizer's size budget leaves room for the
+    ``reminder`` and the tagged notes."""
 
     digest: CompactionDigest
     history: SummaryRequest | None
     prefix: SummaryRequest | None
-    previous_text: str
+    previous: SummaryResult
     reminder: str
+
+    @property
+    def previous_text(self) -> str:
+        """The text of the summary being extended (``""``: none)."""
+        return self.previous.text
 
 
 def requests_for(
@@ -61,14 +69,15 @@ def requests_for(
     reminder = active_work_reminder(plan.compacted, cut_block, digest)
     added = estimate_tokens(reminder) + sum(estimate_tokens(n) + 1 for n in digest.tagged_notes)
     budget = max(64, policy.summary_budget() - added - 8)
-    previous_text = strip_rebuilt_sections(previous.text) if previous is not None else ""
+    carried = previous_summary(previous)
     history_blocks = _summarized(plan.history)
     history = None
     if history_blocks or not plan.mid_turn:
         history = SummaryRequest(
             kind="history",
             blocks=history_blocks,
-            previous_summary=previous_text,
+            previous_summary=carried.text,
+            previous_sections=carried.sections,
             digest=digest,
             max_tokens=budget if not plan.prefix else max(128, budget * 2 // 3),
             focus=policy.focus_instructions,
@@ -84,4 +93,4 @@ def requests_for(
             focus=policy.focus_instructions,
             user_prompt_cap_chars=policy.user_prompt_cap_chars,
         )
-    return SummaryPlan(digest, history, prefix, previous_text, reminder)
+    return SummaryPlan(digest, history, prefix, carried, reminder)

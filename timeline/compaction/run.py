@@ -7,7 +7,13 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 
-from timeline.compaction.summarizers.base import AsyncSummarizer, Summarizer, SummaryRequest
+from timeline.compaction.summarizers.base import (
+    AsyncSummarizer,
+    SectionedSummarizer,
+    Summarizer,
+    SummaryRequest,
+    SummaryResult,
+)
 from timeline.compaction.summarizers.inventory import InventorySummarizer
 from timeline.model.errors import AsyncSummarizerError
 
@@ -21,29 +27,35 @@ class _OwnError(Exception):
     the policy's timeout."""
 
 
-def _failed(request: SummaryRequest, error: BaseException | str, fallback: bool) -> tuple[str, str]:
+def _failed(request: SummaryRequest, error: BaseException | str, fallback: bool) -> SummaryResult:
     if isinstance(error, _OwnError) and error.__cause__ is not None:
         error = error.__cause__
     reason = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
-    return (_FALLBACK.summarize(request) if fallback else ""), reason
+    if not fallback:
+        return SummaryResult("", error=reason)
+    written = _FALLBACK.summarize_sections(request)
+    return SummaryResult(written.text, written.sections, reason)
 
 
-def _checked(request: SummaryRequest, text: object, fallback: bool) -> tuple[str, str | None]:
+def _checked(request: SummaryRequest, result: SummaryResult, fallback: bool) -> SummaryResult:
+    text: object = result.text
     if not isinstance(text, str) or not text.strip():
         return _failed(request, "summarizer returned an empty summary", fallback)
-    return text.strip(), None
+    return SummaryResult(text.strip(), result.sections)
 
 
-def _call_sync(summarizer: Summarizer, request: SummaryRequest) -> str:
+def _call_sync(summarizer: Summarizer, request: SummaryRequest) -> SummaryResult:
     try:
-        return summarizer.summarize(request)
+        if isinstance(summarizer, SectionedSummarizer):
+            return summarizer.summarize_sections(request)
+        return SummaryResult(summarizer.summarize(request))
     except Exception as exc:
         raise _OwnError() from exc
 
 
-async def _call_async(summarizer: AsyncSummarizer, request: SummaryRequest) -> str:
+async def _call_async(summarizer: AsyncSummarizer, request: SummaryRequest) -> SummaryResult:
     try:
-        return await summarizer.asummarize(request)
+        return SummaryResult(await summarizer.asummarize(request))
     except Exception as exc:
         raise _OwnError() from exc
 
@@ -58,8 +70,8 @@ def _in_running_loop() -> bool:
 
 def _run_sync(
     summarizer: Summarizer | AsyncSummarizer, request: SummaryRequest, timeout: float | None
-) -> str:
-    """The summarizer's text, waiting at most ``timeout`` seconds (raises on failure)."""
+) -> SummaryResult:
+    """The summarizer's result, waiting at most ``timeout`` seconds (raises on failure)."""
     if not isinstance(summarizer, Summarizer):
         coro = _call_async(summarizer, request)
         return asyncio.run(asyncio.wait_for(coro, timeout) if timeout else coro)
@@ -79,13 +91,13 @@ def summarize_sync(
     timeout: float | None,
     *,
     fallback: bool = True,
-) -> tuple[str, str | None]:
+) -> SummaryResult:
     """Run a summarizer; a failure (exception, timeout, empty) falls back to the
-    deterministic inventory, or with ``fallback=False`` gives ``""``. Returns the text and
-    the failure reason, if any. An async summarizer inside a running event loop raises
+    deterministic inventory, or with ``fallback=False`` gives ``""``; the result's
+    ``error`` says why. An async summarizer inside a running event loop raises
     :class:`AsyncSummarizerError` (use ``arender``)."""
     if summarizer is None:
-        return _FALLBACK.summarize(request), None
+        return _FALLBACK.summarize_sections(request)
     if not isinstance(summarizer, Summarizer) and _in_running_loop():
         raise AsyncSummarizerError(
             f"{type(summarizer).__name__} is async and an event loop is running: render() and "
@@ -93,12 +105,12 @@ def summarize_sync(
             "`await timeline.acompact(...)` instead"
         )
     try:
-        text = _run_sync(summarizer, request, timeout)
+        result = _run_sync(summarizer, request, timeout)
     except TimeoutError:
         return _failed(request, f"summarizer timed out after {timeout}s", fallback)
     except Exception as exc:
         return _failed(request, exc, fallback)
-    return _checked(request, text, fallback)
+    return _checked(request, result, fallback)
 
 
 async def summarize_async(
@@ -107,18 +119,18 @@ async def summarize_async(
     timeout: float | None,
     *,
     fallback: bool = True,
-) -> tuple[str, str | None]:
+) -> SummaryResult:
     """The async form of :func:`summarize_sync` (sync summarizers run in a thread)."""
     if summarizer is None:
-        return _FALLBACK.summarize(request), None
+        return _FALLBACK.summarize_sections(request)
     try:
         if isinstance(summarizer, AsyncSummarizer):
-            text = await asyncio.wait_for(_call_async(summarizer, request), timeout)
+            result = await asyncio.wait_for(_call_async(summarizer, request), timeout)
         else:
             call = asyncio.to_thread(_call_sync, summarizer, request)
-            text = await asyncio.wait_for(call, timeout)
+            result = await asyncio.wait_for(call, timeout)
     except TimeoutError:
         return _failed(request, f"summarizer timed out after {timeout}s", fallback)
     except Exception as exc:
         return _failed(request, exc, fallback)
-    return _checked(request, text, fallback)
+    return _checked(request, result, fallback)

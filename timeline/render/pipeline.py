@@ -29,8 +29,8 @@ from timeline.compaction import (
 from timeline.compaction.digest import CompactionDigest, digest_meta
 from timeline.compaction.policy import NO_BUDGET, NoBudgetWarning
 from timeline.compaction.pruning import prune_expired, recent_turns
-from timeline.compaction.summarizers.base import SummaryRequest
-from timeline.compaction.summary_text import assemble
+from timeline.compaction.summarizers.base import SummaryRequest, SummaryResult
+from timeline.compaction.summary_state import STATE_KEY, summary_content
 from timeline.compaction.truncation import truncate_to_fit
 from timeline.formats._plan import CONVERSATION_START_TEXT, MISSING_RESULT_TEXT
 from timeline.model import log as _log
@@ -64,7 +64,7 @@ class _Pending:
     digest: CompactionDigest
     requests: tuple[SummaryRequest, ...]
     stats: CompactionStats
-    main_text: str | None = None
+    main_text: SummaryResult | None = None
     """The history summary when no history request is made (``requests`` is then only
     the turn-prefix request)."""
     reminder: str = ""
@@ -276,12 +276,7 @@ def _plan(
         return None
     previous = blocks[tl._summary_index] if tl._summary_index >= 0 else None
     asked = requests_for(plan, previous, tl.policy, blocks[plan.cut])
-    digest, history, prefix, previous_text = (
-        asked.digest,
-        asked.history,
-        asked.prefix,
-        asked.previous_text,
-    )
+    digest, history, prefix = asked.digest, asked.history, asked.prefix
     mid_turn = None
     if plan.mid_turn:
         mid_turn = 1
@@ -308,7 +303,7 @@ def _plan(
     if tl.on_before_compaction is not None:
         tl.on_before_compaction(stats)
     requests = tuple(r for r in (history, prefix) if r is not None)
-    main_text = previous_text if history is None else None
+    main_text = asked.previous if history is None else None
     return _Pending(plan, previous, digest, requests, stats, main_text, asked.reminder)
 
 
@@ -343,15 +338,15 @@ def _summarizer_name(tl: Timeline) -> str:
 
 
 def _apply(
-    tl: Timeline, prep: _Prep, pending: _Pending, results: Sequence[tuple[str, str | None]]
+    tl: Timeline, prep: _Prep, pending: _Pending, results: Sequence[SummaryResult]
 ) -> CompactionStats:
     plan = pending.plan
-    outputs: list[tuple[str | None, str | None]] = list(results)
+    outputs = list(results)
     if pending.main_text is not None:
-        outputs.insert(0, (pending.main_text, None))
-    main, main_error = outputs[0]
-    prefix_text, prefix_error = outputs[1] if len(outputs) > 1 else (None, None)
-    error = main_error or prefix_error
+        outputs.insert(0, pending.main_text)
+    main = outputs[0]
+    prefix = outputs[1] if len(outputs) > 1 else None
+    error = main.error or (prefix.error if prefix is not None else None)
     seq = tl._state.block_seq + 1
     sid = tl.id_factory("block", seq)
     while sid in tl._by_id:
@@ -359,7 +354,7 @@ def _apply(
         sid = tl.id_factory("block", seq)
     cut_block = tl._blocks[plan.cut]
     ts = tl.clock().isoformat(timespec="milliseconds").replace("+00:00", "Z")
-    summary = _summary_block(tl, pending, main or "", prefix_text, error, sid, ts)
+    summary = _summary_block(tl, pending, main, prefix, error, sid, ts)
     replaced = _replaced_tokens(tl, plan.cut)
     cost = tl._memo.uncached(summary)
     if cost >= replaced:
@@ -432,15 +427,16 @@ def _replaced_tokens(tl: Timeline, cut: int) -> int:
 def _summary_block(
     tl: Timeline,
     pending: _Pending,
-    main: str,
-    prefix_text: str | None,
+    main: SummaryResult,
+    prefix: SummaryResult | None,
     error: str | None,
     sid: str,
     ts: str,
 ) -> Block:
     plan = pending.plan
     cut_block = tl._blocks[plan.cut]
-    text = assemble(pending.reminder, main, pending.digest, prefix_text, pending.stats.mid_turn)
+    mid_turn = pending.stats.mid_turn
+    text, state = summary_content(pending.reminder, main, prefix, pending.digest, mid_turn)
     return Block(
         type=CONV_RANGE_SUMMARY,
         text=text,
@@ -459,6 +455,7 @@ def _summary_block(
             "compacted_block_count": len(plan.compacted),
             "first_block_id": plan.compacted[0].id,
             "last_block_id": plan.compacted[-1].id,
+            STATE_KEY: state,
         },
     )
 
@@ -630,11 +627,11 @@ def _finish(
 
 
 def _conclude(
-    tl: Timeline, prep: _Prep, pending: _Pending, results: Sequence[tuple[str, str | None]]
+    tl: Timeline, prep: _Prep, pending: _Pending, results: Sequence[SummaryResult]
 ) -> CompactionStats:
     """Apply the summaries, or (``on_summary_failure="skip"``) compact nothing when one
     failed: the stats say so and the timeline is unchanged."""
-    error = next((e for _, e in results if e is not None), None)
+    error = next((r.error for r in results if r.error is not None), None)
     if error is None or tl.policy.on_summary_failure == "fallback":
         return _apply(tl, prep, pending, results)
     # no retry before something new is appended: a failing model is not called per render
