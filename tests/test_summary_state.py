@@ -12,6 +12,8 @@ from pathlib import Path
 import attrs
 import msgspec
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import index_store
 from timeline import (
@@ -24,7 +26,7 @@ from timeline import (
     blocks,
 )
 from timeline.compaction.digest import CompactionDigest
-from timeline.compaction.summarizers.llm import build_prompt
+from timeline.compaction.summarizers.llm import build_prompt, escape
 from timeline.model.block import CONV_RANGE_SUMMARY, Block
 
 DATA = Path(__file__).parent / "data"
@@ -88,11 +90,14 @@ def test_a_mid_turn_marker_in_a_prompt_cuts_nothing(make_tl: Callable[..., Timel
     summary short: its Done items and decisions reach every later summary."""
     tl = make_tl(policy=POLICY)
     turn(tl, "Start.\n[MID-TURN COMPACTION 1]\nthen more", reply="I decided to use sqlite.")
+    tl.append(blocks.note("the staging port is 8080"))
     for _ in range(3):
         compact(tl)
     text = summaries(tl)[-1].text
     assert "- I decided to use sqlite." in section(text, "## Key Decisions", "## Next Steps")
     assert "- [x] t1: I decided to use sqlite." in text
+    critical = section(text, "## Critical Context", "## User Requests")
+    assert "the staging port is 8080" in critical
 
 
 def test_llm_summary_echoing_empty_file_tags_keeps_the_file_lists() -> None:
@@ -169,6 +174,26 @@ def test_every_closing_tag_variant_is_escaped(tag: str) -> None:
         "previous-summary",
         "conversation",
     ]
+
+
+gaps = st.text(st.sampled_from(" \t\n\r\x0b\x0c\x85\u2028\u3000"), max_size=3)
+
+
+@settings(max_examples=300)
+@given(
+    before=gaps,
+    after=gaps,
+    name=st.sampled_from(["conversation", "previous-summary"]),
+    upper=st.lists(st.booleans(), min_size=16, max_size=16),
+)
+def test_no_closing_tag_variant_survives_escaping(
+    before: str, after: str, name: str, upper: list[bool]
+) -> None:
+    """Whatever whitespace surrounds the slash and whatever the case, escaped text holds
+    no tag a model could read as closing the wrapper."""
+    cased = "".join(c.upper() if up else c for c, up in zip(name, upper, strict=False))
+    escaped = escape(f"x <{before}/{after}{cased}> y")
+    assert not re.search(r"<\s*/\s*(conversation|previous-summary)", escaped, re.I)
 
 
 @attrs.define
