@@ -46,12 +46,15 @@ def _lines_of_one_render(tl: Timeline) -> int:
 @pytest.mark.parametrize("pending_call", [False, True])
 def test_a_render_without_budget_does_not_walk_the_stream(pending_call: bool) -> None:
     """Without a budget nothing is counted exactly, so every block stays at its upper
-    bound; a render must still cost the same Python work at 300 and 1,200 blocks."""
+    bound; a render must still cost about the same Python work at 300 and 1,200 blocks."""
     counts = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NoBudgetWarning)
         for n in (100, 400):
             tl = _session(n, pending_call=pending_call)
             tl.render("system")
+            _lines_of_one_render(tl)  # process-wide memos (provider ids) warm now
             counts.append(_lines_of_one_render(tl))
-    assert counts[0] == counts[1]
+    # a walk over the stream would add hundreds of lines per 300 blocks (1,174 and 3,874
+    # before the fix); a few lines may differ with what other tests left in shared memos
+    assert abs(counts[1] - counts[0]) <= 20, counts

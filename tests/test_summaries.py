@@ -8,6 +8,7 @@ from collections.abc import Callable
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from summary_sections import parse_sections
 from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.json import JSONSnapshotExtension
 
@@ -21,13 +22,8 @@ from timeline import (
     blocks,
 )
 from timeline.compaction.digest import CompactionDigest, build_digest
-from timeline.compaction.summarizers.inventory import (
-    InventorySummarizer,
-    _clip,
-    _first_sentence,
-    _sentences,
-    parse_sections,
-)
+from timeline.compaction.summarizers._sentences import clip_line, first_sentence, sentence_split
+from timeline.compaction.summarizers.inventory import InventorySummarizer
 from timeline.compaction.summarizers.llm import build_prompt, escape
 
 
@@ -282,6 +278,6 @@ def test_progress_has_one_item_per_turn() -> None:
 def test_first_sentence_is_the_regex_sentence_split(text: str, shown: int) -> None:
     """The str.find search shows what the regex sentence split would (it only looks as
     far as the shown part can reach)."""
-    sentences = _sentences(text)
-    expected = _clip(sentences[0], shown) if sentences else ""
-    assert _clip(_first_sentence(text, shown), shown) == expected
+    sentences = sentence_split(text)
+    expected = clip_line(sentences[0], shown) if sentences else ""
+    assert clip_line(first_sentence(text, shown), shown) == expected

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from summary_sections import parse_sections
 
 from timeline import CompactionPolicy, SummaryRequest, Timeline, blocks
 from timeline.compaction.digest import build_digest
-from timeline.compaction.summarizers.base import estimate_tokens
-from timeline.compaction.summarizers.inventory import InventorySummarizer, parse_sections
+from timeline.compaction.summarizers.base import SummaryResult, estimate_tokens
+from timeline.compaction.summarizers.inventory import InventorySummarizer
 
 
 def long_session(tl: Timeline, turns: int, words: int, offset: int = 0) -> None:
@@ -26,22 +27,30 @@ def long_session(tl: Timeline, turns: int, words: int, offset: int = 0) -> None:
     words=st.integers(0, 40),
     max_tokens=st.integers(16, 3_000),
     rounds=st.integers(1, 3),
+    opaque=st.booleans(),
 )
 def test_inventory_summary_never_exceeds_max_tokens(
-    turns: int, words: int, max_tokens: int, rounds: int
+    turns: int, words: int, max_tokens: int, rounds: int, opaque: bool
 ) -> None:
-    """Chained summaries of any length stay within max_tokens (chars/4), however small."""
+    """Chained summaries of any length stay within max_tokens (chars/4), however small:
+    extending the previous sections (as compaction does) or a previous text carried
+    verbatim (``opaque``: a summary without sections)."""
     tl = Timeline("cap")
-    previous, digest = "", None
+    previous, digest = SummaryResult(""), None
     for r in range(rounds):
         long_session(tl, turns, words, offset=r * turns)
         window = tl.blocks[-4 * turns :]
         digest = build_digest(window, digest)
         request = SummaryRequest(
-            "history", window, previous_summary=previous, digest=digest, max_tokens=max_tokens
+            "history",
+            window,
+            previous_summary=previous.text,
+            previous_sections=None if opaque else previous.sections,
+            digest=digest,
+            max_tokens=max_tokens,
         )
-        previous = InventorySummarizer().summarize(request)
-        assert estimate_tokens(previous) <= max_tokens
+        previous = InventorySummarizer().summarize_sections(request)
+        assert estimate_tokens(previous.text) <= max_tokens
         prefix = SummaryRequest("turn_prefix", window, digest=digest, max_tokens=max_tokens)
         assert estimate_tokens(InventorySummarizer().summarize(prefix)) <= max_tokens
 

@@ -1,5 +1,6 @@
-"""What one compaction keeps for the next (the newest summary's sections, stripped text
-and digest) equals what the next would parse, convert or strip without it."""
+"""What one compaction keeps for the next (the summary's state in ``meta``) is plain data
+the text is written from, and a timeline loaded from a store makes the same next summary
+as one kept in memory."""
 
 from __future__ import annotations
 
@@ -10,15 +11,12 @@ import msgspec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import timeline.compaction.digest as digest_module
-import timeline.compaction.summary_text as summary_text
 from index_store.memory import MemoryStore
 from timeline import CompactionPolicy, HeuristicCounter, Timeline, blocks
 from timeline.compaction.digest import CompactionDigest, digest_from_meta
-from timeline.compaction.summarizers import _sections
 from timeline.compaction.summarizers._page import Page
-from timeline.compaction.summarizers._sections import items, parse_sections
 from timeline.compaction.summarizers.inventory import LIST_CAPS
+from timeline.compaction.summary_state import render_state, state_from_meta
 from timeline.model.block import CONV_RANGE_SUMMARY
 from timeline.model.errors import TimelineError
 
@@ -54,20 +52,13 @@ STEPS = st.lists(
 )
 
 
-def forget() -> None:
-    """Drop what the newest compaction kept (as in a fresh process)."""
-    _sections.remember("", None)
-    summary_text._stripped = None
-    digest_module._latest = None
-
-
 def summaries(tl: Timeline) -> list[tuple[str, dict[str, Any]]]:
     """Every summary block's text and meta."""
     return [(b.text, b.meta) for b in tl.blocks if b.type == CONV_RANGE_SUMMARY]
 
 
-def run(steps: list[Any], budget: int, cold: bool) -> list[Any]:
-    """The summaries after each step; ``cold`` forgets before every render."""
+def run(steps: list[Any], budget: int) -> None:
+    """Play ``steps``, rendering after each and checking every summary's state."""
     kw: dict[str, Any] = {
         "policy": CompactionPolicy(max_tokens=budget, min_split_prefix_blocks=2),
         "token_counter": HeuristicCounter(),
@@ -75,7 +66,6 @@ def run(steps: list[Any], budget: int, cold: bool) -> list[Any]:
     tl = Timeline("c", **kw)
     store = MemoryStore()
     tl.begin_turn()
-    out: list[Any] = []
     for n, (kind, text, size) in enumerate(steps):
         if kind == "prompt":
             tl.begin_turn()
@@ -96,44 +86,29 @@ def run(steps: list[Any], budget: int, cold: bool) -> list[Any]:
             tl = Timeline.load(store, "c", **kw)
         elif tl.blocks:
             tl.hide([tl.blocks[size % len(tl.blocks)].path])
-        if cold:
-            forget()
         with contextlib.suppress(TimelineError):
             tl.render("system")
-        out.append(summaries(tl))
-        check_kept(tl)
-    return out
+        check_state(tl)
 
 
-def check_kept(tl: Timeline) -> None:
-    """What the newest compaction kept equals what parsing, converting and stripping
-    its summary give."""
-    latest = [b for b in tl.blocks if b.type == CONV_RANGE_SUMMARY]
-    known = summary_text._stripped
-    if known is not None:
-        forget_strip, summary_text._stripped = known, None
-        assert summary_text.strip_rebuilt_sections(known[0]) == known[1]
-        summary_text._stripped = forget_strip
-    kept = _sections._latest
-    if kept is not None:
-        parsed = parse_sections(kept[0])
-        expected = {n: items(parsed[n]) for n in parsed if n not in ("Goal", "User Requests")}
-        expected["Goal"] = parsed.get("Goal", [])
-        expected = {n: lines for n, lines in expected.items() if lines and n != "Progress"}
-        assert kept[1] == expected
-    if latest:
-        raw = latest[-1].meta["compaction_digest"]
-        assert digest_from_meta(latest[-1].meta) == msgspec.convert(raw, CompactionDigest)
+def check_state(tl: Timeline) -> None:
+    """Every summary's text is its state rendered, and its meta is plain JSON data."""
+    for block in tl.blocks:
+        if block.type != CONV_RANGE_SUMMARY:
+            continue
+        state = state_from_meta(block.meta)
+        digest = digest_from_meta(block.meta)
+        assert state is not None and digest is not None
+        assert render_state(state, digest.tagged_notes) == block.text
+        assert msgspec.json.decode(msgspec.json.encode(block.meta)) == block.meta
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(steps=STEPS, budget=st.integers(5_000, 12_000))
-def test_kept_summary_state_changes_nothing(steps: list[Any], budget: int) -> None:
-    """Summaries are identical whether each compaction reuses what the previous one kept
-    or parses everything again (as after a load in a fresh process)."""
-    warm = run(steps, budget, cold=False)
-    cold = run(steps, budget, cold=True)
-    assert warm == cold
+def test_every_summary_is_its_state_rendered(steps: list[Any], budget: int) -> None:
+    """Through compactions, persists, loads and hides, every summary's text is exactly its
+    stored state rendered, and that state is plain JSON data."""
+    run(steps, budget)  # check_state after every step
 
 
 def test_loaded_timeline_summarizes_like_the_one_in_memory() -> None:
@@ -161,13 +136,12 @@ def test_loaded_timeline_summarizes_like_the_one_in_memory() -> None:
     loaded = Timeline.load(store, "l", **kw)
     for i in range(24, 40):
         turn(tl, i)
-        assert _sections._latest is not None  # the next compaction reuses it
     assert summaries(tl)[-1] != before  # compacted again after the load point
     warm = summaries(tl)[-1]
-    forget()
     for i in range(24, 40):
         turn(loaded, i)
     assert summaries(loaded)[-1] == warm
+    check_state(loaded)
 
 
 line_text = st.text(st.sampled_from("ab \n-[x]()#<é"), max_size=30)

@@ -8,14 +8,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from timeline.compaction import textscan as _textscan
-from timeline.compaction.summarizers._sections import parse_by_lines
-from timeline.compaction.summarizers.inventory import parse_sections
 from timeline.compaction.summary_text import (
     _NEXT,
     _NEXT_WORDS,
     REMINDER_HEADING,
     TAGGED_NOTES_HEADING,
-    strip_rebuilt_sections,
 )
 
 # pieces that hit every branch: each kind of line break, sentence ends, headings, tags,
@@ -64,22 +61,6 @@ PIECES = (
 texts = st.lists(st.sampled_from(PIECES), max_size=60).map("".join)
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
-_MID_TURN = re.compile(r"^\[MID-TURN COMPACTION \d+\]$", re.MULTILINE)
-
-
-def strip_by_lines(text: str) -> str:
-    """The regex and line loop strip_rebuilt_sections used before."""
-    mid = _MID_TURN.search(text)
-    if mid is not None:
-        text = text[: mid.start()]
-    out: list[str] = []
-    skipping = False
-    for line in text.splitlines():
-        if line.startswith("## "):
-            skipping = line.strip() in (REMINDER_HEADING, TAGGED_NOTES_HEADING)
-        if not skipping:
-            out.append(line)
-    return "\n".join(out).strip()
 
 
 @settings(max_examples=400)
@@ -87,20 +68,6 @@ def strip_by_lines(text: str) -> str:
 def test_split_sentences_is_the_regex_split(text: str) -> None:
     """split_sentences returns what re.split with the sentence pattern returns."""
     assert _textscan.split_sentences(text) == _SENTENCE.split(text)
-
-
-@settings(max_examples=400)
-@given(texts)
-def test_parse_sections_by_section_equals_the_line_loop(text: str) -> None:
-    """parse_sections gives the sections the line-by-line parse gives."""
-    assert parse_sections(text) == parse_by_lines(text)
-
-
-@settings(max_examples=400)
-@given(texts)
-def test_strip_rebuilt_sections_equals_the_line_loop(text: str) -> None:
-    """strip_rebuilt_sections cuts what the regex and line loop cut."""
-    assert strip_rebuilt_sections(text) == strip_by_lines(text)
 
 
 @settings(max_examples=300)

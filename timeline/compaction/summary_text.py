@@ -10,8 +10,9 @@ the library inserts reads, in order:
 4. the split-turn context: ``## Turn Context (split turn)`` for an older turn, or for the
    turn still running a ``[MID-TURN COMPACTION n]`` checkpoint.
 
-The reminder, the notes and the split-turn part are rebuilt at each compaction, so they are
-taken out of the previous summary before a summarizer reads it.
+The reminder, the notes and the split-turn part are rebuilt at each compaction. The text is
+only ever written from these parts (kept as data in the block's ``meta``, see
+:mod:`~timeline.compaction.summary_state`), never read back.
 """
 
 from __future__ import annotations
@@ -21,15 +22,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from timeline.compaction.digest import CompactionDigest
-from timeline.compaction.summarizers._sections import carried
-from timeline.compaction.textscan import (
-    clip,
-    first_line,
-    has_text,
-    has_word,
-    newline_only,
-    split_sentences,
-)
+from timeline.compaction.textscan import clip, first_line, has_text, has_word, split_sentences
 from timeline.model.block import (
     ASSISTANT_COMPLETION,
     REACT_PLAN,
@@ -48,7 +41,6 @@ __all__ = [
     "active_work_reminder",
     "assemble",
     "mid_turn_heading",
-    "strip_rebuilt_sections",
 ]
 
 SPLIT_TURN_HEADING: Final = "## Turn Context (split turn)"
@@ -57,8 +49,6 @@ TAGGED_NOTES_HEADING: Final = "## Tagged Notes"
 _CLIP: Final = 160
 _NEXT = re.compile(r"\b(next|then|todo|remaining|need to|will)\b", re.IGNORECASE)
 _NEXT_WORDS: Final = ("next", "then", "todo", "remaining", "need to", "will")
-_MID_TURN_TEXT: Final = "[MID-TURN COMPACTION "
-_MID_TURN = re.compile(r"^\[MID-TURN COMPACTION \d+\]$", re.MULTILINE)
 
 
 def mid_turn_heading(n: int) -> str:
@@ -130,101 +120,18 @@ def active_work_reminder(
 def assemble(
     reminder: str,
     main: str,
-    digest: CompactionDigest,
+    tagged_notes: Sequence[str],
     prefix: str | None = None,
     mid_turn: int | None = None,
 ) -> str:
     """The stored summary: reminder, summarizer text, tagged notes, split-turn part."""
     parts = [reminder, main.strip()] if main.strip() else [reminder]
-    if digest.tagged_notes:
-        parts.append("\n".join([TAGGED_NOTES_HEADING, *digest.tagged_notes]))
+    if tagged_notes:
+        parts.append("\n".join([TAGGED_NOTES_HEADING, *tagged_notes]))
     if prefix is not None:
         if mid_turn is not None:
             heading = mid_turn_heading(mid_turn)
             parts.append(f"{heading}\n{prefix.strip()}\n[/MID-TURN COMPACTION {mid_turn}]")
         else:
             parts.append(f"{SPLIT_TURN_HEADING}\n{prefix.strip()}")
-    text = "\n\n".join(parts)
-    global _stripped
-    main = main.strip()
-    _stripped = (text, main) if prefix is None and _reads_back(reminder, main, digest) else None
-    return text
-
-
-_stripped: tuple[str, str] | None = None
-"""The newest summary :func:`assemble` made and what :func:`strip_rebuilt_sections`
-returns for it, when that is known without reading it again."""
-
-
-def _reads_back(reminder: str, main: str, digest: CompactionDigest) -> bool:
-    """``strip_rebuilt_sections`` of the summary assembled from these parts (no split-turn
-    part) is ``main``: ``main`` is the inventory's newest summary, whose lines are plain
-    and which starts with ``## Goal`` (see ``summarizers._sections``), the reminder is its
-    five lines, and no tagged note is a heading or a mid-turn marker."""
-    if carried(main) is None or not newline_only(reminder) or reminder.count("\n") != 4:
-        return False
-    notes = digest.tagged_notes
-    if not notes:
-        return True
-    joined = "\n".join(notes)
-    return (
-        newline_only(joined)
-        and joined.count("\n") == len(notes) - 1
-        and not any(n.startswith("## ") or _MID_TURN.match(n) for n in notes)
-    )
-
-
-def _mid_turn_start(text: str) -> int:
-    """``_MID_TURN.search(text).start()`` (-1: none), trying only where its text is."""
-    i = text.find(_MID_TURN_TEXT)
-    while i >= 0:
-        if (i == 0 or text[i - 1] == "\n") and _MID_TURN.match(text, i):
-            return i
-        i = text.find(_MID_TURN_TEXT, i + 1)
-    return -1
-
-
-def strip_rebuilt_sections(text: str) -> str:
-    """The previous summary without the parts every compaction rebuilds (reminder, tagged
-    notes, mid-turn checkpoint): what a summarizer should merge."""
-    known = _stripped
-    if known is not None and text == known[0]:
-        return known[1]
-    mid = _mid_turn_start(text)
-    if mid >= 0:
-        text = text[:mid]
-    if newline_only(text):
-        return _strip_sections(text)
-    out: list[str] = []
-    skipping = False
-    for line in text.splitlines():
-        if line.startswith("## "):
-            skipping = line.strip() in (REMINDER_HEADING, TAGGED_NOTES_HEADING)
-        if not skipping:
-            out.append(line)
-    return "\n".join(out).strip()
-
-
-_REBUILT: Final = (REMINDER_HEADING, TAGGED_NOTES_HEADING)
-
-
-def _strip_sections(text: str) -> str:
-    """The line loop of :func:`strip_rebuilt_sections` for a text whose only line break
-    is ``\n``, a section (from one ``## `` line to the next) at a time."""
-    heads = [0] if text.startswith("## ") else []
-    i = text.find("\n## ")
-    while i >= 0:
-        heads.append(i + 1)
-        i = text.find("\n## ", i + 1)
-    kept: list[str] = []
-    skipping = False
-    start = 0
-    for h in heads:
-        if h and not skipping:
-            kept.append(text[start : h - 1])
-        eol = text.find("\n", h)
-        skipping = text[h : len(text) if eol < 0 else eol].strip() in _REBUILT
-        start = h
-    if not skipping:
-        kept.append(text[start:])
-    return "\n".join(kept).strip()
+    return "\n\n".join(parts)

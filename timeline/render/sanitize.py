@@ -17,7 +17,7 @@ from timeline.compaction import (
 from timeline.compaction.digest import CompactionDigest
 from timeline.compaction.policy import NO_BUDGET, NoBudgetWarning
 from timeline.compaction.pruning import prune_expired, recent_turns
-from timeline.compaction.summarizers.base import SummaryRequest
+from timeline.compaction.summarizers.base import SummaryRequest, SummaryResult
 from timeline.model import log as _log
 from timeline.model.block import CONV_RANGE_SUMMARY, Block
 from timeline.model.errors import BudgetError, PolicyError
@@ -38,7 +38,7 @@ class Pending:
     digest: CompactionDigest
     requests: tuple[SummaryRequest, ...]
     stats: CompactionStats
-    main_text: str | None = None
+    main_text: SummaryResult | None = None
     """The history summary when no history request is made (``requests`` is then only
     the turn-prefix request)."""
     reminder: str = ""
@@ -234,7 +234,7 @@ def _announce(
     if settings.on_before_compaction is not None:
         settings.on_before_compaction(stats)
     requests = tuple(r for r in (asked.history, asked.prefix) if r is not None)
-    main_text = asked.previous_text if asked.history is None else None
+    main_text = asked.previous if asked.history is None else None
     return Pending(plan, previous, asked.digest, requests, stats, main_text, asked.reminder)
 
 

@@ -9,7 +9,8 @@ import attrs
 
 from timeline.compaction import CompactionStats, summarize_async, summarize_sync
 from timeline.compaction.digest import CompactionDigest, digest_meta
-from timeline.compaction.summary_text import assemble
+from timeline.compaction.summarizers.base import SummaryResult
+from timeline.compaction.summary_state import STATE_KEY, summary_content
 from timeline.model import log as _log
 from timeline.model.block import CONV_RANGE_SUMMARY, REACT_PLAN_HISTORY, Block
 from timeline.render.prepare import Prep, overhead, raw_tokens
@@ -21,7 +22,7 @@ __all__ = ["PLAN_LINE_CHARS", "run_async", "run_sync"]
 
 PLAN_LINE_CHARS = 300
 
-Results = Sequence[tuple[str, str | None]]
+Results = Sequence[SummaryResult]
 
 
 def _new_id(ledger: Ledger, settings: Settings, seq: int, taken: str = "") -> tuple[int, str]:
@@ -48,9 +49,17 @@ def _replaced_tokens(ledger: Ledger, cut: int) -> int:
 
 
 def _summary_block(
-    pending: Pending, cut_block: Block, text: str, error: str | None, sid: str, ts: str
+    pending: Pending,
+    cut_block: Block,
+    content: tuple[str, dict[str, object]],
+    error: str | None,
+    sid: str,
+    ts: str,
 ) -> Block:
+    """The summary block: its text rendered from the summary state, which its ``meta``
+    carries as data (the next compaction reads the state, never the text)."""
     plan = pending.plan
+    text, state = content
     return Block(
         type=CONV_RANGE_SUMMARY,
         text=text,
@@ -69,6 +78,7 @@ def _summary_block(
             "compacted_block_count": len(plan.compacted),
             "first_block_id": plan.compacted[0].id,
             "last_block_id": plan.compacted[-1].id,
+            STATE_KEY: state,
         },
     )
 
@@ -118,19 +128,19 @@ def _apply(
     ledger: Ledger, settings: Settings, prep: Prep, pending: Pending, results: Results
 ) -> CompactionStats:
     plan = pending.plan
-    outputs: list[tuple[str | None, str | None]] = list(results)
+    outputs = list(results)
     if pending.main_text is not None:
-        outputs.insert(0, (pending.main_text, None))
-    main, main_error = outputs[0]
-    prefix_text, prefix_error = outputs[1] if len(outputs) > 1 else (None, None)
-    error = main_error or prefix_error
+        outputs.insert(0, pending.main_text)
+    main = outputs[0]
+    prefix = outputs[1] if len(outputs) > 1 else None
+    error = main.error or (prefix.error if prefix is not None else None)
     seq, sid = _new_id(ledger, settings, ledger.state.block_seq + 1)
     cut_block = ledger.blocks[plan.cut]
     ts = timestamp(settings.clock)
-    text = assemble(
-        pending.reminder, main or "", pending.digest, prefix_text, pending.stats.mid_turn
+    content = summary_content(
+        pending.reminder, main, prefix, pending.digest, pending.stats.mid_turn
     )
-    summary = _summary_block(pending, cut_block, text, error, sid, ts)
+    summary = _summary_block(pending, cut_block, content, error, sid, ts)
     replaced = _replaced_tokens(ledger, plan.cut)
     cost = ledger.memo.uncached(summary)
     if cost >= replaced:
@@ -170,7 +180,7 @@ def _conclude(
 ) -> CompactionStats:
     """Apply the summaries, or (``on_summary_failure="skip"``) compact nothing when one
     failed: the stats say so and the timeline is unchanged."""
-    error = next((e for _, e in results if e is not None), None)
+    error = next((r.error for r in results if r.error is not None), None)
     if error is None or settings.policy.on_summary_failure == "fallback":
         return _apply(ledger, settings, prep, pending, results)
     # no retry before something new is appended: a failing model is not called per render

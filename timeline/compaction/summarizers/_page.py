@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Final
 
 from timeline.compaction.digest import CompactionDigest, cap_request
-from timeline.compaction.summarizers._sections import plain_block
+from timeline.compaction.sections import SummarySections
 
-__all__ = ["Page"]
+__all__ = ["EARLIER_HEADING", "Page"]
 
 _CAPPED: dict[int, dict[str, str]] = {}
 """Carried requests repeat across compactions: each is capped once per cap (at most
@@ -34,6 +35,8 @@ def _capped(requests: list[str], cap: int) -> list[str]:
     return out
 
 
+EARLIER_HEADING: Final = "## Earlier Summary"
+"""Summaries another summarizer (or an earlier version) wrote, carried verbatim."""
 _SECTIONS: Final = (
     ("## Constraints & Preferences", "constraints", "- ", ""),
     ("## Progress\n### Done", "done", "- [x] ", None),
@@ -62,9 +65,13 @@ class Page:
         goal: list[str],
         next_steps: list[str],
         digest: CompactionDigest,
+        earlier: Sequence[str] = (),
     ) -> None:
         self.lists = lists
         self.digest = digest
+        self.goal_items = goal
+        self.next_steps = next_steps
+        self.earlier = list(earlier)
         self.goal = "\n".join(goal) if goal else "(not stated)"
         steps = [f"{i}. {s}" for i, s in enumerate(next_steps, 1)] or ["1. (none recorded)"]
         self.steps = "\n".join(steps)
@@ -138,6 +145,8 @@ class Page:
     def _head(self, caps: dict[str, int]) -> list[str]:
         """The lines before the requests (sections joined)."""
         out = ["## Goal", self.goal, ""]
+        if self.earlier:
+            out += [EARLIER_HEADING, "\n\n".join(self.earlier), ""]
         for heading, name, mark, blank in _SECTIONS:
             cap = 3 if name == "in_progress" else caps[name]
             out += [heading, self.bullets(name, cap, mark)]
@@ -182,9 +191,18 @@ class Page:
             for name in self.lists
         }
 
-    def plain_tail(self) -> bool:
-        """The latest render's request and file lines are plain (see ``plain_block``)."""
-        assert self.last is not None
-        requests = self._request_lines(self.last[1], self.last[2])
-        paths = "\n".join([*self.digest.read_files, *self.digest.modified_files])
-        return (requests is None or plain_block(requests)) and plain_block(paths)
+    def sections(self) -> SummarySections:
+        """What the latest render lists, as data: the next summary carries exactly this."""
+        kept = self.kept()
+        return SummarySections(
+            goal=self.goal_items,
+            constraints=kept["constraints"],
+            done=kept["done"],
+            in_progress=kept["in_progress"],
+            not_started=kept["not_started"],
+            blocked=kept["blocked"],
+            decisions=kept["decisions"],
+            next_steps=self.next_steps,
+            critical=kept["critical"],
+            earlier=self.earlier,
+        )

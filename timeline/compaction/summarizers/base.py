@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
-from typing import Literal, Protocol, runtime_checkable
+from typing import Final, Literal, Protocol, runtime_checkable
 
 import attrs
 
 from timeline.compaction.digest import CompactionDigest
+from timeline.compaction.sections import SummarySections
 from timeline.compaction.truncation import cut_at_word
 from timeline.model.block import Block
 from timeline.model.block_types import block_type
 
 __all__ = [
     "AsyncSummarizer",
+    "SectionedSummarizer",
     "Summarizer",
     "SummaryKind",
     "SummaryRequest",
+    "SummaryResult",
     "block_line",
     "estimate_tokens",
 ]
@@ -32,6 +36,11 @@ class SummaryRequest:
     ``previous_summary``) or ``"turn_prefix"`` (the start of a turn the cut splits).
     ``digest`` is the cumulative digest of this compaction; ``max_tokens`` the size the
     summary should stay under; ``focus`` optional instructions on what to keep.
+
+    ``previous_summary`` is the text the previous summarizer wrote, as it wrote it (prose
+    or headings; the library's own parts around it left out). ``previous_sections`` are
+    the previous summary's sections as data when the inventory summarizer wrote it (None:
+    ``previous_summary`` is text only, to be carried, never parsed).
     """
 
     kind: SummaryKind
@@ -41,6 +50,17 @@ class SummaryRequest:
     max_tokens: int = 2000
     focus: str | None = None
     user_prompt_cap_chars: int = 600
+    previous_sections: SummarySections | None = None
+
+
+@attrs.frozen
+class SummaryResult:
+    """A summarizer's text and, when it has them, its sections as data (what the next
+    summary carries); ``error`` says why the fallback wrote it, when it did."""
+
+    text: str
+    sections: SummarySections | None = None
+    error: str | None = None
 
 
 @runtime_checkable
@@ -48,6 +68,14 @@ class Summarizer(Protocol):
     """Turns a :class:`SummaryRequest` into summary text."""
 
     def summarize(self, request: SummaryRequest) -> str: ...
+
+
+@runtime_checkable
+class SectionedSummarizer(Protocol):
+    """A summarizer that also returns its sections as data (the inventory summarizer): the
+    library stores them and hands them to the next summary as ``previous_sections``."""
+
+    def summarize_sections(self, request: SummaryRequest) -> SummaryResult: ...
 
 
 @runtime_checkable
@@ -62,8 +90,18 @@ def estimate_tokens(text: str) -> int:
     return (len(text) + 3) // 4
 
 
+_LABEL_UNSAFE: Final = re.compile(r"[^\w .-]+")
+CONTINUATION: Final = "  "
+"""What every line of a block after its first starts with in a transcript."""
+
+
 def block_line(block: Block, cap: int = 400) -> str:
-    """One block as a transcript line: ``[Author]: text`` (tool calls with their name)."""
+    """One block as a transcript entry: ``[Author]: text`` (tool calls with their name).
+
+    Only the entry's first line starts with a role label: every further line of the
+    content (any line break ``str.splitlines`` knows) is indented by
+    :data:`CONTINUATION`, and the author is reduced to word characters, so no block can
+    write a line that reads as another author's message."""
     spec = block_type(block.type)
     text = block.text.strip()
     if len(text) > cap:
@@ -75,8 +113,11 @@ def block_line(block: Block, cap: int = 400) -> str:
         text = f"{block.tool_id or 'tool'} -> {text}"
     elif spec.render == "attachment":
         text = f"attachment {block.meta.get('name', block.path)} ({block.mime}) {text}"
-    author = (block.author or spec.default_author or "system").capitalize()
-    return f"[{author}]: {text}"
+    author = _LABEL_UNSAFE.sub("_", block.author or spec.default_author or "system")
+    first, *rest = text.splitlines() or [""]
+    lines = [f"[{author.capitalize()}]: {first}"]
+    lines += [f"{CONTINUATION}{line}" if line else "" for line in rest]
+    return "\n".join(lines)
 
 
 def non_header(blocks: Sequence[Block]) -> list[Block]:

@@ -13,9 +13,7 @@ from timeline.compaction.summarizers.base import SummaryRequest, non_header
 __all__ = ["TruncateSummarizer"]
 
 _ROLES: Final = ("user", "assistant", "tool")
-_LINE = re.compile(
-    r"^\[Compacted (\d+) messages: (\d+) user, (\d+) assistant, (\d+) tool\]", re.MULTILINE
-)
+_LINE = re.compile(r"\[Compacted (\d+) messages: (\d+) user, (\d+) assistant, (\d+) tool\]")
 
 
 @attrs.frozen
@@ -23,15 +21,17 @@ class TruncateSummarizer:
     """``[Compacted N messages: x user, y assistant, z tool]``, counted by author.
 
     A message is a block authored by the user, the assistant or a tool (system notes and
-    turn headers are not counted). Counts add up across compactions: the previous
-    summary's line is read back. The read and modified file lists follow as tags.
+    turn headers are not counted). Counts add up across compactions: the count line that
+    starts the previous summary (this summarizer's own text) is read back; a line
+    anywhere else (a path, another summarizer's text) never counts. The read and
+    modified file lists follow as tags.
     """
 
     name: str = "truncate"
 
     def summarize(self, request: SummaryRequest) -> str:
         counts = Counter(b.author for b in non_header(request.blocks) if b.author in _ROLES)
-        previous = _LINE.search(request.previous_summary)
+        previous = _LINE.match(request.previous_summary)
         if previous is not None:
             for role, value in zip(_ROLES, previous.groups()[1:], strict=True):
                 counts[role] += int(value)

@@ -1,0 +1,65 @@
+"""What a compaction did and where it cuts: :class:`CompactionStats` and :class:`CutPlan`."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import attrs
+
+from timeline.model.block import Block
+
+__all__ = ["CompactionReason", "CompactionStats", "CutPlan"]
+
+
+CompactionReason = Literal["tokens", "blocks", "forced", "manual"]
+
+
+@attrs.frozen
+class CompactionStats:
+    """What one compaction did (passed to the hooks and returned on ``view.compaction``).
+
+    ``tokens_after`` is None in the ``on_before_compaction`` call. The seed 002
+    ``CompactionResult`` counts are ``original_block_count`` / ``compacted_block_count``
+    (visible blocks before / after).
+    """
+
+    reason: CompactionReason
+    tokens_before: int
+    tokens_after: int | None
+    compacted_blocks: int
+    summary_block_count: int
+    split_turn: bool
+    split_turn_id: str | None
+    covered_turn_ids: tuple[str, ...]
+    original_block_count: int
+    compacted_block_count: int | None
+    summarizer: str
+    summarizer_error: str | None = None
+    summary_path: str | None = None
+    pruned_blocks: int = 0
+    """Tool results hidden by cache-TTL pruning before (or instead of) the summary."""
+    skipped: str | None = None
+    """Why no summary was inserted although compaction ran (None when one was): the
+    summarizer failed under ``on_summary_failure="skip"``, TTL pruning was enough, or the
+    summary would not have made the prompt smaller (then the timeline is unchanged and
+    ``tokens_after == tokens_before``)."""
+    mid_turn: int | None = None
+    """n of ``[MID-TURN COMPACTION n]`` when the current turn itself was compacted."""
+
+    def as_dict(self) -> dict[str, object]:
+        """Plain data for logs and events."""
+        return attrs.asdict(self)
+
+
+@attrs.frozen
+class CutPlan:
+    """Where to cut and what the summaries cover."""
+
+    cut: int
+    history: tuple[Block, ...]
+    prefix: tuple[Block, ...]
+    split_turn_id: str | None
+    compacted: tuple[Block, ...]
+    kept_tokens: int
+    mid_turn: bool = False
+    """The cut falls inside the running turn: its prefix becomes a mid-turn checkpoint."""
