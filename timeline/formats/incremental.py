@@ -1,14 +1,17 @@
 """Incremental payloads: a request's payload costs what changed since the previous one.
 
 A timeline keeps one :class:`PayloadCache`. For each provider it remembers the last
-message plan (:func:`~timeline.formats._plan.plan_messages`) and each message's provider
+message plan (:func:`~timeline.formats._plan.plan_stream`) and each message's provider
 items. The next payload keeps the plan's messages up to the last clean cut at or before
 the first block that changed (blocks are compared by identity: a block never changes, a
 hidden block renders as a new object) and plans only the blocks after it; messages
 carrying a cache checkpoint are rebuilt, every other kept message reuses its items.
 
 A cut may also fall after the last message when that is a user message (an assistant
-message is planned again: as the final one it lost trailing whitespace and reasoning).
+message is planned again: as the final one it lost trailing whitespace and reasoning)
+and the stream does not end open: on calls a following call would join, or on thinking
+dropped only because nothing followed it (``KeptPlan.tail``; either can sit below blocks
+the last message shows, which then must be planned again with what follows).
 A cut before message ``j`` is clean when the messages before it hold only blocks before
 its first block, the messages from it on only blocks from there, no call before it waits
 for a result, and the blocks after it neither answer a call before it nor call for a
@@ -53,7 +56,7 @@ from timeline.formats._kept_plan import (
     kept_run,
     moved_part,
 )
-from timeline.formats._plan import Message, plan_head, plan_messages, plan_rest
+from timeline.formats._plan import Message, plan_head, plan_rest, plan_stream
 from timeline.formats.anthropic import anthropic_message, anthropic_payload
 from timeline.formats.openai import chat_items, chat_system, responses_items, responses_system
 from timeline.model.block import Block
@@ -65,9 +68,13 @@ _TOOL_KINDS = ("tool_call", "tool_result")
 
 
 def _end(plan: KeptPlan) -> int:
-    """The block after the last one ``plan``'s messages show (blocks after it that show
-    nothing, e.g. a dropped lone reasoning block, are planned again with the rest)."""
-    return plan.highs[-1] + 1
+    """The block an append after ``plan``'s last message plans from: the one after the
+    last one its messages show (blocks after it that show nothing, e.g. a dropped lone
+    reasoning block, are planned again with the rest), or the first block of the stream's
+    open end (``KeptPlan.tail``) when that comes before: then the cut after the last
+    message is not clean (blocks after the open end are shown already)."""
+    end = plan.highs[-1] + 1
+    return end if plan.tail < 0 else min(end, plan.tail)
 
 
 @attrs.define
@@ -116,9 +123,9 @@ class PayloadCache:
                 self.rebased_plans += 1
                 return rebased
         plan = KeptPlan(blocks=blocks)
-        messages = plan_messages(blocks, provider)
+        messages, tail = plan_stream(blocks, provider)
         self.planned_messages += len(messages)
-        plan.add(messages)
+        plan.add(messages, tail)
         if last is not None:
             self.reused_messages += carry_items(last, plan)
         self._plans[provider] = plan
@@ -200,7 +207,7 @@ class PayloadCache:
             last > 0
             and plan.messages[last].role == "user"
             and not plan.open_before[last]
-            and 0 < _end(plan) <= same
+            and 0 <= plan.highs[last] < _end(plan) <= same
         ):
             return last + 1
         for j in range(last, 0, -1):
@@ -230,7 +237,7 @@ class PayloadCache:
             return False
         plan.truncate(j, s)
         plan.blocks = blocks
-        plan.add(suffix)
+        plan.add(*suffix)
         return True
 
     def items(
