@@ -17,7 +17,7 @@ parts, with the provider rules made structural:
 from __future__ import annotations
 
 import base64
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from typing import Final, Literal
 
 import attrs
@@ -68,7 +68,7 @@ class Part:
     indices: tuple[int, ...] = ()
     text: str = ""
 
-    def at(self, points: set[int]) -> bool:
+    def at(self, points: Set[int]) -> bool:
         """Whether a cache checkpoint falls on this part (any of its blocks)."""
         return self.index in points or any(i in points for i in self.indices)
 
@@ -173,18 +173,25 @@ def _settle(out: list[tuple[str, list[Part]]], final: bool = True) -> list[tuple
     return merged
 
 
+def _results(
+    blocks: Sequence[Block], start: int
+) -> tuple[set[str], dict[str, list[tuple[int, Block]]]]:
+    """The call ids of ``blocks`` and, for each, its results with their indices."""
+    call_ids = {b.call_id for b in blocks if block_type(b.type).render == "tool_call" and b.call_id}
+    results: dict[str, list[tuple[int, Block]]] = {}
+    for i, b in enumerate(blocks, start):
+        if block_type(b.type).render == "tool_result" and b.call_id in call_ids:
+            results.setdefault(b.call_id or "", []).append((i, b))
+    return call_ids, results
+
+
 def _raw_plan(
     blocks: Sequence[Block], provider: str | None, start: int
 ) -> tuple[list[tuple[str, list[Part]]], int]:
     """The messages before settling, and the index of the first of the calls the blocks
     end on (a call following them would join those as a parallel call, even when their
     results came before them), or -1."""
-    call_ids = {b.call_id for b in blocks if block_type(b.type).render == "tool_call" and b.call_id}
-    results: dict[str, list[tuple[int, Block]]] = {}
-    for i, b in enumerate(blocks, start):
-        if block_type(b.type).render == "tool_result" and b.call_id in call_ids:
-            results.setdefault(b.call_id or "", []).append((i, b))
-
+    call_ids, results = _results(blocks, start)
     out: list[tuple[str, list[Part]]] = []
     pending: list[Block] = []
     first_pending = -1
