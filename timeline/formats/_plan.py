@@ -315,9 +315,9 @@ def plan_rest(
     """The messages of ``blocks``, numbered from ``start``, as the rest of a stream whose
     earlier blocks end on a message of role ``after`` (no conversation-start marker, the
     final text stripped as :func:`plan_messages` strips it), and the first block of its
-    open end as :func:`plan_stream` gives it; None when the rest would join that message (its first
-    message has that role, or had before a lone reasoning message was dropped) or holds
-    nothing to send."""
+    open end as :func:`plan_stream` gives it; None when the rest would join that message
+    (its first message has that role, or had before a lone reasoning message was
+    dropped) or holds nothing to send."""
     raw, waiting = _raw_plan(blocks, provider, start)
     if not raw or raw[0][0] == after:
         return None
