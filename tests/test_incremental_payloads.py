@@ -95,8 +95,8 @@ def test_an_append_plans_only_the_new_messages() -> None:
 
 def test_mutating_a_payload_top_level_leaves_the_next_one_intact() -> None:
     """The payload dict and its lists are fresh each call: clearing, appending or
-    replacing messages does not reach the next payload (the message dicts inside are
-    shared, documented read-only)."""
+    replacing messages does not reach the next payload (and nothing inside is shared
+    either: ``tests/test_payload_ownership.py``)."""
     tl = Timeline(
         "mut", token_counter=HeuristicCounter(), policy=CompactionPolicy(max_tokens=10**6)
     )

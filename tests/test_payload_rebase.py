@@ -267,3 +267,34 @@ def test_an_append_after_the_last_message_equals_the_payload_from_scratch(case: 
         cache = PayloadCache()
         incremental(cache, old, ())
         assert incremental(cache, new, ()) == scratch(new, ())
+
+
+@pytest.mark.parametrize("how", ["append", "rebase"])
+def test_thinking_between_a_call_and_its_result_reaches_the_next_completion(how: str) -> None:
+    """A thinking block between a call and its result goes after the result (pulled
+    forward to its call) and, with nothing after it, is dropped below the last shown
+    block; the completion appended next (or after a new summary, the example hypothesis
+    found) keeps it, as the payload from scratch does."""
+    call = blocks.tool_call("read", {"t": "do it"}, call_id="c0")
+    thinking = anthropic_thinking({"type": "thinking", "thinking": "do it", "signature": "c2ln"})
+    result = blocks.tool_result("c0", "do it", tool_id="read")
+    old = (blocks.summary("first"), call, thinking, result)
+    head = (blocks.summary("next"),) if how == "rebase" else ()
+    new = (*head, *old, blocks.assistant_completion("do it"))
+    for fmt, (incremental, scratch) in FORMATS.items():
+        cache = PayloadCache()
+        incremental(cache, old, ())
+        assert incremental(cache, new, ()) == scratch(new, ()), fmt
+
+
+def test_a_call_after_a_call_whose_result_came_first_joins_it() -> None:
+    """A result shown before its call (a pinned result ahead of the kept call) is pulled
+    forward behind the call, which still ends the stream: a call appended next is a
+    parallel call joining it, as in the payload from scratch (found by hypothesis)."""
+    result = blocks.tool_result("c0", "out", tool_id="read")
+    old = (blocks.summary("s"), result, blocks.tool_call("read", {}, call_id="c0"))
+    new = (*old, blocks.tool_call("read", {"n": 2}, call_id="c1"))
+    for fmt, (incremental, scratch) in FORMATS.items():
+        cache = PayloadCache()
+        incremental(cache, old, ())
+        assert incremental(cache, new, ()) == scratch(new, ()), fmt

@@ -59,8 +59,15 @@ class KeptPlan:
     last_use: dict[str, int] = attrs.field(factory=dict)
     """Call id -> at least the index of the last message showing a call or result with it
     (stale entries only ever cause a full plan)."""
+    tail: int = -1
+    """First block of the stream's open end, whose parts blocks appended after the stream
+    can still change (thinking dropped only because nothing followed it, calls a
+    following call would join; -1: none): see :func:`~timeline.formats._plan.plan_stream`."""
 
-    def add(self, messages: list[Message]) -> None:
+    def add(self, messages: list[Message], tail: int = -1) -> None:
+        """Append planned ``messages``; ``tail`` is the open end of the stream they end
+        (-1: none, or not the end: a head)."""
+        self.tail = tail
         owner = self.owner
         owner += [-1] * (len(self.blocks) - len(owner))
         last_use = self.last_use
@@ -117,6 +124,7 @@ class KeptPlan:
         self.call_message.update({c: k + moved for c, k in last.call_message.items() if k >= j})
         self.last_use.update({c: k + moved for c, k in last.last_use.items() if k >= j})
         self.text_results.update({c: i + shift for c, i in last.text_results.items() if i >= s})
+        self.tail = last.tail + shift if last.tail >= 0 else -1
         for fmt, built in last.items.items():
             fresh: list[Items | None] = [None] * (len(self.messages) - len(built) + j)
             self.items[fmt] = fresh + built[j:]

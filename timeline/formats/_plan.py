@@ -17,7 +17,7 @@ parts, with the provider rules made structural:
 from __future__ import annotations
 
 import base64
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from typing import Final, Literal
 
 import attrs
@@ -39,6 +39,7 @@ __all__ = [
     "plan_head",
     "plan_messages",
     "plan_rest",
+    "plan_stream",
     "result_items",
 ]
 
@@ -67,7 +68,7 @@ class Part:
     indices: tuple[int, ...] = ()
     text: str = ""
 
-    def at(self, points: set[int]) -> bool:
+    def at(self, points: Set[int]) -> bool:
         """Whether a cache checkpoint falls on this part (any of its blocks)."""
         return self.index in points or any(i in points for i in self.indices)
 
@@ -172,19 +173,28 @@ def _settle(out: list[tuple[str, list[Part]]], final: bool = True) -> list[tuple
     return merged
 
 
-def _raw_plan(
-    blocks: Sequence[Block], provider: str | None, start: int
-) -> tuple[list[tuple[str, list[Part]]], bool]:
-    """The messages before settling, and whether the blocks end on calls still waiting
-    (a call following them would join those as a parallel call)."""
+def _results(
+    blocks: Sequence[Block], start: int
+) -> tuple[set[str], dict[str, list[tuple[int, Block]]]]:
+    """The call ids of ``blocks`` and, for each, its results with their indices."""
     call_ids = {b.call_id for b in blocks if block_type(b.type).render == "tool_call" and b.call_id}
     results: dict[str, list[tuple[int, Block]]] = {}
     for i, b in enumerate(blocks, start):
         if block_type(b.type).render == "tool_result" and b.call_id in call_ids:
             results.setdefault(b.call_id or "", []).append((i, b))
+    return call_ids, results
 
+
+def _raw_plan(
+    blocks: Sequence[Block], provider: str | None, start: int
+) -> tuple[list[tuple[str, list[Part]]], int]:
+    """The messages before settling, and the index of the first of the calls the blocks
+    end on (a call following them would join those as a parallel call, even when their
+    results came before them), or -1."""
+    call_ids, results = _results(blocks, start)
     out: list[tuple[str, list[Part]]] = []
     pending: list[Block] = []
+    first_pending = -1
     previous_kind = ""
 
     def push(role: str, part: Part) -> None:
@@ -220,6 +230,7 @@ def _raw_plan(
             previous_kind = kind
             push("assistant", Part("tool_call", b, i))
             if b.call_id:
+                first_pending = first_pending if pending else i
                 pending.append(b)
             continue
         previous_kind = kind
@@ -228,7 +239,7 @@ def _raw_plan(
         flush()
         for part in _content_parts(b, i):
             push(spec.role, part)
-    waiting = bool(pending) and previous_kind == "tool_call"
+    waiting = first_pending if pending and previous_kind == "tool_call" else -1
     flush()
     return out, waiting
 
@@ -243,18 +254,43 @@ def _lead(out: list[tuple[str, list[Part]]]) -> None:
         out.insert(0, ("user", [Part("text", marker, -1, text=CONVERSATION_START_TEXT)]))
 
 
-def plan_messages(blocks: Sequence[Block], provider: str | None = None) -> list[Message]:
-    """Alternating messages for ``blocks`` (the rendered stream, tail included).
+def _open_end(raw: list[tuple[str, list[Part]]], waiting: int) -> int:
+    """The first block of the stream's open end, whose parts blocks appended after the
+    stream can still change (-1: none): the calls it ends on (``waiting``: a following
+    call joins them), and the thinking/reasoning parts ending the last raw message when
+    that is an assistant message (:func:`_settle` drops them only because nothing follows;
+    assistant content appended after them keeps them). Either can come before blocks
+    shown in the last message: a result is pulled forward to its call, and thinking
+    between the two goes after it; a result can come before its call (a pinned block)."""
+    tail = waiting
+    if raw and raw[-1][0] == "assistant":
+        for p in reversed(raw[-1][1]):
+            if p.kind != "reasoning":
+                break
+            tail = p.index if tail < 0 else min(tail, p.index)
+    return tail
 
-    Thinking/reasoning blocks are planned only for the ``provider`` they came from
-    (``"anthropic"`` or ``"responses"``) and only ahead of other assistant content."""
-    out = _settle(_raw_plan(blocks, provider, 0)[0])
+
+def plan_stream(blocks: Sequence[Block], provider: str | None = None) -> tuple[list[Message], int]:
+    """:func:`plan_messages` and the first block of the stream's open end (-1: none, see
+    :func:`_open_end`), for a plan that later blocks extend."""
+    raw, waiting = _raw_plan(blocks, provider, 0)
+    tail = _open_end(raw, waiting)
+    out = _settle(raw)
     _lead(out)
     if not out:
         raise EmptyPromptError("nothing to send: the rendered timeline holds no message")
     if out[-1][0] == "assistant":
         out[-1] = ("assistant", _final_stripped(out[-1][1]))
-    return _finish(out)
+    return _finish(out), tail
+
+
+def plan_messages(blocks: Sequence[Block], provider: str | None = None) -> list[Message]:
+    """Alternating messages for ``blocks`` (the rendered stream, tail included).
+
+    Thinking/reasoning blocks are planned only for the ``provider`` they came from
+    (``"anthropic"`` or ``"responses"``) and only ahead of other assistant content."""
+    return plan_stream(blocks, provider)[0]
 
 
 def plan_head(blocks: Sequence[Block], provider: str | None = None) -> list[Message] | None:
@@ -266,7 +302,7 @@ def plan_head(blocks: Sequence[Block], provider: str | None = None) -> list[Mess
     keep it). The caller still merges the last message with the next one when both are
     user messages, and must not append an assistant message after an assistant one."""
     raw, waiting = _raw_plan(blocks, provider, 0)
-    if waiting or (raw and all(p.kind == "reasoning" for p in raw[-1][1])):
+    if waiting >= 0 or (raw and all(p.kind == "reasoning" for p in raw[-1][1])):
         return None  # a following assistant message would keep that reasoning
     out = _settle(raw, final=False)
     _lead(out)
@@ -275,18 +311,20 @@ def plan_head(blocks: Sequence[Block], provider: str | None = None) -> list[Mess
 
 def plan_rest(
     blocks: Sequence[Block], provider: str | None, start: int, after: str
-) -> list[Message] | None:
+) -> tuple[list[Message], int] | None:
     """The messages of ``blocks``, numbered from ``start``, as the rest of a stream whose
     earlier blocks end on a message of role ``after`` (no conversation-start marker, the
-    final text stripped as :func:`plan_messages` strips it); None when
-    the rest would join that message (its first message has that role, or had before a
-    lone reasoning message was dropped) or holds nothing to send."""
-    raw, _ = _raw_plan(blocks, provider, start)
+    final text stripped as :func:`plan_messages` strips it), and the first block of its
+    open end as :func:`plan_stream` gives it; None when the rest would join that message
+    (its first message has that role, or had before a lone reasoning message was
+    dropped) or holds nothing to send."""
+    raw, waiting = _raw_plan(blocks, provider, start)
     if not raw or raw[0][0] == after:
         return None
+    tail = _open_end(raw, waiting)
     out = _settle(raw)
     if not out or out[0][0] == after:
         return None
     if out[-1][0] == "assistant":
         out[-1] = ("assistant", _final_stripped(out[-1][1]))
-    return _finish(out)
+    return _finish(out), tail

@@ -6,7 +6,7 @@ Each message is a pure function of its plan parts and the checkpoint set
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from typing import Any
 
 import msgspec
@@ -16,7 +16,7 @@ from timeline.model.block import Block
 from timeline.model.names import provider_call_id, provider_tool_name
 from timeline.model.reasoning import reasoning_item
 
-__all__ = ["anthropic_message", "anthropic_payload", "to_anthropic"]
+__all__ = ["anthropic_message", "anthropic_payload", "mark_checkpoints", "to_anthropic"]
 
 _CACHE = {"type": "ephemeral"}
 
@@ -67,15 +67,20 @@ def _part(part: Part) -> dict[str, Any]:
     return {"type": "text", "text": part.text}
 
 
-def anthropic_message(message: Message, points: set[int]) -> dict[str, Any]:
+def anthropic_message(message: Message, points: Set[int]) -> dict[str, Any]:
     """One message of the payload; parts on a checkpoint carry ``cache_control``."""
-    content = []
-    for part in message.parts:
-        item = _part(part)
-        if part.at(points) and part.kind != "reasoning":  # thinking takes no cache_control
-            item["cache_control"] = dict(_CACHE)
-        content.append(item)
-    return {"role": message.role, "content": content}
+    item = {"role": message.role, "content": [_part(part) for part in message.parts]}
+    if points:
+        mark_checkpoints(item, message, points)
+    return item
+
+
+def mark_checkpoints(item: dict[str, Any], message: Message, points: Set[int]) -> None:
+    """Add ``cache_control`` to the content parts of ``item`` (``message`` built, one
+    content part per plan part) that fall on a checkpoint in ``points``."""
+    for part, content in zip(message.parts, item["content"], strict=True):
+        if part.kind != "reasoning" and part.at(points):  # thinking takes no cache_control
+            content["cache_control"] = dict(_CACHE)
 
 
 def to_anthropic(

@@ -1,14 +1,17 @@
-"""Incremental payloads: a request's payload costs what changed since the previous one.
+"""Incremental payloads: a request plans and builds what changed since the previous one.
 
 A timeline keeps one :class:`PayloadCache`. For each provider it remembers the last
-message plan (:func:`~timeline.formats._plan.plan_messages`) and each message's provider
-items. The next payload keeps the plan's messages up to the last clean cut at or before
-the first block that changed (blocks are compared by identity: a block never changes, a
-hidden block renders as a new object) and plans only the blocks after it; messages
-carrying a cache checkpoint are rebuilt, every other kept message reuses its items.
+message plan (:func:`~timeline.formats._plan.plan_stream`) and each message's provider
+items, built once without checkpoints. The next payload keeps the plan's messages up to
+the last clean cut at or before the first block that changed (blocks are compared by
+identity: a block never changes, a hidden block renders as a new object) and plans only
+the blocks after it; every kept message reuses its items.
 
 A cut may also fall after the last message when that is a user message (an assistant
-message is planned again: as the final one it lost trailing whitespace and reasoning).
+message is planned again: as the final one it lost trailing whitespace and reasoning)
+and the stream does not end open: on calls a following call would join, or on thinking
+dropped only because nothing followed it (``KeptPlan.tail``; either can sit below blocks
+the last message shows, which then must be planned again with what follows).
 A cut before message ``j`` is clean when the messages before it hold only blocks before
 its first block, the messages from it on only blocks from there, no call before it waits
 for a result, and the blocks after it neither answer a call before it nor call for a
@@ -30,10 +33,17 @@ it. The payload always equals the one built from scratch
 (``tests/test_incremental_payloads.py`` and ``tests/test_payload_rebase.py`` check that
 on random timelines and random heads, kept runs and rests).
 
-What is shared: each call returns a fresh top-level container (the payload dict and its
-``messages`` list, or the item list) but the message and item dicts inside are shared with
-the cache and with later payloads of the same timeline. Treat them as read-only; copy
-(``copy.deepcopy``) before editing one in place.
+What the caller owns: everything. The cache keeps the items it built to itself, and
+every payload is a structural copy of them (:func:`msgspec.to_builtins`, one C-level
+pass: every dict and list new, the strings and numbers in them shared, since those cannot
+change), with the Anthropic checkpoints' ``cache_control`` added to the copy. So a caller
+may change anything reachable from a payload (add ``cache_control``, edit a message, a
+content part or a tool input, clear a list) without changing any other payload, earlier
+or later (``tests/test_payload_ownership.py``). The items are JSON data (the builders make
+dicts, lists and strings; tool inputs and thinking items are decoded JSON), which the
+copy leaves as they are. The copy costs time in proportion to the payload's dicts and
+lists, not to what changed; it is the cheapest way measured to hand out payloads nobody
+else holds (a recursive copy in Python took about three times as long).
 """
 
 from __future__ import annotations
@@ -44,6 +54,7 @@ from itertools import chain
 from typing import Any, cast
 
 import attrs
+import msgspec
 
 from timeline.formats._kept_plan import (
     Items,
@@ -53,8 +64,8 @@ from timeline.formats._kept_plan import (
     kept_run,
     moved_part,
 )
-from timeline.formats._plan import Message, plan_head, plan_messages, plan_rest
-from timeline.formats.anthropic import anthropic_message, anthropic_payload
+from timeline.formats._plan import Message, plan_head, plan_rest, plan_stream
+from timeline.formats.anthropic import anthropic_message, anthropic_payload, mark_checkpoints
 from timeline.formats.openai import chat_items, chat_system, responses_items, responses_system
 from timeline.model.block import Block
 from timeline.model.block_types import block_type
@@ -62,12 +73,17 @@ from timeline.model.block_types import block_type
 __all__ = ["PayloadCache"]
 
 _TOOL_KINDS = ("tool_call", "tool_result")
+_NONE: frozenset[int] = frozenset()
 
 
 def _end(plan: KeptPlan) -> int:
-    """The block after the last one ``plan``'s messages show (blocks after it that show
-    nothing, e.g. a dropped lone reasoning block, are planned again with the rest)."""
-    return plan.highs[-1] + 1
+    """The block an append after ``plan``'s last message plans from: the one after the
+    last one its messages show (blocks after it that show nothing, e.g. a dropped lone
+    reasoning block, are planned again with the rest), or the first block of the stream's
+    open end (``KeptPlan.tail``) when that comes before: then the cut after the last
+    message is not clean (blocks after the open end are shown already)."""
+    end = plan.highs[-1] + 1
+    return end if plan.tail < 0 else min(end, plan.tail)
 
 
 @attrs.define
@@ -75,11 +91,6 @@ class PayloadCache:
     """Per-timeline memo of message plans and provider items (see the module docstring)."""
 
     _plans: dict[str | None, KeptPlan] = attrs.field(factory=dict)
-    _marked: dict[str, dict[tuple[int, frozenset[int]], tuple[Message, Items]]] = attrs.field(
-        factory=dict
-    )
-    """Format -> the last payload's checkpoint messages: (message id, its block indices on
-    a checkpoint) -> (message, items), so a checkpoint that stays is not built again."""
     full_plans: int = 0
     """How many payloads planned the whole stream (for tests and benchmarks)."""
     partial_plans: int = 0
@@ -92,11 +103,10 @@ class PayloadCache:
     reused_messages: int = 0
     """Messages of a full or rebased plan whose items came from the previous plan."""
     built_messages: int = 0
-    """Messages whose items were built (checkpoint messages included)."""
+    """Messages whose items were built (once each: checkpoints go on the copy)."""
 
     def clear(self) -> None:
         self._plans.clear()
-        self._marked.clear()
 
     def plan(self, blocks: tuple[Block, ...], provider: str | None) -> KeptPlan:
         """The plan of ``blocks`` for ``provider``, extending the last one when it can."""
@@ -116,9 +126,9 @@ class PayloadCache:
                 self.rebased_plans += 1
                 return rebased
         plan = KeptPlan(blocks=blocks)
-        messages = plan_messages(blocks, provider)
+        messages, tail = plan_stream(blocks, provider)
         self.planned_messages += len(messages)
-        plan.add(messages)
+        plan.add(messages, tail)
         if last is not None:
             self.reused_messages += carry_items(last, plan)
         self._plans[provider] = plan
@@ -200,7 +210,7 @@ class PayloadCache:
             last > 0
             and plan.messages[last].role == "user"
             and not plan.open_before[last]
-            and 0 < _end(plan) <= same
+            and 0 <= plan.highs[last] < _end(plan) <= same
         ):
             return last + 1
         for j in range(last, 0, -1):
@@ -230,51 +240,22 @@ class PayloadCache:
             return False
         plan.truncate(j, s)
         plan.blocks = blocks
-        plan.add(suffix)
+        plan.add(*suffix)
         return True
 
-    def items(
-        self,
-        plan: KeptPlan,
-        fmt: str,
-        build: Callable[[Message, set[int]], Items],
-        points: set[int],
-    ) -> Items:
-        """Every message's items in order: messages with a checkpoint built now, the
-        others from the cache."""
+    def items(self, plan: KeptPlan, fmt: str, build: Callable[[Message], Items]) -> Items:
+        """Every message's items in order, built once (without checkpoints) and copied at
+        every call: the caller owns every dict and list returned."""
         built = plan.items.setdefault(fmt, [None] * len(plan.messages))
-        messages, owner = plan.messages, plan.owner
-        marked = {owner[q] for q in points if 0 <= q < len(owner)}
-        marked.discard(-1)
-        empty: set[int] = set()
+        messages = plan.messages
         j = -1
         with contextlib.suppress(ValueError):  # none left to build
             while True:  # C-level scans: most messages are built already
                 j = built.index(None, j + 1)
-                if j not in marked:  # a marked message is built with its checkpoints below
-                    self.built_messages += 1
-                    built[j] = build(messages[j], empty)
+                self.built_messages += 1
+                built[j] = build(messages[j])
         rows = cast("list[Items]", built)
-        if marked:
-            rows = list(rows)
-            last = self._marked.get(fmt, {})
-            memo: dict[tuple[int, frozenset[int]], tuple[Message, Items]] = {}
-            for j in marked:
-                message, shift = messages[j], plan.shifts[j]
-                mine = {q - shift for q in points if q >= shift}
-                hit = frozenset(
-                    i for p in message.parts for i in (p.index, *p.indices) if i in mine
-                )
-                key = (id(message), hit)
-                found = last.get(key)
-                if found is not None and found[0] is message:
-                    rows[j] = found[1]
-                else:
-                    self.built_messages += 1
-                    rows[j] = build(message, mine)
-                memo[key] = (message, rows[j])
-            self._marked[fmt] = memo
-        return list(chain.from_iterable(rows))
+        return cast("Items", msgspec.to_builtins(list(chain.from_iterable(rows))))
 
     def anthropic(
         self,
@@ -283,20 +264,24 @@ class PayloadCache:
         cache_points: Sequence[int],
         system_cached: bool,
     ) -> dict[str, Any]:
-        """What :func:`~timeline.formats.anthropic.to_anthropic` returns, incrementally."""
+        """What :func:`~timeline.formats.anthropic.to_anthropic` returns, incrementally:
+        the checkpoints go on the copy (one message dict per plan message)."""
         plan = self.plan(blocks, "anthropic")
-        messages = self.items(
-            plan, "anthropic", lambda m, p: [anthropic_message(m, p)], set(cache_points)
-        )
+        messages = self.items(plan, "anthropic", lambda m: [anthropic_message(m, _NONE)])
+        owner, shifts = plan.owner, plan.shifts
+        for j in {owner[q] for q in cache_points if 0 <= q < len(owner)} - {-1}:
+            shift = shifts[j]  # a moved message's parts keep the indices planned before
+            mine = {q - shift for q in cache_points if q >= shift}
+            mark_checkpoints(messages[j], plan.messages[j], mine)
         return anthropic_payload(system, messages, system_cached)
 
     def openai(self, system: str, blocks: tuple[Block, ...]) -> list[dict[str, Any]]:
         """What :func:`~timeline.formats.openai.to_openai` returns, incrementally."""
         plan = self.plan(blocks, None)
-        return chat_system(system) + self.items(plan, "chat", lambda m, _: chat_items(m), set())
+        return chat_system(system) + self.items(plan, "chat", chat_items)
 
     def openai_responses(self, system: str, blocks: tuple[Block, ...]) -> list[dict[str, Any]]:
         """What :func:`~timeline.formats.openai.to_openai_responses` returns, incrementally."""
         plan = self.plan(blocks, "responses")
-        items = self.items(plan, "responses", lambda m, _: responses_items(m), set())
+        items = self.items(plan, "responses", responses_items)
         return responses_system(system) + items

@@ -18,7 +18,6 @@ Hosted-tool items (web search, file search...) are not kept in the timeline.
 from __future__ import annotations
 
 import base64
-import copy
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -102,8 +101,8 @@ def from_responses_items(items: Sequence[Item]) -> list[Block]:
 
 def to_responses_items(view: RenderedContext) -> list[Item]:
     """Responses input items for a rendered view (system prompt excluded: the Agents
-    SDK sends the agent's instructions itself). The items are copies: the SDK may
-    change them freely (the view's payload dicts are shared read-only)."""
+    SDK sends the agent's instructions itself). The SDK may change them freely: a
+    payload is its caller's own (every dict and list in it new)."""
     try:
         items = view.to_openai_responses()
     except EmptyPromptError:  # a new or cleared session: no history yet
@@ -114,7 +113,7 @@ def to_responses_items(view: RenderedContext) -> list[Item]:
     return [
         {"type": "message", "role": "assistant", "content": _content_text(i["content"])}
         if i.get("role") == "assistant" and "id" not in i
-        else copy.deepcopy(i)
+        else i
         for i in items
     ]
 

@@ -77,8 +77,8 @@ class RenderedContext:
     def to_anthropic(self) -> dict[str, Any]:
         """Messages API ``{system, messages}`` with ``cache_control`` on checkpoints.
 
-        Built incrementally (``timeline.formats.incremental``): the dict and the list are
-        new, the message dicts inside are shared with later payloads (read-only)."""
+        Built incrementally (``timeline.formats.incremental``) and the caller's own: every
+        dict and list in it is new, so changing it changes no other payload."""
         if self.payloads is not None:
             return self.payloads.anthropic(
                 self.system, self.blocks, self.cache_points, self.system_cached
@@ -86,13 +86,13 @@ class RenderedContext:
         return to_anthropic(self.system, self.blocks, self.cache_points, self.system_cached)
 
     def to_openai(self) -> list[dict[str, Any]]:
-        """Chat Completions ``messages`` (a new list; the dicts are shared, read-only)."""
+        """Chat Completions ``messages`` (the caller's own: every dict and list new)."""
         if self.payloads is not None:
             return self.payloads.openai(self.system, self.blocks)
         return to_openai(self.system, self.blocks)
 
     def to_openai_responses(self) -> list[dict[str, Any]]:
-        """Responses API ``input`` items (a new list; the dicts are shared, read-only)."""
+        """Responses API ``input`` items (the caller's own: every dict and list new)."""
         if self.payloads is not None:
             return self.payloads.openai_responses(self.system, self.blocks)
         return to_openai_responses(self.system, self.blocks)
