@@ -164,6 +164,7 @@ def _apply(
         seq, extra = history
     ledger.insert_summary(plan.cut, summary, cost, extra, seq)
     stream = ledger.stream()
+    stream.resolve()  # exact, like the figures before it (only the new blocks may be bounds)
     stats = attrs.evolve(
         pending.stats,
         tokens_after=raw_tokens(stream, prep) + overhead(ledger),

@@ -172,8 +172,11 @@ class Ledger:
                 self._calls.add(b.call_id)
             carry.track(b)
         self._state = state
-        if self._summary_index >= 0 and carried_before - set(carry.extra()):
+        lost = carried_before - set(carry.extra())
+        if lost and self._summary_index >= 0:
             self._bump()  # a block carried past the summary is carried no more
+        elif lost:
+            self._stream.uncarried(lost)  # still shown where it is, no longer carried
 
     def replace(self, changed: Mapping[int, Block]) -> None:
         """Swap blocks in place (hide, unhide, pruning): same ids, new renders."""

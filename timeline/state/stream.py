@@ -75,6 +75,8 @@ class VisibleStream:
     """Call ids of visible tool calls without a visible result (payloads add a synthetic
     "no result recorded" result for each)."""
     _pinned: Set[str] = attrs.field(factory=frozenset)
+    _pinned_at: dict[str, int] = attrs.field(factory=dict)
+    """Stream position of each block counted in :attr:`pinned_tokens`."""
     _kinds: list[str] = attrs.field(factory=list)
     """Render kind of each stream block (what ``positions`` is computed from)."""
     _seen_hidden: set[str] = attrs.field(factory=set)
@@ -102,7 +104,7 @@ class VisibleStream:
             delta = exact - self.costs[pos]
             self.costs[pos] = exact
             self.tokens += delta
-            if block.id in self._pinned:
+            if block.id in self._pinned_at:
                 self.pinned_tokens += delta
 
     def rebuild(self, blocks: Sequence[Block], summary_index: int, pinned: Set[str]) -> None:
@@ -115,6 +117,7 @@ class VisibleStream:
         self.pending_total = 0
         self.tokens = 0
         self.pinned_tokens = 0
+        self._pinned_at = {}
         self.open_calls = {}
         self._pinned = pinned
         self._seen_hidden = set()
@@ -160,6 +163,7 @@ class VisibleStream:
         self.tokens += cost
         if block.id in self._pinned:
             self.pinned_tokens += cost
+            self._pinned_at[block.id] = len(self.blocks) - 1
         kind = block_type(block.type).render
         self._kinds.append(kind)
         self._position(kind)
@@ -170,6 +174,14 @@ class VisibleStream:
             (kind,), self._pos, self._prev_kind
         )
         self.positions.append(position)
+
+    def uncarried(self, block_ids: Set[str]) -> None:
+        """Blocks that are carried no more (a superseded plan, the follow-ups of a turn
+        that ended) but stay where they are: they leave :attr:`pinned_tokens`."""
+        for block_id in block_ids:
+            pos = self._pinned_at.pop(block_id, None)
+            if pos is not None:
+                self.pinned_tokens -= self.costs[pos]
 
     def splice_summary(self, blocks: Sequence[Block], summary_index: int) -> bool:
         """Take in a summary just inserted at ``summary_index`` of ``blocks`` without a
@@ -203,6 +215,8 @@ class VisibleStream:
         self.positions, self._pos, self._prev_kind = kind_positions(self._kinds)
         self.anchor = len(keep)
         self.consumed = len(blocks)
+        counted = self._pinned_at
+        self._pinned_at = {b.id: pos for pos, b in enumerate(self.blocks) if b.id in counted}
         if keep:  # a pinned call may have lost its result: recount the calls without one
             self.open_calls = {}
             for b, kind in zip(self.blocks, self._kinds, strict=True):
