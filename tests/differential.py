@@ -1,0 +1,382 @@
+"""Two engines, one conversation: the helpers behind ``tests/test_differential.py``.
+
+:class:`EnginePair` holds an incremental timeline and a reference one
+(``Timeline(incremental=False)``: no token memo or upper bounds, the visible stream and
+the payloads rebuilt from scratch at every call) built with the same settings, applies
+every operation to both and compares everything either of them lets a caller observe.
+The reference makes the same decisions the slow, obvious way, so any difference is a bug
+in a fast path.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any, Final, Literal, TypeVar
+
+import attrs
+import msgspec
+from hypothesis import event
+
+import index_store
+from timeline import (
+    CompactionPolicy,
+    HeuristicCounter,
+    NoBudgetWarning,
+    RenderedContext,
+    TiktokenCounter,
+    Timeline,
+    TimelineError,
+    TimelineSnapshot,
+)
+from timeline.compaction import CompactionStats
+from timeline.compaction.summarizers.base import SummaryRequest
+from timeline.model.block import Block
+from timeline.summarizers import TruncateSummarizer
+
+T = TypeVar("T")
+
+FORMATS: Final = ("anthropic", "openai", "responses", "text", "document")
+"""The five payloads of a render, by the name :func:`payload` takes."""
+
+KNOWN: Final = frozenset({"tokens_after_bound", "partial_pin"})
+"""Divergences found in code this harness may not fix, tolerated (narrowly) so the
+harness guards everything else meanwhile. Each has a strict xfail reproduction in
+``tests/test_differential_regressions.py``; when it passes, drop the entry here.
+
+* ``tokens_after_bound`` (``test_compaction_stats_count_tokens_after_exactly``): the
+  incremental engine may report a compaction's ``tokens_after`` as an upper bound; it
+  must still be at least the reference's figure.
+* ``partial_pin`` (``test_a_refused_pin_changes_nothing``): a refused ``pin`` may leave
+  earlier blocks of the path pinned; both engines must still agree."""
+
+CounterKind = Literal["tiktoken", "heuristic"]
+SummarizerKind = Literal["inventory", "truncate", "prose"]
+
+
+class ManualClock:
+    """A clock the test moves (``advance``), never by being read: both engines see the
+    same time however often each reads it."""
+
+    def __init__(self) -> None:
+        self.now = datetime(2026, 1, 1, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += timedelta(seconds=seconds)
+
+
+@attrs.frozen
+class ProseSummarizer:
+    """A model-like summarizer: plain prose, no sections, sized by the request."""
+
+    name: str = "prose"
+
+    def summarize(self, request: SummaryRequest) -> str:
+        words = " ".join(b.text.split(maxsplit=1)[0] for b in request.blocks if b.text.strip())
+        head = (
+            "Earlier: " + request.previous_summary[:200] + "\n" if request.previous_summary else ""
+        )
+        return f"{head}The {request.kind} covered {len(request.blocks)} blocks: {words[:400]}"
+
+
+def prefixed_ids(kind: str, seq: int) -> str:
+    """An id factory other than the default one (ids with a dash and a longer prefix)."""
+    return f"{kind}-{seq:03d}"
+
+
+@attrs.frozen
+class Setup:
+    """Everything both engines are built with (drawn once per test case)."""
+
+    policy: CompactionPolicy
+    counter: CounterKind = "heuristic"
+    summarizer: SummarizerKind = "inventory"
+    prefixed_ids: bool = False
+    estimate_every_step: bool = False
+    """Also compare ``estimate()`` after every rule (it resolves the lazy bounds, so half
+    of the cases leave them pending until a render needs them)."""
+
+    def kwargs(self, clock: ManualClock, incremental: bool, hooks: list[Any]) -> dict[str, Any]:
+        """``Timeline()`` / ``Timeline.load()`` keywords; fresh counter and summarizer."""
+        counter = TiktokenCounter() if self.counter == "tiktoken" else HeuristicCounter()
+        summarizer: Any = {
+            "inventory": None,
+            "truncate": TruncateSummarizer(),
+            "prose": ProseSummarizer(),
+        }[self.summarizer]
+        kw: dict[str, Any] = {
+            "policy": self.policy,
+            "summarizer": summarizer,
+            "token_counter": counter,
+            "clock": clock,
+            "on_before_compaction": lambda stats: hooks.append(("before", stats.as_dict())),
+            "on_after_compaction": lambda stats: hooks.append(("after", stats.as_dict())),
+            "incremental": incremental,
+        }
+        if self.prefixed_ids:
+            kw["id_factory"] = prefixed_ids
+        return kw
+
+
+@attrs.frozen
+class Outcome:
+    """A call's result, or the library error it raised (as type and message)."""
+
+    value: Any = None
+    error: tuple[str, str] | None = None
+
+
+def attempt(fn: Callable[[], T]) -> Outcome:
+    """Run ``fn``; a :class:`TimelineError` becomes part of the outcome, anything else
+    (a crash) propagates."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NoBudgetWarning)
+            return Outcome(fn())
+    except TimelineError as exc:
+        return Outcome(error=(type(exc).__name__, str(exc)))
+
+
+def stats_data(stats: CompactionStats | None) -> dict[str, object] | None:
+    return None if stats is None else stats.as_dict()
+
+
+def assert_same_stats(inc: Any, ref: Any) -> None:
+    """Compaction stats (plain data) of both engines are equal, but for ``KNOWN``."""
+    if "tokens_after_bound" in KNOWN and isinstance(inc, dict) and isinstance(ref, dict):
+        after = inc.get("tokens_after"), ref.get("tokens_after")
+        if isinstance(after[0], int) and isinstance(after[1], int):
+            assert after[0] >= after[1], after
+            inc = {**inc, "tokens_after": after[1]}
+    assert inc == ref
+
+
+def blocks_data(blocks: Sequence[Block]) -> list[Any]:
+    """Blocks as plain data (pytest shows a readable diff of these)."""
+    return [msgspec.to_builtins(b) for b in blocks]
+
+
+def observe(tl: Timeline) -> dict[str, Any]:
+    """What a caller can read of a timeline without changing it."""
+    return {
+        "blocks": blocks_data(tl.blocks),
+        "pinned_ids": tl.pinned_ids,
+        "carried_ids": sorted(tl.carried_ids),
+        "current_turn_id": tl.current_turn_id,
+        "version": tl.version,
+        "snapshot": msgspec.to_builtins(tl.snapshot()),
+    }
+
+
+def payload(view: RenderedContext, fmt: str) -> Outcome:
+    """One of the five payloads of ``view`` (a payload may refuse: nothing to send)."""
+    build: Callable[[], Any] = {
+        "anthropic": view.to_anthropic,
+        "openai": view.to_openai,
+        "responses": view.to_openai_responses,
+        "text": view.to_text,
+        "document": view.to_document,
+    }[fmt]
+    return attempt(build)
+
+
+def view_decisions(view: RenderedContext) -> dict[str, Any]:
+    """What a render decided (read without counting anything lazily)."""
+    return {
+        "system": view.system,
+        "blocks": blocks_data(view.blocks),
+        "cache_points": view.cache_points,
+        "budget": view.budget,
+        "stable_count": view.stable_count,
+        "truncated_paths": view.truncated_paths,
+        "system_cached": view.system_cached,
+        "system_tokens": view.system_tokens,
+        "compaction": stats_data(view.compaction),
+    }
+
+
+def render_kind(view: RenderedContext) -> str:
+    """What a render did, for ``--hypothesis-show-statistics``."""
+    stats = view.compaction
+    did = "compacted" if stats and not stats.skipped else "compaction skipped" if stats else ""
+    cut = "truncated" if view.truncated_paths else ""
+    return " + ".join(x for x in (did, cut) if x) or "as is"
+
+
+def view_counts(view: RenderedContext) -> dict[str, Any]:
+    """The lazily counted figures of a render (reading them may fill the token memo)."""
+    return {"tokens": view.tokens, "block_tokens": view.block_tokens}
+
+
+@attrs.define(repr=False)
+class ViewPair:
+    """The two renders of one render call, with what has not been read of them yet."""
+
+    inc: RenderedContext
+    ref: RenderedContext
+    unread: list[str]
+    counts_read: bool = False
+    number: int = 0
+
+    def __repr__(self) -> str:
+        return f"<render {self.number}: unread {self.unread}, counts read: {self.counts_read}>"
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(repr(self))
+
+
+@attrs.define
+class EnginePair:
+    """The incremental engine and the reference, fed the same operations."""
+
+    setup: Setup
+    conversation_id: str = "diff"
+    clocks: tuple[ManualClock, ManualClock] = attrs.field(
+        factory=lambda: (ManualClock(), ManualClock())
+    )
+    hooks: tuple[list[Any], list[Any]] = attrs.field(factory=lambda: ([], []))
+    stores: tuple[Any, Any] = attrs.field(
+        factory=lambda: (index_store.open("memory://"), index_store.open("memory://"))
+    )
+    inc: Timeline = attrs.field(init=False)
+    ref: Timeline = attrs.field(init=False)
+    persisted: bool = False
+    views: list[ViewPair] = attrs.field(factory=list)
+    """Renders with payloads or counts not read yet."""
+    renders: int = 0
+
+    def __attrs_post_init__(self) -> None:
+        self.inc = Timeline(self.conversation_id, **self.kwargs(0))
+        self.ref = Timeline(self.conversation_id, **self.kwargs(1))
+
+    def kwargs(self, which: int) -> dict[str, Any]:
+        return self.setup.kwargs(self.clocks[which], which == 0, self.hooks[which])
+
+    def both(self, op: Callable[[Timeline], T]) -> tuple[Outcome, Outcome]:
+        """Apply ``op`` to each engine; the outcomes (values or errors) must match."""
+        got = attempt(lambda: op(self.inc)), attempt(lambda: op(self.ref))
+        assert got[0].error == got[1].error
+        if got[0].error is not None:
+            event(f"refused: {got[0].error[0]}")
+        return got
+
+    def same(self, op: Callable[[Timeline], T]) -> Outcome:
+        """:meth:`both` for operations whose plain-data results must be equal too."""
+        a, b = self.both(op)
+        assert a.value == b.value, (a.value, b.value)
+        return a
+
+    def atomic(self, op: Callable[[Timeline], T], known: str = "") -> Outcome:
+        """:meth:`same` for an operation that changes nothing when it fails (unless the
+        failure is the ``known`` divergence of ``KNOWN``)."""
+        before = self.inc.snapshot(), self.ref.snapshot()
+        out = self.same(op)
+        if out.error is not None and known not in KNOWN:
+            assert before == (self.inc.snapshot(), self.ref.snapshot())
+        return out
+
+    def advance(self, seconds: float) -> None:
+        for clock in self.clocks:
+            clock.advance(seconds)
+
+    def check(self) -> None:
+        """Everything observable is the same in both engines."""
+        assert observe(self.inc) == observe(self.ref)
+        assert len(self.hooks[0]) == len(self.hooks[1])
+        for (when_a, a), (when_b, b) in zip(*self.hooks, strict=True):
+            assert when_a == when_b
+            assert_same_stats(a, b)
+        if self.setup.estimate_every_step:
+            self.same(lambda tl: tl.estimate())
+
+    def render(self, system: str, force: bool, tail: Sequence[Block]) -> ViewPair | None:
+        """Render both; the decisions (and a refusal) must match. The payloads and the
+        lazily counted figures are read later (:meth:`read`)."""
+        a, b = self.both(lambda tl: tl.render(system, force_sanitize=force, tail=tail))
+        if a.error is not None:
+            return None
+        self.renders += 1
+        pair = ViewPair(a.value, b.value, list(FORMATS), number=self.renders)
+        decided = view_decisions(pair.inc), view_decisions(pair.ref)
+        assert_same_stats(decided[0].pop("compaction"), decided[1].pop("compaction"))
+        assert decided[0] == decided[1]
+        event(f"render: {render_kind(pair.ref)}")
+        assert pair.ref.payloads is None  # the reference builds every payload from scratch
+        self.views.append(pair)
+        return pair
+
+    def read(self, pair: ViewPair, formats: Sequence[str], counts: bool) -> None:
+        """Read ``formats`` (and the counts) of both renders of ``pair``: equal."""
+        for fmt in formats:
+            if fmt in pair.unread:
+                pair.unread.remove(fmt)
+                assert payload(pair.inc, fmt) == payload(pair.ref, fmt), fmt
+        if counts and not pair.counts_read:
+            pair.counts_read = True
+            assert view_counts(pair.inc) == view_counts(pair.ref)
+        if not pair.unread and pair.counts_read:
+            self.views.remove(pair)
+
+    def read_all(self) -> None:
+        for pair in list(self.views):
+            self.read(pair, list(FORMATS), counts=True)
+
+    def persist(self) -> None:
+        """Persist each engine to its own store: same version, same stored window."""
+        a, _ = self.both(lambda tl: tl.persist(self.store_of(tl)))
+        if a.error is None:
+            self.persisted = True
+            windows = [s.load_window(self.conversation_id) for s in self.stores]
+            assert msgspec.to_builtins(windows[0]) == msgspec.to_builtins(windows[1])
+
+    def store_of(self, tl: Timeline) -> Any:
+        return self.stores[0 if tl is self.inc else 1]
+
+    def load(self) -> None:
+        """Replace both engines by the timelines loaded back from their stores."""
+        loaded = [
+            attempt(
+                lambda i=i: Timeline.load(self.stores[i], self.conversation_id, **self.kwargs(i))
+            )
+            for i in (0, 1)
+        ]
+        assert loaded[0].error == loaded[1].error
+        if loaded[0].error is None:
+            self.inc, self.ref = loaded[0].value, loaded[1].value
+
+    def snapshots(self) -> tuple[TimelineSnapshot, TimelineSnapshot]:
+        pair = self.inc.snapshot(), self.ref.snapshot()
+        assert pair[0] == pair[1]
+        return pair
+
+
+class Shown:
+    """A drawn value with a short repr: hypothesis prints the steps of a failing case
+    with ``repr``, and 20,000-character texts would drown them."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        v = self.value
+        if isinstance(v, Block):
+            ids = [f"{k}={getattr(v, k)!r}" for k in ("call_id", "tool_id") if getattr(v, k)]
+            if v.data is not None:
+                ids.append(f"data=<{len(v.data)} bytes>")
+            return f"Block({v.type!r}, {', '.join([abbreviate(v.text), *ids])})"
+        return abbreviate(v) if isinstance(v, str) else repr(v)
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(repr(self))  # hypothesis' pretty printer
+
+
+def abbreviate(text: str, keep: int = 40) -> str:
+    if len(text) <= 2 * keep:
+        return repr(text)
+    return f"<{len(text)} chars {text[:keep]!r}...>"

@@ -1,0 +1,71 @@
+"""Divergences the differential harness found in code it does not own (#23).
+
+Each test is the smallest reproduction of one, marked ``xfail(strict=True)``: it fails
+while the bug stands and turns the suite red the day it is fixed, so the marker goes and,
+with it, the matching tolerance in ``tests/differential.py`` (``KNOWN``).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from timeline import CompactionPolicy, HeuristicCounter, PinnedOverBudgetError, Timeline, blocks
+
+HUGE = "lorem ipsum dolor sit amet, " * 720  # ~20,000 characters
+
+
+def _at_noon() -> datetime:
+    return datetime(2026, 1, 1, 12, tzinfo=UTC)
+
+
+def _pair(policy: CompactionPolicy) -> tuple[Timeline, Timeline]:
+    """An incremental timeline and the reference, built alike."""
+    inc, ref = (
+        Timeline(
+            "c", policy=policy, token_counter=HeuristicCounter(), clock=_at_noon, incremental=i
+        )
+        for i in (True, False)
+    )
+    return inc, ref
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="render/pipeline.py _apply: tokens_after is taken from the rebuilt stream while "
+    "the new react.plan.history block still holds its upper bound (lead's file)",
+)
+def test_compaction_stats_count_tokens_after_exactly() -> None:
+    """A compaction that folds an earlier plan reports the same tokens_after in both
+    engines (the incremental one reported the plan history block's upper bound)."""
+    inc, ref = _pair(CompactionPolicy(max_tokens=1_000, keep_recent_turns=0))
+    for tl in (inc, ref):
+        tl.begin_turn()
+        tl.append(blocks.user_prompt("Fix the failing test in a.py"))
+        tl.append(blocks.tool_call("read_file", {"i": 0}, call_id="x0"))
+        tl.append(blocks.tool_result("x0", HUGE, tool_id="read_file"))
+        tl.append(blocks.plan("Fix the failing test in a.py"))
+        tl.append(blocks.plan(HUGE))
+    a, b = inc.compact(force=False), ref.compact(force=False)
+    assert a is not None and b is not None
+    assert any(x.type == "react.plan.history" for x in inc.blocks)
+    assert b.tokens_after == a.tokens_after
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="core/timeline.py pin(): pins the blocks of a path one by one and raises on the "
+    "first that does not fit, keeping the earlier ones pinned (lead's file)",
+)
+def test_a_refused_pin_changes_nothing() -> None:
+    """Pinning a path whose second block would go over the budget raises and leaves the
+    timeline as it was (the first block of the path stayed pinned)."""
+    tl = Timeline("c", policy=CompactionPolicy(max_tokens=1_000), token_counter=HeuristicCounter())
+    tl.begin_turn()
+    tl.append(blocks.plan("short plan"))
+    tl.append(blocks.plan(HUGE))  # same path: ar:t1.react.plan
+    before = tl.snapshot()
+    with pytest.raises(PinnedOverBudgetError):
+        tl.pin(["ar:t1.react.plan"])
+    assert before == tl.snapshot()
