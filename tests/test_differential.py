@@ -28,13 +28,20 @@ HUGE = "lorem ipsum dolor sit amet, " * 720  # ~20,000 characters
 PDF = b"%PDF-1.4\n1 0 obj << /Type /Page >> endobj\n"
 SYSTEMS = ("", "You are a careful assistant.", "Be brief. " * 40, "S " * 3000)
 
+
+def long_text(*choices: str) -> st.SearchStrategy[str]:
+    """One of ``choices``, drawn by index (their text stays out of the strategy's repr,
+    which --hypothesis-show-statistics prints)."""
+    return st.integers(0, len(choices) - 1).map(choices.__getitem__)
+
+
 raw_texts = st.one_of(
     st.sampled_from(("Fix the failing test in a.py", "", "  \n", "done. ", "ünïcode ✓ 日本語")),
     st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), max_size=60),
-    st.sampled_from(("x " * 400, HUGE)),
+    long_text("x " * 400, HUGE),
 )
 texts = raw_texts.map(Shown)
-systems = st.sampled_from(SYSTEMS).map(Shown)
+systems = long_text(*SYSTEMS).map(Shown)
 tool_names = st.sampled_from(("read_file", "bash", "web-search", "functions.fs_read", "my tool"))
 
 
@@ -232,9 +239,7 @@ class DifferentialMachine(RuleBasedStateMachine):
 
     # -- hiding, pinning -----------------------------------------------------------------
 
-    @rule(
-        data=st.data(), replacement=st.none() | st.sampled_from(("", "[hidden]", HUGE)).map(Shown)
-    )
+    @rule(data=st.data(), replacement=st.none() | long_text("", "[hidden]", HUGE).map(Shown))
     def hide(self, data: st.DataObject, replacement: Shown | None) -> None:
         path = self.path(data)
         text = None if replacement is None else replacement.value
@@ -381,7 +386,7 @@ def edited(block: Block, text: str) -> Block:
 
 TestDifferential = DifferentialMachine.TestCase
 TestDifferential.settings = settings(
-    max_examples=100,
+    max_examples=200,
     stateful_step_count=50,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
