@@ -13,7 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
-from differential import EnginePair, Setup, Shown, assert_same_stats, stats_data
+from differential import EnginePair, assert_same_stats, stats_data
+from differential_setup import Setup, Shown
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
