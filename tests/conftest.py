@@ -9,9 +9,52 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 import index_store
 from timeline import HeuristicCounter, Timeline
+
+# Hypothesis profiles (docs/testing.md). Under CI (the CI variable set, as .ci/run does)
+# every property test is deterministic and writes no example database, so it can never
+# make CI flaky: the same examples every run, no timing health check or deadline.
+# BT_HYPOTHESIS_PROFILE=long runs LONG_SCALE times the examples of every property test
+# (its own max_examples included) with fresh random examples.
+settings.register_profile(
+    "ci",
+    derandomize=True,
+    database=None,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile("long", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROFILE = os.environ.get("BT_HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "default")
+settings.load_profile(PROFILE)
+LONG_SCALE = int(os.environ.get("BT_HYPOTHESIS_SCALE", "20"))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The ``long`` profile: every property test runs LONG_SCALE times its examples
+    (state machines also twice their steps), its own ``@settings`` included."""
+    if PROFILE != "long":
+        return
+    done: set[int] = set()  # parametrized items share one test function
+    for item in items:
+        test = getattr(getattr(item, "obj", None), "__func__", getattr(item, "obj", None))
+        current = getattr(test, "_hypothesis_internal_use_settings", None)
+        if isinstance(current, settings) and id(test) not in done:
+            done.add(id(test))  # @given reads its settings from the wrapper at run time
+            scaled = settings(current, max_examples=current.max_examples * LONG_SCALE)
+            test._hypothesis_internal_use_settings = scaled  # type: ignore[union-attr]
+        cls = getattr(item, "cls", None)
+        machine = getattr(cls, "settings", None)
+        if isinstance(machine, settings) and id(cls) not in done:
+            done.add(id(cls))  # a state machine's TestCase
+            cls.settings = settings(  # type: ignore[union-attr]
+                machine,
+                max_examples=machine.max_examples * LONG_SCALE,
+                stateful_step_count=2 * machine.stateful_step_count,
+            )
 
 
 class FixedClock:

@@ -7,9 +7,11 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from conftest import CountingCounter
 from hypothesis import given, settings
@@ -19,6 +21,7 @@ from samples import PNG_1x1
 from timeline import (
     CompactionPolicy,
     HeuristicCounter,
+    PinnedOverBudgetError,
     TiktokenCounter,
     Timeline,
     TokenizerUnavailableError,
@@ -27,6 +30,7 @@ from timeline import (
     warm_up,
 )
 from timeline.tokens import BlockTokenMemo, binary_token_estimate
+from timeline.tokens.payload import payload_tokens
 
 
 def test_offline_tiktoken_counts_exactly() -> None:
@@ -234,3 +238,67 @@ def test_the_lazy_bound_is_never_below_the_exact_cost(
         )(text)
     memo = BlockTokenMemo(TiktokenCounter())
     assert memo.bound(block) >= memo.block(block)
+
+
+def test_a_cost_never_serves_another_block_with_the_same_id() -> None:
+    """The memo is looked up by id but answers only for the block it counted (or an
+    equal one): the same id holding other text is counted again."""
+    memo = BlockTokenMemo(HeuristicCounter())
+    short = msgspec.structs.replace(blocks.user_prompt("hi"), id="b2", path="ar:t1.user.prompt")
+    long = msgspec.structs.replace(short, text="x" * 4_000)
+    assert memo.block(short) < 10
+    assert memo.known(long) is None
+    assert memo.block(long) == memo.rendered(long) > 1_000
+    assert memo.known(msgspec.structs.replace(long)) == memo.block(long)  # equal, not same
+
+
+def _at_noon() -> datetime:
+    return datetime(2026, 1, 1, 12, tzinfo=UTC)
+
+
+def _restore_edited(read_tokens: bool) -> tuple[Timeline, Any]:
+    tl = Timeline("c", policy=CompactionPolicy(max_tokens=3_000), clock=_at_noon)
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("hello there"))
+    tl.append(blocks.assistant_completion("short answer"))
+    view = tl.render("sys")
+    if read_tokens:
+        assert view.tokens < 100  # fills the memo with b2's cost
+    snap = tl.snapshot()
+    edited = [
+        msgspec.structs.replace(b, text="word " * 4_000) if b.id == "b2" else b for b in snap.blocks
+    ]
+    return tl, msgspec.structs.replace(snap, blocks=edited)
+
+
+@pytest.mark.parametrize("read_tokens", [False, True])
+def test_restore_counts_a_block_whose_text_changed_under_its_id(read_tokens: bool) -> None:
+    """#23 item 1: restoring a snapshot whose b2 now holds 20,000 characters renders like
+    a fresh timeline given that snapshot (within the budget), whether or not the earlier
+    render's tokens were read."""
+    tl, snap = _restore_edited(read_tokens)
+    tl.restore(snap)
+    fresh = Timeline("c", policy=CompactionPolicy(max_tokens=3_000), clock=_at_noon)
+    fresh.restore(snap)
+    view, expected = tl.render("sys"), fresh.render("sys")
+    assert expected.blocks == view.blocks
+    assert expected.truncated_paths == view.truncated_paths
+    assert expected.compaction == view.compaction
+    assert expected.tokens == view.tokens <= 3_000
+    assert expected.to_anthropic() == view.to_anthropic()
+    assert payload_tokens(view.to_document()) <= 3_000
+
+
+def test_a_refused_pinned_append_leaves_no_cost_for_the_next_block() -> None:
+    """A pinned append refused as over budget counted its block under the id it would
+    have had; the next block gets that id and must be counted as itself."""
+    tl = Timeline("c", policy=CompactionPolicy(max_tokens=1_000), token_counter=HeuristicCounter())
+    tl.begin_turn()
+    big = blocks.user_attachment(name="a.pdf", mime="application/pdf", data=b"%PDF-1.4 /Type /Page")
+    with pytest.raises(PinnedOverBudgetError):
+        tl.append(big, pin=True)
+    tl.begin_turn()  # gets the refused block's id
+    reference = Timeline("c", policy=tl.policy, token_counter=HeuristicCounter(), incremental=False)
+    reference.restore(tl.snapshot())
+    assert reference.estimate() == tl.estimate() < 100
+    assert reference.render().tokens == tl.render().tokens

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import math
-import struct
 import threading
 from collections.abc import Callable
 from typing import Any, Final, Literal, Protocol, runtime_checkable
@@ -20,6 +19,7 @@ import attrs
 from timeline.model.block import Block
 from timeline.model.block_types import block_type
 from timeline.model.errors import TokenizerUnavailableError
+from timeline.tokens.binary import binary_token_estimate
 
 __all__ = [
     "BLOCK_OVERHEAD_TOKENS",
@@ -194,55 +194,16 @@ def warm_up(counter: TokenCounter | None = None) -> None:
         warm()
 
 
-def _image_size(data: bytes) -> tuple[int, int] | None:
-    """Width and height from a PNG, GIF or JPEG header, without decoding the image."""
-    if data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) >= 24:
-        w, h = struct.unpack(">II", data[16:24])
-        return int(w), int(h)
-    if data[:6] in (b"GIF87a", b"GIF89a") and len(data) >= 10:
-        w, h = struct.unpack("<HH", data[6:10])
-        return int(w), int(h)
-    if data[:2] == b"\xff\xd8":
-        i = 2
-        while i + 9 < len(data):
-            if data[i] != 0xFF:
-                i += 1
-                continue
-            marker = data[i + 1]
-            if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
-                h, w = struct.unpack(">HH", data[i + 5 : i + 9])
-                return int(w), int(h)
-            (length,) = struct.unpack(">H", data[i + 2 : i + 4])
-            i += 2 + int(length)
-    return None
-
-
-def binary_token_estimate(data: bytes, mime: str) -> int:
-    """Estimated prompt tokens of a binary attachment (never zero).
-
-    Images: Anthropic's ``w*h/750`` after downscaling to at most ~1.15 megapixels
-    (1,600 tokens when the size cannot be read). PDFs: ~1,500 tokens a page. Other
-    binaries: one token per 3 bytes, as if sent base64-encoded text.
-    """
-    if mime.startswith("image/"):
-        size = _image_size(data)
-        if size is None:
-            return 1600
-        w, h = size
-        return max(1, min(1600, math.ceil(w * h / 750)))
-    if mime == "application/pdf":
-        pages = max(1, data.count(b"/Type /Page") - data.count(b"/Type /Pages"))
-        return 1500 * pages
-    return max(1, len(data) // 3)
-
-
 @attrs.define
 class BlockTokenMemo:
     """Per-block token costs, each block's text tokenized at most once.
 
-    Keyed by block id: block ids are unique in a conversation and a block's text never
-    changes (``hide`` only swaps what is rendered). ``chars_tokenized`` and ``calls``
-    measure the tokenizer work for benchmarks and tests.
+    Looked up by block id, and each entry keeps the block it was counted for: a cost
+    serves only that block object or one equal to it. An id alone can name different
+    content over time (a restored snapshot whose block was edited, an id freed again by
+    a refused append), so it never serves a block whose content differs; the identity
+    check makes the usual hit (the same stored block) cost one ``is``. ``chars_tokenized``
+    and ``calls`` measure the tokenizer work for benchmarks and tests.
     """
 
     counter: TokenCounter
@@ -250,7 +211,8 @@ class BlockTokenMemo:
     """Use the counter's ``upper_bound`` (when it has one) until an exact count is needed;
     False counts every block exactly (the reference engine, ``Timeline(incremental=False)``)."""
     _bound: Callable[[str], int] | None = attrs.field(default=None, init=False)
-    _costs: dict[str, int] = attrs.field(factory=dict, init=False)
+    _costs: dict[str, tuple[Block, int]] = attrs.field(factory=dict, init=False)
+    """Block id -> (the block counted, its cost)."""
     _strings: dict[str, int] = attrs.field(factory=dict, init=False)
     _lines: dict[str, int] = attrs.field(factory=dict, init=False)
     chars_tokenized: int = attrs.field(default=0, init=False)
@@ -268,8 +230,12 @@ class BlockTokenMemo:
         return self._bound is not None
 
     def known(self, block: Block) -> int | None:
-        """The exact cost if already counted."""
-        return self._costs.get(block.id)
+        """The exact cost if already counted (for this block, not just its id)."""
+        entry = self._costs.get(block.id)
+        if entry is None:
+            return None
+        held = entry[0]
+        return entry[1] if held is block or held == block else None
 
     def bound(self, block: Block) -> int:
         """A cheap upper bound of :meth:`block` (requires a lazy counter): the bound of
@@ -303,21 +269,24 @@ class BlockTokenMemo:
 
     def block(self, block: Block) -> int:
         """Cost of ``block`` as rendered in full (text, tool name, binary, overhead)."""
-        cost = self._costs.get(block.id)
-        if cost is None:
-            cost = self._block_cost(block)
-            self._costs[block.id] = cost
+        entry = self._costs.get(block.id)
+        if entry is not None:  # the hot path: view.tokens looks up every pending block
+            held, cost = entry
+            if held is block or held == block:
+                return cost
+        cost = self._block_cost(block)
+        self._costs[block.id] = (block, cost)
         return cost
 
     def uncached(self, block: Block) -> int:
-        """What :meth:`block` would return, without remembering it under the block's id
-        (for a block that may never be added, whose id could be reused)."""
-        cost = self._costs.get(block.id)
+        """What :meth:`block` would return, without remembering it (for a block that may
+        never be added)."""
+        cost = self.known(block)
         return cost if cost is not None else self._block_cost(block)
 
     def remember(self, block: Block, cost: int) -> None:
         """Record ``cost`` (from :meth:`uncached`) once ``block`` has been added."""
-        self._costs[block.id] = cost
+        self._costs[block.id] = (block, cost)
 
     def _block_cost(self, block: Block) -> int:
         from timeline.formats.text import block_text
