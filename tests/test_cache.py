@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import pytest
+
 from timeline import Block, CompactionPolicy, Timeline, blocks
 from timeline.cache import LOOKBACK, CacheState, plan_checkpoints, positions
 from timeline.cache.simulate import request_positions, simulate
@@ -111,3 +113,36 @@ def test_simulated_cache_serves_what_prefix_reuse_allows(make_tl: Callable[..., 
     reusable = sum(o.reusable for o in outcomes)
     assert reusable > 0
     assert cached >= 0.99 * reusable
+
+
+ANTHROPIC_LOOKBACK = 20
+"""Anthropic reads a cached prefix ending at most 20 block positions before a breakpoint
+(the positions it checks are the breakpoint's own and the 19 before it)."""
+
+
+@pytest.mark.parametrize("distance", range(ANTHROPIC_LOOKBACK - 3, ANTHROPIC_LOOKBACK + 3))
+def test_previous_prefix_is_read_at_every_distance(
+    make_tl: Callable[..., Timeline], distance: int
+) -> None:
+    """However many positions were appended since the previous request, the next one reads
+    that request's whole cached prefix (simulated Anthropic cache), with a second stream
+    breakpoint on the previous tail only once the last breakpoint alone cannot reach it."""
+    tl = make_tl()
+    _grow(tl, 2)
+    first = tl.render("sys")
+    for i in range(distance):
+        make = blocks.user_prompt if i % 2 == 0 else blocks.assistant_completion
+        tl.append(make(f"step {i} " + "word " * 10))
+    second = tl.render("sys")
+    pos = positions(second.blocks)
+    assert distance == pos[-1] - pos[len(first.blocks) - 1]
+
+    def cost(b: Block) -> int:
+        return 1 + len(b.text) // 4
+
+    requests = [request_positions(view, cost, 10) for view in (first, second)]
+    outcomes = simulate(requests)
+    assert outcomes[0].tokens == outcomes[1].cached
+    far = distance >= ANTHROPIC_LOOKBACK
+    assert (2 if far else 1) == len(second.cache_points)
+    assert far == (len(first.blocks) - 1 in second.cache_points)

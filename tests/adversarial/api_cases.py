@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime
 import decimal
+import json
 import math
 from collections.abc import Callable
 from typing import Any
@@ -105,10 +106,29 @@ def _append(block: Callable[[], Block]) -> Callable[[Timeline], object]:
     return lambda tl: tl.append(block())
 
 
-def _stored_text(expected: str) -> Callable[[Timeline, Any], None]:
-    def check(tl: Timeline, stored: Any) -> None:
+def _stored_text(expected: str) -> Callable[[Timeline, Any], bool]:
+    def check(tl: Timeline, stored: Any) -> bool:
         assert stored.text == expected
         assert tl.blocks[-1].text == expected
+        return True
+
+    return check
+
+
+FORMATS = ("to_anthropic", "to_openai", "to_openai_responses", "to_document", "to_text")
+"""Every payload a rendered context gives, for checks that must hold in all of them."""
+
+
+def _payloads_carry(text: str) -> Callable[[Timeline, Any], bool]:
+    """Every format's payload encodes as UTF-8 JSON (a lone surrogate left anywhere makes
+    it unsendable) and carries ``text``, the cleaned form of the input."""
+
+    def check(tl: Timeline, view: Any) -> bool:
+        for name in FORMATS:
+            encoded = json.dumps(getattr(view, name)(), ensure_ascii=False)
+            encoded.encode("utf-8")  # raises UnicodeEncodeError on a lone surrogate
+            assert text in encoded, f"{name} lost {text!r}"
+        return True
 
     return check
 
@@ -191,8 +211,8 @@ def free_text_cases() -> list[Case]:
             )
         )
 
-    def hidden(tl: Timeline, _: Any) -> None:
-        assert tl.blocks[2].replacement_text == "gone \ufffd"
+    def hidden(tl: Timeline, _: Any) -> bool:
+        return tl.blocks[2].replacement_text == "gone \ufffd"
 
     out.append(
         Case(
@@ -207,7 +227,7 @@ def free_text_cases() -> list[Case]:
             "surrogate-system-prompt",
             lambda tl: tl.render("system \ud800"),
             VALID,
-            lambda tl, view: view.to_anthropic()["system"],
+            _payloads_carry("system \ufffd"),
         )
     )
     out.append(
@@ -215,7 +235,7 @@ def free_text_cases() -> list[Case]:
             "surrogate-tail-text",
             lambda tl: tl.render("s", tail=[blocks.note("tail \ud800")]),
             VALID,
-            lambda tl, view: "\ufffd" in view.to_text(),
+            _payloads_carry("tail \ufffd"),
         )
     )
     return out
@@ -406,7 +426,7 @@ def restore_cases() -> list[Case]:
             VALID,
         ),
     }
-    checks: dict[str, Callable[[Timeline, Any], object]] = {
+    checks: dict[str, Callable[[Timeline, Any], bool]] = {
         "surrogate-text-cleaned": lambda tl, _: tl.blocks[-1].text == "a\ufffd",
         "unknown-pinned-id-dropped": lambda tl, _: tl.pinned_ids == (),
     }
