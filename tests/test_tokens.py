@@ -23,10 +23,9 @@ from timeline import (
     Timeline,
     TokenizerUnavailableError,
     blocks,
-    tokens,
     warm_up,
 )
-from timeline.tokens import BlockTokenMemo, binary_token_estimate
+from timeline.tokens import BlockTokenMemo, binary_token_estimate, counters
 
 
 def test_offline_tiktoken_counts_exactly() -> None:
@@ -190,14 +189,14 @@ def test_warm_up_loads_the_tokenizer_before_the_first_count(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """After warm_up(), a new default counter's first count loads no tokenizer."""
-    monkeypatch.setattr(tokens, "_encodings", {})
+    monkeypatch.setattr(counters, "_encodings", {})
     warm_up()
 
     def refuse(name: str) -> Any:
         raise AssertionError(f"loaded {name} on the request path")
 
-    monkeypatch.setattr(tokens, "_load_offline", refuse)
-    monkeypatch.setattr(tokens, "_load_fast", refuse)
+    monkeypatch.setattr(counters, "_load_offline", refuse)
+    monkeypatch.setattr(counters, "_load_fast", refuse)
     assert TiktokenCounter().count("hello world") == 2
 
 
