@@ -9,9 +9,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 import index_store
 from timeline import HeuristicCounter, Timeline
+
+# `pytest --hypothesis-profile=mutation` (the mutation run, docs/testing.md): code under
+# mutmut's trampolines runs several times slower, so no deadline, and every run of a test
+# draws the same examples, so a mutant is killed by what it breaks, not by the draw.
+settings.register_profile("mutation", deadline=None, derandomize=True, database=None)
 
 
 class FixedClock:

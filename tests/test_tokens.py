@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from samples import PNG_1x1
 
 from timeline import (
+    Block,
     CompactionPolicy,
     HeuristicCounter,
     TiktokenCounter,
@@ -233,3 +234,24 @@ def test_the_lazy_bound_is_never_below_the_exact_cost(
         )(text)
     memo = BlockTokenMemo(TiktokenCounter())
     assert memo.bound(block) >= memo.block(block)
+
+
+def test_memo_reset_forgets_every_remembered_cost() -> None:
+    """After reset() the memo counts blocks, free strings and summary lines again and
+    forgets the last system prompt (the reference engine counts from scratch each call)."""
+    counter = CountingCounter()
+    memo = BlockTokenMemo(counter, lazy_bounds=False)
+    prompt = Block(type="user.prompt", text="hello there", id="b1")
+    summary = Block(type="conv.range.summary", text="line one\nline two", id="s1")
+
+    def costs() -> tuple[int, int, int]:
+        return memo.block(prompt), memo.text("free text"), memo.block(summary)
+
+    first = costs()
+    memo.last_system = ("sys", 7)
+    calls = counter.calls
+    assert first == costs() and calls == counter.calls
+    memo.reset()
+    assert memo.last_system is None
+    assert first == costs()
+    assert 2 * calls == counter.calls  # everything counted again, as the first time
