@@ -81,6 +81,18 @@ def test_breakpoint_moves_to_the_end_of_a_run_sharing_a_path() -> None:
     assert CacheState("r", 4, 1) == state
 
 
+def test_a_run_reaching_the_last_block_gets_no_second_breakpoint() -> None:
+    """When the run sharing the anchor's path goes on to the last block, the last block's
+    breakpoint covers it: none is placed inside the run."""
+    stream = [
+        Block(type="conv.range.summary", text="s", id="s", path="su:t1.conv.range.summary"),
+        Block(type="react.note", text="a", id="a", path="ar:t1.log"),
+        Block(type="react.note", text="b", id="b", path="ar:t1.log"),
+    ]
+    points, _ = plan_checkpoints(stream, has_system=True, version=1, state=CacheState(), anchor=1)
+    assert points == (2,)
+
+
 def test_positions_merge_consecutive_tool_blocks() -> None:
     """Consecutive tool calls (and results) count as one lookback position."""
     stream = [

@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from samples import PNG_1x1
 
+import index_store
 from timeline import (
     Block,
     CompactionPolicy,
@@ -255,3 +256,25 @@ def test_memo_reset_forgets_every_remembered_cost() -> None:
     assert memo.last_system is None
     assert first == costs()
     assert 2 * calls == counter.calls  # everything counted again, as the first time
+
+
+def test_eviction_keeps_the_counts_of_the_blocks_still_held(
+    make_tl: Callable[..., Timeline],
+) -> None:
+    """After persist evicts the blocks before the summary, rendering again tokenizes
+    nothing: only the evicted blocks leave the memo."""
+    counter = CountingCounter()
+    tl = make_tl(
+        token_counter=counter, policy=CompactionPolicy(max_tokens=2_000, keep_recent_turns=1)
+    )
+    for i in range(12):
+        tl.begin_turn()
+        tl.append(blocks.user_prompt(f"question {i} " + "q " * 300))
+        tl.append(blocks.assistant_completion(f"answer {i} " + "a " * 300))
+        tl.render("sys")
+    held = len(tl.blocks)
+    tl.persist(index_store.open("memory://"))
+    assert len(tl.blocks) < held
+    calls = counter.calls
+    tl.render("sys")
+    assert calls == counter.calls

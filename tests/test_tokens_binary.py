@@ -23,6 +23,15 @@ def gif(version: bytes, width: int, height: int) -> bytes:
     return version + struct.pack("<HH", width, height)
 
 
+FAKE_FRAME = b"\x08\x00\x01\x00\x01"
+"""Frame-header data of a 1x1 image: read from a marker that is not a frame header, it
+would give 1 token."""
+
+
+FAKE_SOF = b"\xff\xc0\x00\x11" + FAKE_FRAME
+"""A whole 1x1 frame header, hidden inside another segment's data."""
+
+
 def segment(marker: int, payload: bytes) -> bytes:
     """A JPEG segment: FF, marker, big-endian length (itself included), payload."""
     return bytes([0xFF, marker]) + struct.pack(">H", len(payload) + 2) + payload
@@ -32,7 +41,7 @@ def jpeg(width: int, height: int, sof: int = 0xC0, before: bytes = b"") -> bytes
     """SOI, an APP0 segment, ``before``, the frame header giving the size, one more byte
     (the least after a frame header the reader needs). The APP0 data holds what looks
     like a 1x1 frame header: a reader must skip segments by their length, not scan them."""
-    fake = b"\xff\xc0\x00\x11\x08\x00\x01\x00\x01"
+    fake = FAKE_SOF
     frame = segment(sof, b"\x08" + struct.pack(">HH", height, width) + b"\x03")[:9]
     return b"\xff\xd8" + segment(0xE0, b"JFIF\x00" + fake) + before + frame + b"\x00"
 
@@ -52,6 +61,16 @@ def jpeg(width: int, height: int, sof: int = 0xC0, before: bytes = b"") -> bytes
         (jpeg(40_000, 15, sof=0xC2), 800),
         (jpeg(300, 250, before=segment(0xC4, b"\x00" * 20) + b"\x00"), 100),
         (jpeg(300, 250, before=segment(0xC8, b"") + segment(0xCC, b"\x00\x00")), 100),
+        (jpeg(300, 250, sof=0xCF), 100),
+        (
+            jpeg(
+                300,
+                250,
+                before=segment(0xDB, b"\x00" * 65) + segment(0xD0, b"\x08\x00\x01\x00\x01"),
+            ),
+            100,
+        ),
+        (jpeg(300, 250, before=segment(0xE1, b"Exif" + b"\x00" * 40_000 + FAKE_SOF)), 100),
         (jpeg(300, 250)[:-1], 1600),
         (b"\x00" * 30, 1600),
         (b"GIF90a" + b"\x00" * 30, 1600),
@@ -69,6 +88,9 @@ def jpeg(width: int, height: int, sof: int = 0xC0, before: bytes = b"") -> bytes
         "jpeg-progressive-width-over-2**15",
         "jpeg-after-a-huffman-table-and-a-fill-byte",
         "jpeg-after-arithmetic-coding-segments",
+        "jpeg-last-frame-header-marker",
+        "jpeg-after-a-quantization-table-and-a-marker-past-the-frame-range",
+        "jpeg-after-a-40-KB-exif-segment",
         "jpeg-cut-short",
         "zeros",
         "unknown-gif-version",

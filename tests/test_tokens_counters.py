@@ -69,9 +69,10 @@ def test_an_encoding_loads_once_for_every_counter(monkeypatch: pytest.MonkeyPatc
 
 
 @needs_rs_bpe
-def test_rs_bpe_counts_unless_told_otherwise() -> None:
+def test_rs_bpe_counts_unless_told_otherwise(monkeypatch: pytest.MonkeyPatch) -> None:
     """The default counter uses rs-bpe for cl100k; backend="tiktoken" and encodings rs-bpe
-    does not have use tiktoken."""
+    does not have use tiktoken. (Loaded afresh here: encodings are shared per process.)"""
+    monkeypatch.setattr(counters, "_encodings", {})
     assert TiktokenCounter().active_backend == "rs-bpe"
     assert TiktokenCounter("cl100k_base").active_backend == "rs-bpe"
     assert TiktokenCounter(backend="tiktoken").active_backend == "tiktoken"
