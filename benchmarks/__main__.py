@@ -15,6 +15,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+import attrs
+
 from benchmarks import (
     end_to_end,
     peers,
@@ -24,6 +26,7 @@ from benchmarks import (
     summary_cap,
 )
 from benchmarks._util import ms, us
+from benchmarks.goals import goals as goal_rows
 from timeline import TiktokenCounter
 
 ROOT = Path(__file__).parent.parent
@@ -95,128 +98,6 @@ def _peer_tables(res: dict[str, Any]) -> list[str]:
     return out
 
 
-def _goals(
-    res: dict[str, Any],
-    rs: dict[str, Any],
-    ps: dict[str, Any],
-    sc: dict[str, Any],
-    ss: dict[str, Any],
-    e2e: dict[str, Any],
-    pg: dict[str, Any],
-) -> list[str]:
-    by = {r["name"]: r for r in res["compare"]}
-    ours = by["block-timeline"]
-    peer = by["LangChain SummarizationMiddleware (memoized counter)"]
-    g = {x["name"]: x for x in res["growth"]}["block-timeline"]
-    p = ps["persist"]
-    mem = res["memory"]["evict"]
-    lo, hi = min(mem), max(mem)
-
-    def row(goal: str, value: str, ok: bool) -> str:
-        return f"| {goal} | {value} | {'met' if ok else 'missed'} |"
-
-    return [
-        "| goal | measured | |",
-        "|---|---|---|",
-        row(
-            "render median ≤ 0.5x SummarizationMiddleware (memoized)",
-            f"{ours['median'] / peer['median']:.2f}x",
-            ours["median"] <= 0.5 * peer["median"],
-        ),
-        row(
-            "render p95 ≤ 0.5x SummarizationMiddleware (memoized)",
-            f"{ours['p95'] / peer['p95']:.2f}x",
-            ours["p95"] <= 0.5 * peer["p95"],
-        ),
-        *(
-            row(
-                f"end to end ({r['format']}) median and p95 ≤ 0.5x LangChain's",
-                f"{r['ours_median'] / r['peer_median']:.2f}x / "
-                f"{r['ours_p95'] / r['peer_p95']:.2f}x",
-                r["ours_median"] <= 0.5 * r["peer_median"] and r["ours_p95"] <= 0.5 * r["peer_p95"],
-            )
-            for r in e2e["rows"]
-        ),
-        *(
-            row(
-                f"stretch: payload build ({r['format']}) ≤ the render's own time (median)",
-                f"{r['all']['payload'] / r['all']['render']:.2f}x",
-                r["all"]["payload"] <= r["all"]["render"],
-            )
-            for r in pg["rows"]
-        ),
-        *(
-            row(
-                f"stretch: payload build ({r['format']}) at {pg['late']:,} turns ≤ 1.1x at "
-                f"{pg['early']}",
-                f"{r['late']['payload'] / r['early']['payload']:.2f}x",
-                r["late"]["payload"] <= 1.1 * r["early"]["payload"],
-            )
-            for r in pg["rows"]
-        ),
-        row(
-            "time per request at 600 turns ≤ 1.1x at 100 turns",
-            f"{g['ratio']:.2f}x",
-            g["ratio"] <= 1.1,
-        ),
-        row(
-            "tokenizer work ≤ 1.05x characters appended",
-            f"{ours['tokenizer_work']:.3f}x",
-            ours["tokenizer_work"] <= 1.05,
-        ),
-        row(
-            "prefix reuse ≥ SummarizationMiddleware's",
-            f"{ours['prefix_reuse']:.1%} vs {peer['prefix_reuse']:.1%}",
-            ours["prefix_reuse"] >= peer["prefix_reuse"],
-        ),
-        row(
-            "simulated cached tokens ≥ 0.99x our prefix reuse",
-            f"{ours['cache_vs_reuse']:.3f}x",
-            ours["cache_vs_reuse"] >= 0.99,
-        ),
-        row(
-            "relative input cost ≤ SummarizationMiddleware's",
-            f"{ours['relative_cost']:.3f} vs {peer['relative_cost']:.3f}",
-            ours["relative_cost"] <= peer["relative_cost"],
-        ),
-        row(
-            "zero requests over budget, zero orphan results",
-            f"{ours['over_budget']} over, {ours['orphans']} orphans",
-            ours["over_budget"] == 0 and ours["orphans"] == 0,
-        ),
-        row(
-            "zero requests over budget counted on the payload text (all five formats)",
-            f"{ours['payload_over']} over, largest payload {ours['payload_max']:,} tokens",
-            ours["payload_over"] == 0 and ours["payload_max"] <= res["budget"],
-        ),
-        row(
-            "persist per turn at turn 300 ≤ 1.5x turn 30",
-            f"{p[300] / p[30]:.2f}x",
-            p[300] <= 1.5 * p[30],
-        ),
-        row(
-            "mean request tokens at 1,200 turns within 5% of 300 turns",
-            f"{sc['rows'][-1]['mean_tokens'] / sc['rows'][0]['mean_tokens']:.3f}x",
-            abs(sc["rows"][-1]["mean_tokens"] / sc["rows"][0]["mean_tokens"] - 1) <= 0.05,
-        ),
-        row(
-            "every summary within summary_max_tokens (tiktoken count)",
-            f"largest {max(r['summary_max'] for r in sc['rows']):,} of {sc['rows'][0]['cap']:,}",
-            all(r["summary_max"] <= r["cap"] for r in sc["rows"]),
-        ),
-        row(
-            "SQLite bytes ≤ 1.5x the UTF-8 text and summaries it stores",
-            f"{ss['ratio']:.2f}x at {ss['turns']:,} turns",
-            ss["ratio"] <= 1.5,
-        ),
-        row(
-            "memory with persist-and-evict flat in session length",
-            f"peak {mem[lo] / 2**20:.2f} MiB at {lo} turns, {mem[hi] / 2**20:.2f} MiB at {hi}",
-            mem[hi] <= 1.25 * mem[lo],
-        ),
-    ]
-
-
 def _figures(res: dict[str, Any], goals: list[str]) -> dict[str, str]:
     """The figures ANALYSIS.md quotes, from this run (so the text never disagrees with
     the tables above it)."""
@@ -256,6 +137,36 @@ def _figures(res: dict[str, Any], goals: list[str]) -> dict[str, str]:
     }
 
 
+@attrs.frozen
+class _Runs:
+    """Every benchmark's result, from one run."""
+
+    rs: dict[str, Any]
+    ps: dict[str, Any]
+    e2e: dict[str, Any]
+    pg: dict[str, Any]
+    ss: dict[str, Any]
+    sc: dict[str, Any]
+    res: dict[str, Any]
+
+
+def _measure(turns: int, budget: int) -> _Runs:
+    print("render speed ...", flush=True)
+    rs = render_speed.run()
+    print("persistence ...", flush=True)
+    ps = persist_speed.run(turns=315)
+    print("end to end ...", flush=True)
+    e2e = end_to_end.run(turns=turns, budget=budget)
+    pg = end_to_end.payload_growth(budget=budget)
+    print("storage size ...", flush=True)
+    ss = storage_size.run(budget=budget)
+    print("summary cap ...", flush=True)
+    sc = summary_cap.run(budget=budget)
+    print("peers (this takes a few minutes) ...", flush=True)
+    res = peers.run(turns=turns, budget=budget)
+    return _Runs(rs, ps, e2e, pg, ss, sc, res)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--turns", type=int, default=300)
@@ -263,24 +174,31 @@ def main() -> int:
     parser.add_argument("--output", default=str(ROOT / "docs" / "benchmarks.md"))
     args = parser.parse_args()
 
-    print("render speed ...", flush=True)
-    rs = render_speed.run()
-    print("persistence ...", flush=True)
-    ps = persist_speed.run(turns=315)
-    print("end to end ...", flush=True)
-    e2e = end_to_end.run(turns=args.turns, budget=args.budget)
-    pg = end_to_end.payload_growth(budget=args.budget)
-    print("storage size ...", flush=True)
-    ss = storage_size.run(budget=args.budget)
-    print("summary cap ...", flush=True)
-    sc = summary_cap.run(budget=args.budget)
-    print("peers (this takes a few minutes) ...", flush=True)
-    res = peers.run(turns=args.turns, budget=args.budget)
-
-    goals = _goals(res, rs, ps, sc, ss, e2e, pg)
+    runs = _measure(args.turns, args.budget)
+    goals = goal_rows(runs.res, runs.rs, runs.ps, runs.sc, runs.ss, runs.e2e, runs.pg)
     analysis = (Path(__file__).parent / "ANALYSIS.md").read_text()
-    analysis = analysis.format_map(_figures(res, goals))
+    analysis = analysis.format_map(_figures(runs.res, goals))
     lines = [
+        *_intro(args.turns, args.budget, runs.res),
+        "## Goals",
+        "",
+        *goals,
+        "",
+        *_peer_section(runs),
+        *_own_sections(runs),
+        "## Analysis",
+        "",
+        analysis.strip(),
+        "",
+    ]
+    text = "\n".join(lines)
+    Path(args.output).write_text(text)
+    print(text)
+    return 0
+
+
+def _intro(turns: int, budget: int, res: dict[str, Any]) -> list[str]:
+    return [
         "# Benchmarks",
         "",
         "Written by `python -m benchmarks` (peers from `benchmarks/requirements.txt`). Every "
@@ -296,13 +214,15 @@ def main() -> int:
         f"(our counter: {TiktokenCounter().active_backend}), "
         f"langchain {_version('langchain')}, langchain-core {_version('langchain-core')}, "
         f"strands-agents {_version('strands-agents')}",
-        f"- command: `python -m benchmarks --turns {args.turns} --budget {args.budget}` "
+        f"- command: `python -m benchmarks --turns {turns} --budget {budget}` "
         f"({res['seconds']:.0f} s for the peer comparison)",
         "",
-        "## Goals",
-        "",
-        *goals,
-        "",
+    ]
+
+
+def _peer_section(runs: _Runs) -> list[str]:
+    """Against the peers: the comparison tables, end to end, and the payload growth."""
+    return [
         "## Against the peers",
         "",
         "The session: a seeded coding agent (`benchmarks/session.py`): user prompts of 30-300 "
@@ -321,7 +241,7 @@ def main() -> int:
         "extrapolated); its output equals "
         "the memoized run's, whose scores it shows.",
         "",
-        *_peer_tables(res),
+        *_peer_tables(runs.res),
         "",
         "### End to end: append + render + provider payload, per request",
         "",
@@ -331,20 +251,26 @@ def main() -> int:
         "conversion (langchain-anthropic `_format_messages`, timed on every "
         f"{end_to_end.ANTHROPIC_PEER_SAMPLE}th request; `convert_to_openai_messages`).",
         "",
-        *end_to_end.report(e2e),
+        *end_to_end.report(runs.e2e),
         "",
         "The payload build against the render's own time, over one session of "
-        f"{pg['late']:,} turns (our timeline alone, medians; the windows are the 10 turns "
+        f"{runs.pg['late']:,} turns (our timeline alone, medians; the windows are the 10 turns "
         "before each mark):",
         "",
-        *end_to_end.growth_report(pg),
+        *end_to_end.growth_report(runs.pg),
         "",
+    ]
+
+
+def _own_sections(runs: _Runs) -> list[str]:
+    """Our timeline alone: render speed, the summary cap, persistence and storage."""
+    return [
         "## Render speed",
         "",
         "One block appended, then a render (default counter). The old blocks are never "
         "re-tokenized.",
         "",
-        *render_speed.report(rs),
+        *render_speed.report(runs.rs),
         "",
         "## Summary cap over session length",
         "",
@@ -352,27 +278,19 @@ def main() -> int:
         "older requests and shortens its lists to stay within `summary_max_tokens` (10% of "
         "the budget by default), so the request size does not creep as the session grows.",
         "",
-        *summary_cap.report(sc),
+        *summary_cap.report(runs.sc),
         "",
         "## Persistence (SQLite)",
         "",
-        *persist_speed.report(ps),
+        *persist_speed.report(runs.ps),
         "",
         "Storage over a long session: the session rendered at every request and persisted "
         "at every turn end; database pages (WAL included) against the UTF-8 bytes of every "
         "turn-log block and summary (`python -m benchmarks.storage_size`).",
         "",
-        *storage_size.report(ss),
-        "",
-        "## Analysis",
-        "",
-        analysis.strip(),
+        *storage_size.report(runs.ss),
         "",
     ]
-    text = "\n".join(lines)
-    Path(args.output).write_text(text)
-    print(text)
-    return 0
 
 
 if __name__ == "__main__":

@@ -18,8 +18,9 @@ from collections.abc import Callable
 from typing import Any
 
 from benchmarks._util import median, p95, us
+from benchmarks.peer_strategies import Summarize
 from benchmarks.session import SYSTEM_PROMPT, Event, generate, is_request_point
-from benchmarks.strategies import Ours, Summarize
+from benchmarks.strategies import Ours
 
 Payload = Callable[[Any], Any]
 

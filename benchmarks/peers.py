@@ -9,8 +9,9 @@ from typing import Any
 
 from benchmarks._util import median, p95
 from benchmarks.evaluate import Evaluator
+from benchmarks.peer_strategies import Strands, Summarize, Trim, Unbounded
 from benchmarks.session import SYSTEM_PROMPT, Event, generate, is_request_point
-from benchmarks.strategies import Ours, Strands, Summarize, Trim, Unbounded
+from benchmarks.strategies import Ours
 
 PLAIN_TRIM_SAMPLE = 20
 """trim_messages with a plain counter re-tokenizes the whole history on every call

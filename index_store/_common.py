@@ -9,7 +9,6 @@ from typing import Any, Final, TypeVar
 
 import msgspec
 
-from timeline.model.json_text import check_identifier, clean_text
 from timeline.model.block import Block
 from timeline.model.codec import decode_record, encode_record
 from timeline.model.errors import (
@@ -18,6 +17,7 @@ from timeline.model.errors import (
     DuplicateBlockIdError,
     InvalidBlockError,
 )
+from timeline.model.json_text import check_identifier, clean_text
 from timeline.model.persistence import TimelineSnapshot, TimelineState
 
 __all__ = [

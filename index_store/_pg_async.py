@@ -30,6 +30,7 @@ from index_store._pg_sql import (
     SEARCH,
     SEARCH_JOINERS,
     WRITE_WINDOW,
+    failed,
     index_text,
     search_hits,
 )
@@ -37,7 +38,6 @@ from timeline.model.block import PLAN_LATEST, REACT_PLAN, Block
 from timeline.model.errors import (
     ConflictError,
     NotFoundError,
-    StoreError,
     StoreUnavailableError,
     TimelineError,
 )
@@ -86,9 +86,9 @@ class PostgresAsync:
         return pool
 
     @asynccontextmanager
-    async def _acursor(self) -> AsyncIterator[Any]:
-        """A cursor inside one transaction on a pooled connection; psycopg errors become
-        StoreError (the transaction is rolled back)."""
+    async def _acursor(self, conversation_id: str | None = None) -> AsyncIterator[Any]:
+        """A cursor inside one transaction on a pooled connection; psycopg errors,
+        ``COMMIT``'s included, become StoreError (the transaction is rolled back)."""
         pool = await self._apool()
         try:
             async with pool.connection() as conn:
@@ -105,7 +105,7 @@ class PostgresAsync:
         except TimelineError:
             raise
         except self._pg.Error as exc:
-            raise StoreError(f"PostgreSQL store: {exc}") from exc
+            raise failed(exc, conversation_id) from exc
 
     async def _arows(self, sql: str, params: Sequence[Any]) -> list[Any]:
         async with self._acursor() as cur:
@@ -138,7 +138,7 @@ class PostgresAsync:
             " ON CONFLICT (conversation_id, block_id) DO NOTHING"
         )
         stored = "SELECT body FROM bt_blocks WHERE conversation_id = %s AND block_id = %s"
-        async with self._acursor() as cur:
+        async with self._acursor(conversation_id) as cur:
             await cur.execute(LOCK_INSERT, (conversation_id,))
             await cur.execute(LOCK_SELECT, (conversation_id,))
             actual = stored_version((await cur.fetchone())[0], conversation_id)

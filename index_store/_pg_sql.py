@@ -1,4 +1,5 @@
-"""PostgreSQL statements shared by the sync store and its async twin."""
+"""PostgreSQL statements and error translation shared by the sync store and its async
+twin."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from collections.abc import Iterable
 from typing import Any, Final
 
 from index_store._common import decode_block_row
+from timeline.model.errors import StoreError
 from timeline.model.persistence import SearchHit
 
 __all__ = [
@@ -14,6 +16,7 @@ __all__ = [
     "LOCK_SELECT",
     "SEARCH",
     "WRITE_WINDOW",
+    "failed",
     "index_text",
     "search_hits",
 ]
@@ -61,3 +64,14 @@ def search_hits(rows: Iterable[Any], conversation_id: str) -> list[SearchHit]:
         b = decode_block_row(body, conversation_id, bid)
         hits.append(SearchHit(b, b.path, b.turn_id, snippet, round(float(score), 6), kind))
     return hits
+
+
+def failed(exc: Exception, conversation_id: str | None) -> StoreError:
+    """The StoreError for a failed transaction (statement or ``COMMIT``): where, why, and
+    what to do. psycopg rolled the transaction back and the connection stays usable."""
+    about = f" (conversation {conversation_id!r})" if conversation_id is not None else ""
+    return StoreError(
+        f"PostgreSQL store{about}: {exc}; rolled back, nothing of it was written and the "
+        "store stays usable: retry",
+        conversation_id=conversation_id,
+    )

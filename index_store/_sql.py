@@ -49,8 +49,10 @@ class SqlStore:
 
     # -- dialect ----------------------------------------------------------------------
 
-    def _tx(self) -> AbstractContextManager[Any]:
-        """A transaction; yields an object with ``execute(sql, params) -> cursor``."""
+    def _tx(self, conversation_id: str | None = None) -> AbstractContextManager[Any]:
+        """A transaction; yields an object with ``execute(sql, params) -> cursor``. It
+        commits inside its error translation: a failed ``COMMIT`` rolls back, raises
+        StoreError naming ``conversation_id``, and leaves the store usable."""
         raise NotImplementedError
 
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
@@ -92,7 +94,7 @@ class SqlStore:
             " ON CONFLICT (conversation_id, block_id) DO NOTHING"
         )
         stored = self._sql("SELECT body FROM {blocks} WHERE conversation_id = ? AND block_id = ?")
-        with self._tx() as db:
+        with self._tx(conversation_id) as db:
             actual = self._lock_version(db, conversation_id)
             if actual != expected_version:
                 raise ConflictError(
@@ -186,7 +188,7 @@ class SqlStore:
         self, conversation_id: str, checkpoint_id: str, snapshot: TimelineSnapshot
     ) -> None:
         check_keys(conversation_id=conversation_id, checkpoint_id=checkpoint_id)
-        with self._tx() as db:
+        with self._tx(conversation_id) as db:
             db.execute(
                 self._sql(
                     "INSERT INTO {checkpoints} (conversation_id, checkpoint_id, created_at, "
@@ -231,7 +233,7 @@ class SqlStore:
 
     def delete_checkpoint(self, conversation_id: str, checkpoint_id: str) -> bool:
         check_keys(conversation_id=conversation_id, checkpoint_id=checkpoint_id)
-        with self._tx() as db:
+        with self._tx(conversation_id) as db:
             sql = "DELETE FROM {checkpoints} WHERE conversation_id = ? AND checkpoint_id = ?"
             return bool(db.execute(self._sql(sql), (conversation_id, checkpoint_id)).rowcount)
 
@@ -239,7 +241,7 @@ class SqlStore:
         """Remove everything of one conversation (window, log, summaries, checkpoints)."""
         check_keys(conversation_id=conversation_id)
         removed = 0
-        with self._tx() as db:
+        with self._tx(conversation_id) as db:
             for table in ("conversations", "blocks", "checkpoints"):
                 sql = f"DELETE FROM {{{table}}} WHERE conversation_id = ?"
                 removed += db.execute(self._sql(sql), (conversation_id,)).rowcount

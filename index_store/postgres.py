@@ -24,15 +24,12 @@ from index_store._pg_sql import (
     SEARCH,
     SEARCH_JOINERS,
     WRITE_WINDOW,
+    failed,
     index_text,
     search_hits,
 )
 from index_store._sql import SqlStore
-from timeline.model.errors import (
-    StoreError,
-    StoreUnavailableError,
-    TimelineError,
-)
+from timeline.model.errors import StoreUnavailableError, TimelineError
 from timeline.model.persistence import SearchHit
 
 __all__ = ["SCHEMA_VERSION", "PostgresStore"]
@@ -121,10 +118,12 @@ class PostgresStore(PostgresAsync, SqlStore):
         return self.dsn
 
     @contextmanager
-    def _tx(self) -> Iterator[Any]:
-        """One transaction. A connection the server dropped (restart, failover) is
-        replaced on the next call; the call that found it dead raises
-        StoreUnavailableError and wrote nothing it did not commit."""
+    def _tx(self, conversation_id: str | None = None) -> Iterator[Any]:
+        """One transaction, committed inside the error translation (psycopg's
+        ``transaction()`` block commits on exit; a failed ``COMMIT`` ends the server's
+        transaction, so the connection is usable again). A connection the server dropped
+        (restart, failover) is replaced on the next call; the call that found it dead
+        raises StoreUnavailableError and wrote nothing it did not commit."""
         with self._lock:
             if self._closed:
                 raise StoreUnavailableError("this PostgreSQL store was closed; open a new one")
@@ -143,7 +142,7 @@ class PostgresStore(PostgresAsync, SqlStore):
                         f"lost the connection to PostgreSQL ({exc}); the next call reconnects "
                         "(a persist cut off here committed whole or not at all)"
                     ) from exc
-                raise StoreError(f"PostgreSQL store: {exc}") from exc
+                raise failed(exc, conversation_id) from exc
 
     def _migrate(self) -> None:
         with self._tx() as cur:

@@ -208,22 +208,46 @@ class SqliteStore(ThreadedAsync, SqlStore):
         return 0 < current < SCHEMA_VERSION
 
     @contextmanager
-    def _tx(self) -> Iterator[sqlite3.Connection]:
-        """One IMMEDIATE transaction; sqlite errors become StoreError, all rolled back."""
+    def _tx(self, conversation_id: str | None = None) -> Iterator[sqlite3.Connection]:
+        """One IMMEDIATE transaction, committed inside the error translation: any sqlite
+        error (``BEGIN``, a statement, ``COMMIT`` itself) rolls everything back and
+        becomes a StoreError, so a failed commit never leaves the connection inside a
+        transaction that would make every later call fail."""
         with self._lock:
             try:
                 self._conn.execute("BEGIN IMMEDIATE")
             except sqlite3.Error as exc:
-                raise StoreError(f"SQLite store {self.path!r}: cannot begin: {exc}") from exc
+                raise self._failed("cannot begin a transaction", exc, conversation_id) from exc
             try:
                 yield self._conn
             except BaseException as exc:
-                self._conn.execute("ROLLBACK")
+                self._rollback()
                 if isinstance(exc, sqlite3.Error):
-                    raise StoreError(f"SQLite store {self.path!r}: {exc}") from exc
+                    raise self._failed("write failed", exc, conversation_id) from exc
                 raise
-            else:
+            try:
                 self._conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                self._rollback()
+                raise self._failed("commit failed", exc, conversation_id) from exc
+
+    def _rollback(self) -> None:
+        """Undo the open transaction, if SQLite has not already: after some errors (disk
+        full, I/O error) it rolls back by itself and a second ``ROLLBACK`` would fail
+        and hide the real error."""
+        if self._conn.in_transaction:
+            with suppress(sqlite3.Error):
+                self._conn.execute("ROLLBACK")
+
+    def _failed(self, what: str, exc: sqlite3.Error, conversation_id: str | None) -> StoreError:
+        """The StoreError for a failed transaction: where, why, and what to do."""
+        about = f" (conversation {conversation_id!r})" if conversation_id is not None else ""
+        return StoreError(
+            f"SQLite store {self.path!r}{about}: {what}: {exc}; rolled back, nothing of it "
+            "was written and the store stays usable: check the disk (space, permissions) "
+            "and retry",
+            conversation_id=conversation_id,
+        )
 
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         with self._lock:

@@ -28,7 +28,17 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.register_profile("long", deadline=None, suppress_health_check=[HealthCheck.too_slow])
-PROFILE = os.environ.get("BT_HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "default")
+# `pytest --hypothesis-profile=mutation` (the mutation run, docs/testing.md): code under
+# mutmut's trampolines runs several times slower, so no deadline, and every run of a test
+# draws the same examples, so a mutant is killed by what it breaks, not by the draw.
+settings.register_profile("mutation", deadline=None, derandomize=True, database=None)
+PROFILE = os.environ.get("BT_HYPOTHESIS_PROFILE") or (
+    "mutation"  # mutmut marks the processes that run a mutant
+    if "MUTANT_UNDER_TEST" in os.environ
+    else "ci"
+    if os.environ.get("CI")
+    else "default"
+)
 settings.load_profile(PROFILE)
 LONG_SCALE = int(os.environ.get("BT_HYPOTHESIS_SCALE", "20"))
 

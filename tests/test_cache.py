@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import pytest
+
 from timeline import Block, CompactionPolicy, Timeline, blocks
 from timeline.cache import LOOKBACK, CacheState, plan_checkpoints, positions
 from timeline.cache.simulate import request_positions, simulate
@@ -79,6 +81,18 @@ def test_breakpoint_moves_to_the_end_of_a_run_sharing_a_path() -> None:
     assert CacheState("r", 4, 1) == state
 
 
+def test_a_run_reaching_the_last_block_gets_no_second_breakpoint() -> None:
+    """When the run sharing the anchor's path goes on to the last block, the last block's
+    breakpoint covers it: none is placed inside the run."""
+    stream = [
+        Block(type="conv.range.summary", text="s", id="s", path="su:t1.conv.range.summary"),
+        Block(type="react.note", text="a", id="a", path="ar:t1.log"),
+        Block(type="react.note", text="b", id="b", path="ar:t1.log"),
+    ]
+    points, _ = plan_checkpoints(stream, has_system=True, version=1, state=CacheState(), anchor=1)
+    assert points == (2,)
+
+
 def test_positions_merge_consecutive_tool_blocks() -> None:
     """Consecutive tool calls (and results) count as one lookback position."""
     stream = [
@@ -111,3 +125,36 @@ def test_simulated_cache_serves_what_prefix_reuse_allows(make_tl: Callable[..., 
     reusable = sum(o.reusable for o in outcomes)
     assert reusable > 0
     assert cached >= 0.99 * reusable
+
+
+ANTHROPIC_LOOKBACK = 20
+"""Anthropic reads a cached prefix ending at most 20 block positions before a breakpoint
+(the positions it checks are the breakpoint's own and the 19 before it)."""
+
+
+@pytest.mark.parametrize("distance", range(ANTHROPIC_LOOKBACK - 3, ANTHROPIC_LOOKBACK + 3))
+def test_previous_prefix_is_read_at_every_distance(
+    make_tl: Callable[..., Timeline], distance: int
+) -> None:
+    """However many positions were appended since the previous request, the next one reads
+    that request's whole cached prefix (simulated Anthropic cache), with a second stream
+    breakpoint on the previous tail only once the last breakpoint alone cannot reach it."""
+    tl = make_tl()
+    _grow(tl, 2)
+    first = tl.render("sys")
+    for i in range(distance):
+        make = blocks.user_prompt if i % 2 == 0 else blocks.assistant_completion
+        tl.append(make(f"step {i} " + "word " * 10))
+    second = tl.render("sys")
+    pos = positions(second.blocks)
+    assert distance == pos[-1] - pos[len(first.blocks) - 1]
+
+    def cost(b: Block) -> int:
+        return 1 + len(b.text) // 4
+
+    requests = [request_positions(view, cost, 10) for view in (first, second)]
+    outcomes = simulate(requests)
+    assert outcomes[0].tokens == outcomes[1].cached
+    far = distance >= ANTHROPIC_LOOKBACK
+    assert (2 if far else 1) == len(second.cache_points)
+    assert far == (len(first.blocks) - 1 in second.cache_points)

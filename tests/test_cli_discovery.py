@@ -1,5 +1,6 @@
 """The CLI as a newcomer meets it: help, version, list, --json shapes, quiet pipes, colour,
-wording, errors in flag terms, and the demo's safety around existing conversations."""
+wording, errors in flag terms, and the demo's safety around existing conversations
+(the demo itself: tests/test_cli_demo.py)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.test_cli import LONG_MESSAGES, OPENAI_MESSAGES, cli, cli_on_tty, import_file
+from tests.test_cli import LONG_MESSAGES, OPENAI_MESSAGES, cli, import_file
 from timeline.cli import _parser, flag_terms
 from timeline.render.usage import percent_shares, plural
 
@@ -339,17 +340,6 @@ def test_percent_shares_add_up_to_100(values: list[int]) -> None:
     assert all(abs(s - 100 * v / total) < 0.1 + 1e-9 for s, v in zip(shares, values, strict=True))
 
 
-def test_demo_prints_the_conversation_and_next_commands(tmp_path: Path) -> None:
-    """The demo names the conversation it wrote and what to run next."""
-    out = cli("demo", "--turns", "3", "--db", "d.db", "--conversation", "mine", cwd=tmp_path)
-    assert out.returncode == 0, out.stderr
-    assert "wrote conversation 'mine' to d.db" in out.stdout
-    for command in ("inspect", "search", "render"):
-        assert f"timeline {command} mine --db d.db" in out.stdout
-    again = cli("demo", "--turns", "2", "--db", "d.db", "--conversation", "mine", cwd=tmp_path)
-    assert again.returncode == 0, again.stderr
-
-
 def test_demo_refuses_to_replace_a_conversation_it_did_not_create(db: Path) -> None:
     """The demo will not delete an imported conversation unless --force is given."""
     out = cli("demo", "--turns", "2", "--db", str(db), "--conversation", "c1")
@@ -359,32 +349,6 @@ def test_demo_refuses_to_replace_a_conversation_it_did_not_create(db: Path) -> N
     forced = cli("demo", "--turns", "2", "--db", str(db), "--conversation", "c1", "--force")
     assert forced.returncode == 0, forced.stderr
     assert json.loads(cli("list", "--db", str(db), "--json").stdout)[0]["turns"] == 2
-
-
-def test_demo_request_figures_mean_the_same_thing(tmp_path: Path) -> None:
-    """The per-turn 'request' column and the closing 'largest request' are one measure."""
-    out = cli("demo", "--turns", "6", "--max-tokens", "6000", "--db", "d.db", cwd=tmp_path)
-    lines = out.stdout.splitlines()
-    header = next(i for i, line in enumerate(lines) if line.split()[:2] == ["turn", "request"])
-    column = [int(line.split()[1].replace(",", "")) for line in lines[header + 1 : header + 7]]
-    largest = next(line for line in lines if line.strip().startswith("largest request"))
-    assert f"{max(column):,} tokens" in largest
-
-
-def test_demo_is_quiet_on_stderr_and_logs_with_debug(tmp_path: Path) -> None:
-    """The demo (overflow retry included) writes nothing to stderr; --debug shows the log."""
-    out = cli("demo", "--turns", "12", "--max-tokens", "8000", "--db", "q.db", cwd=tmp_path)
-    assert out.returncode == 0 and out.stderr == ""
-    assert any(line.split()[5:6] == ["1"] for line in out.stdout.splitlines()[3:15])
-    debug = cli("demo", "--turns", "2", "--db", "q.db", "--debug", cwd=tmp_path)
-    assert "timeline: persist conversation=demo" in debug.stderr
-
-
-def test_demo_progress_bar_on_a_terminal(tmp_path: Path) -> None:
-    """With stderr on a terminal the demo draws a progress bar over its turns."""
-    code, out, drawn = cli_on_tty("demo", "--turns", "3", "--db", "p.db", cwd=tmp_path)
-    assert code == 0 and b"wrote conversation 'demo'" in out
-    assert b"demo turns" in drawn
 
 
 def test_list_reports_an_unreadable_conversation_and_goes_on(db: Path, tmp_path: Path) -> None:

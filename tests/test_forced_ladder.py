@@ -8,10 +8,18 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from conftest import FixedClock
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from timeline import BudgetError, CompactionPolicy, HeuristicCounter, Timeline, blocks
+from timeline import (
+    BudgetError,
+    CompactionPolicy,
+    HeuristicCounter,
+    RenderedContext,
+    Timeline,
+    blocks,
+)
 from timeline.compaction.summarizers.base import SummaryRequest
 
 
@@ -151,3 +159,52 @@ def test_skipped_compaction_is_not_retried(make_tl: Callable[..., Timeline]) -> 
     assert first.compaction is not None and first.compaction.skipped is not None
     assert tl.render("sys").compaction is None
     assert [s.skipped is not None for s in seen] == [True]
+
+
+class Words:
+    """One token per word, so a test can size the system prompt to the token."""
+
+    def count(self, text: str) -> int:
+        return len(text.split())
+
+
+def forced_after(system_words: int) -> tuple[int, RenderedContext]:
+    """The unforced render's tokens and the forced render after it, for a session of
+    large tool results under a system prompt of ``system_words`` tokens."""
+    tl = Timeline(
+        "c",
+        policy=CompactionPolicy(max_tokens=20_000, keep_recent_turns=1),
+        token_counter=Words(),
+        clock=FixedClock(),
+    )
+    for i in range(8):
+        tl.begin_turn()
+        tl.append(blocks.user_prompt(f"question {i}"))
+        call = tl.append(blocks.tool_call("read_file", {"path": f"f{i}.py"}))
+        tl.append(blocks.tool_result(call.call_id or "", "line " * 300))
+        tl.append(blocks.assistant_completion(f"answer {i}"))
+    system = "s " * system_words
+    before = tl.render(system).tokens
+    return before, tl.render(system, force_sanitize=True)
+
+
+def test_three_quarters_is_exact_where_truncation_takes_over() -> None:
+    """The bound is 3/4 of the last render, not one token more: the forced render is
+    checked around the system-prompt size where the compacted prompt alone first stops
+    fitting 3/4 (a larger system prompt weighs more in the compacted prompt than in the
+    render it is measured against), so one of them lands exactly on the bound + 1
+    before truncation."""
+    assert not forced_after(0)[1].truncated_paths  # compaction alone fits at first
+    lo, hi = 0, 64
+    while not forced_after(hi)[1].truncated_paths:
+        lo, hi = hi, 2 * hi
+        assert hi < 20_000, "truncation never took over"
+    while hi - lo > 1:  # hi: the smallest system prompt whose forced render truncates
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if forced_after(mid)[1].truncated_paths else (mid, hi)
+    truncated = []
+    for words in range(hi - 8, hi + 8):
+        before, forced = forced_after(words)
+        assert forced.tokens <= before * 3 // 4, (words, before, forced.tokens)
+        truncated.append(bool(forced.truncated_paths))
+    assert True in truncated and False in truncated

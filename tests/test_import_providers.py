@@ -163,6 +163,15 @@ def test_bad_responses_input_is_refused(data: Any, where: str) -> None:
         import_conversation(data, "responses", "bad")
 
 
+def test_chat_tool_call_id_of_the_wrong_type_is_named_once() -> None:
+    """A non-string tool_call_id is refused with the field's location, said once (it was
+    "messages[1]: messages[1].tool_call_id: ...")."""
+    data = [{"role": "user", "content": "x"}, {"role": "tool", "tool_call_id": 3, "content": "y"}]
+    with pytest.raises(InvalidBlockError) as err:
+        import_conversation(data, "openai", "bad")
+    assert str(err.value) == "messages[1].tool_call_id: expected a string, got a number"
+
+
 def test_cli_imports_responses_input(tmp_path: Path) -> None:
     """``timeline import --format responses`` stores Responses input; it renders back."""
     payload = _source_timeline().render("Be brief.").to_openai_responses()

@@ -61,6 +61,22 @@ def test_pending_call_and_assistant_first_are_counted() -> None:
     assert max(sizes.values()) <= view.tokens, sizes
 
 
+def test_many_pending_calls_are_counted() -> None:
+    """Twenty parallel calls whose results are not recorded yet: every payload carries a
+    synthetic "no result recorded" result for each, and the estimate counts them (one
+    such result is small enough to hide in the estimate's slack, twenty are not)."""
+    tl = Timeline("c", policy=CompactionPolicy(max_tokens=20_000))
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("read every file"))
+    for i in range(20):
+        tl.append(blocks.tool_call("read", {"path": f"f{i}.py"}, call_id=f"call_{i}"))
+    view = tl.render("sys")
+    answered = view.to_anthropic()["messages"][-1]["content"]
+    assert sum(1 for part in answered if part["type"] == "tool_result") == 20
+    sizes = payload_sizes(view)
+    assert max(sizes.values()) <= view.tokens, sizes
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(steps=st.lists(STEP, min_size=1, max_size=20), budget=st.integers(250, 6_000))
 def test_every_format_within_budget(steps: list[Any], budget: int) -> None:

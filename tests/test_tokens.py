@@ -18,7 +18,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from samples import PNG_1x1
 
+import index_store
 from timeline import (
+    Block,
     CompactionPolicy,
     HeuristicCounter,
     PinnedOverBudgetError,
@@ -26,10 +28,9 @@ from timeline import (
     Timeline,
     TokenizerUnavailableError,
     blocks,
-    tokens,
     warm_up,
 )
-from timeline.tokens import BlockTokenMemo, binary_token_estimate
+from timeline.tokens import BlockTokenMemo, binary_token_estimate, counters
 from timeline.tokens.payload import payload_tokens
 
 
@@ -194,14 +195,14 @@ def test_warm_up_loads_the_tokenizer_before_the_first_count(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """After warm_up(), a new default counter's first count loads no tokenizer."""
-    monkeypatch.setattr(tokens, "_encodings", {})
+    monkeypatch.setattr(counters, "_encodings", {})
     warm_up()
 
     def refuse(name: str) -> Any:
         raise AssertionError(f"loaded {name} on the request path")
 
-    monkeypatch.setattr(tokens, "_load_offline", refuse)
-    monkeypatch.setattr(tokens, "_load_fast", refuse)
+    monkeypatch.setattr(counters, "_load_offline", refuse)
+    monkeypatch.setattr(counters, "_load_fast", refuse)
     assert TiktokenCounter().count("hello world") == 2
 
 
@@ -302,3 +303,46 @@ def test_a_refused_pinned_append_leaves_no_cost_for_the_next_block() -> None:
     reference.restore(tl.snapshot())
     assert reference.estimate() == tl.estimate() < 100
     assert reference.render().tokens == tl.render().tokens
+
+
+def test_memo_reset_forgets_every_remembered_cost() -> None:
+    """After reset() the memo counts blocks, free strings and summary lines again and
+    forgets the last system prompt (the reference engine counts from scratch each call)."""
+    counter = CountingCounter()
+    memo = BlockTokenMemo(counter, lazy_bounds=False)
+    prompt = Block(type="user.prompt", text="hello there", id="b1")
+    summary = Block(type="conv.range.summary", text="line one\nline two", id="s1")
+
+    def costs() -> tuple[int, int, int]:
+        return memo.block(prompt), memo.text("free text"), memo.block(summary)
+
+    first = costs()
+    memo.last_system = ("sys", 7)
+    calls = counter.calls
+    assert first == costs() and calls == counter.calls
+    memo.reset()
+    assert memo.last_system is None
+    assert first == costs()
+    assert 2 * calls == counter.calls  # everything counted again, as the first time
+
+
+def test_eviction_keeps_the_counts_of_the_blocks_still_held(
+    make_tl: Callable[..., Timeline],
+) -> None:
+    """After persist evicts the blocks before the summary, rendering again tokenizes
+    nothing: only the evicted blocks leave the memo."""
+    counter = CountingCounter()
+    tl = make_tl(
+        token_counter=counter, policy=CompactionPolicy(max_tokens=2_000, keep_recent_turns=1)
+    )
+    for i in range(12):
+        tl.begin_turn()
+        tl.append(blocks.user_prompt(f"question {i} " + "q " * 300))
+        tl.append(blocks.assistant_completion(f"answer {i} " + "a " * 300))
+        tl.render("sys")
+    held = len(tl.blocks)
+    tl.persist(index_store.open("memory://"))
+    assert len(tl.blocks) < held
+    calls = counter.calls
+    tl.render("sys")
+    assert calls == counter.calls

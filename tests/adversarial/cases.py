@@ -24,7 +24,8 @@ class Case:
     id: str
     run: Callable[..., object]
     expect: type[TimelineError] | None
-    check: Callable[..., object] | None = None
+    check: Callable[..., bool] | None = None
+    """For a valid case: True when the result is right (it may assert inside, to say why)."""
     match: str | None = None
     """A piece the error message must contain (the field or path it names)."""
 

@@ -21,5 +21,5 @@ def test_api_case(case: Case) -> None:
     if case.expect is not None:
         assert tl.snapshot() == before
     elif case.check is not None:
-        assert case.check(tl, result) is not False
+        assert case.check(tl, result) is True
     recovers(tl, store, committed)

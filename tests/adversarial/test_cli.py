@@ -7,236 +7,21 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 import index_store
 from adversarial.cases import load
+from adversarial.cli_files import (
+    ANTHROPIC_BAD,
+    GOOD_OPENAI,
+    OPENAI_BAD,
+    RAW_BAD,
+    VALID_FILES,
+    file_cases,
+)
 from timeline.cli import main
 from timeline.io.importers import import_messages
-
-GOOD_OPENAI = [
-    {"role": "user", "content": "hello"},
-    {
-        "role": "assistant",
-        "content": None,
-        "tool_calls": [
-            {"id": "c1", "type": "function", "function": {"name": "ls", "arguments": "{}"}}
-        ],
-    },
-    {"role": "tool", "tool_call_id": "c1", "content": "a.py"},
-]
-
-
-def _call(arguments: Any, call_id: Any = "c1", name: Any = "ls") -> list[Any]:
-    fn = {"name": name, "arguments": arguments}
-    return [
-        {"role": "user", "content": "hi"},
-        {"role": "assistant", "content": None, "tool_calls": [{"id": call_id, "function": fn}]},
-    ]
-
-
-def _deep_args(levels: int) -> str:
-    return '{"a":' * levels + "1" + "}" * levels
-
-
-OPENAI_BAD: dict[str, Any] = {
-    "arguments-object": _call({"a": 1}),
-    "arguments-list-json": _call("[1]"),
-    "arguments-nan": _call('{"a": NaN}'),
-    "arguments-infinity": _call('{"a": -Infinity}'),
-    "arguments-not-json": _call("{oops"),
-    "arguments-nested-100": _call(_deep_args(100)),
-    "arguments-nested-5000": _call(_deep_args(5000)),
-    "arguments-escaped-surrogate-key": _call('{"\\ud800": 1}'),
-    "call-id-int": _call("{}", call_id=5),
-    "call-id-object": _call("{}", call_id={"x": 1}),
-    "call-id-nul": _call("{}", call_id="c\x00"),
-    "function-name-int": _call("{}", name=7),
-    "duplicate-call-id": _call("{}") + _call("{}")[1:],
-    "tool-calls-number": [{"role": "assistant", "content": None, "tool_calls": 5}],
-    "tool-calls-string": [{"role": "assistant", "content": None, "tool_calls": "x"}],
-    "tool-calls-item-string": [{"role": "assistant", "tool_calls": ["x"]}],
-    "image-url-string": [
-        {
-            "role": "user",
-            "content": [{"type": "image_url", "image_url": "data:image/png;base64,AA=="}],
-        }
-    ],
-    "image-url-remote": [
-        {
-            "role": "user",
-            "content": [{"type": "image_url", "image_url": {"url": "https://x/y.png"}}],
-        }
-    ],
-    "image-url-bad-base64": [
-        {
-            "role": "user",
-            "content": [{"type": "image_url", "image_url": {"url": "data:image/png;base64,@@"}}],
-        }
-    ],
-    "part-type-list": [{"role": "user", "content": [{"type": ["text"], "text": "x"}]}],
-    "part-text-number": [{"role": "user", "content": [{"type": "text", "text": 5}]}],
-    "part-not-object": [{"role": "user", "content": ["x"]}],
-    "content-number": [{"role": "user", "content": 5}],
-    "assistant-content-number": [
-        {"role": "user", "content": "x"},
-        {"role": "assistant", "content": 5},
-    ],
-    "role-unknown": [{"role": "wizard", "content": "x"}],
-    "role-list": [{"role": ["user"], "content": "x"}],
-    "message-list": [["user", "x"]],
-    "message-string": ["hello"],
-    "messages-string": {"messages": "x"},
-    "top-level-number": 5,
-    "top-level-null": None,
-    "tool-without-call-id": [{"role": "user", "content": "x"}, {"role": "tool", "content": "y"}],
-    "tool-call-id-int": [
-        {"role": "user", "content": "x"},
-        {"role": "tool", "tool_call_id": 3, "content": "y"},
-    ],
-    "tool-orphan": [
-        {"role": "user", "content": "x"},
-        {"role": "tool", "tool_call_id": "zz", "content": "y"},
-    ],
-}
-
-ANTHROPIC_BAD: dict[str, Any] = {
-    "type-list": [{"role": "user", "content": [{"type": ["text"], "text": "x"}]}],
-    "type-object": [{"role": "user", "content": [{"type": {"a": 1}, "text": "x"}]}],
-    "text-number": [{"role": "user", "content": [{"type": "text", "text": 1.5}]}],
-    "content-number": [{"role": "user", "content": 5}],
-    "role-missing": [{"content": "x"}],
-    "tool-use-input-list": [
-        {"role": "user", "content": "x"},
-        {
-            "role": "assistant",
-            "content": [{"type": "tool_use", "id": "t1", "name": "ls", "input": [1]}],
-        },
-    ],
-    "tool-use-input-string": [
-        {"role": "user", "content": "x"},
-        {
-            "role": "assistant",
-            "content": [{"type": "tool_use", "id": "t1", "name": "ls", "input": "{}"}],
-        },
-    ],
-    "tool-use-input-deep": [
-        {"role": "user", "content": "x"},
-        {
-            "role": "assistant",
-            "content": [
-                {"type": "tool_use", "id": "t1", "name": "ls", "input": json.loads(_deep_args(70))}
-            ],
-        },
-    ],
-    "tool-use-id-int": [
-        {"role": "user", "content": "x"},
-        {
-            "role": "assistant",
-            "content": [{"type": "tool_use", "id": 1, "name": "ls", "input": {}}],
-        },
-    ],
-    "tool-result-content-number": [
-        {"role": "user", "content": "x"},
-        {
-            "role": "assistant",
-            "content": [{"type": "tool_use", "id": "t1", "name": "ls", "input": {}}],
-        },
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": 5}]},
-    ],
-    "tool-result-is-error-string": [
-        {"role": "user", "content": "x"},
-        {
-            "role": "assistant",
-            "content": [{"type": "tool_use", "id": "t1", "name": "ls", "input": {}}],
-        },
-        {
-            "role": "user",
-            "content": [{"type": "tool_result", "tool_use_id": "t1", "is_error": "yes"}],
-        },
-    ],
-    "tool-result-orphan": [
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "zz"}]}
-    ],
-    "tool-result-no-id": [{"role": "user", "content": [{"type": "tool_result", "content": "x"}]}],
-    "image-url-source": [
-        {
-            "role": "user",
-            "content": [{"type": "image", "source": {"type": "url", "url": "https://x"}}],
-        }
-    ],
-    "image-bad-base64": [
-        {
-            "role": "user",
-            "content": [
-                {
-                    "type": "image",
-                    "source": {"type": "base64", "media_type": "image/png", "data": "@@"},
-                }
-            ],
-        }
-    ],
-    "source-string": [{"role": "user", "content": [{"type": "image", "source": "x"}]}],
-}
-
-RAW_BAD: dict[str, bytes] = {
-    "not-json": b"{oops",
-    "empty": b"",
-    "nan-literal": b'[{"role": "user", "content": NaN}]',
-    "invalid-utf8": b'[{"role": "user", "content": "\xff\xfe"}]',
-    "nested-100000": b"[" * 100_000,
-    "nested-object-10000": b'{"a":' * 10_000,
-    "nested-under-messages": b'{"messages": [' + b"[" * 200 + b"]" * 200 + b"]}",
-    "trailing-garbage": b'[{"role": "user", "content": "x"}] extra',
-    "utf16": json.dumps([{"role": "user", "content": "x"}]).encode("utf-16"),
-}
-
-VALID_FILES: dict[str, tuple[str, bytes]] = {
-    "bom": ("openai", b"\xef\xbb\xbf" + json.dumps(GOOD_OPENAI).encode()),
-    "escaped-lone-surrogate-text": ("openai", b'[{"role": "user", "content": "a\\ud800b"}]'),
-    "system-list-with-junk": (
-        "anthropic",
-        json.dumps(
-            {"system": [5, {"text": "s"}], "messages": [{"role": "user", "content": "x"}]}
-        ).encode(),
-    ),
-}
-
-
-RESPONSES_BAD: dict[str, Any] = {
-    "arguments-object": [
-        {"type": "function_call", "call_id": "c", "name": "x", "arguments": {"a": 1}}
-    ],
-    "arguments-nested-5000": [
-        {"type": "function_call", "call_id": "c", "name": "x", "arguments": "[" * 5000}
-    ],
-    "arguments-nan": [
-        {"type": "function_call", "call_id": "c", "name": "x", "arguments": '{"a": NaN}'}
-    ],
-    "output-orphan": [{"type": "function_call_output", "call_id": "zz", "output": "x"}],
-    "input-number": {"input": 5},
-    "call-id-number": [{"type": "function_call", "call_id": 5, "name": "x", "arguments": "{}"}],
-    "text-number": [{"role": "user", "content": [{"type": "input_text", "text": 5}]}],
-}
-
-
-def _cases() -> list[Any]:
-    out = []
-    for name, data in RESPONSES_BAD.items():
-        out.append(
-            pytest.param("responses", json.dumps(data).encode(), id=f"typed-cli-responses-{name}")
-        )
-    for name, data in OPENAI_BAD.items():
-        out.append(pytest.param("openai", json.dumps(data).encode(), id=f"typed-cli-openai-{name}"))
-    for name, data in ANTHROPIC_BAD.items():
-        out.append(
-            pytest.param("anthropic", json.dumps(data).encode(), id=f"typed-cli-anthropic-{name}")
-        )
-    for name, raw in RAW_BAD.items():
-        out.append(pytest.param("openai", raw, id=f"typed-cli-file-{name}"))
-    return out
 
 
 @pytest.fixture
@@ -278,7 +63,7 @@ def _intact(db: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0, err
 
 
-@pytest.mark.parametrize(("fmt", "raw"), _cases())
+@pytest.mark.parametrize(("fmt", "raw"), file_cases())
 def test_bad_import_file(
     db: str, fmt: str, raw: bytes, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -12,6 +12,8 @@ import shlex
 import time
 from typing import Any
 
+import attrs
+
 from timeline import blocks
 from timeline.compaction.policy import CompactionPolicy
 from timeline.core.timeline import Timeline
@@ -119,6 +121,15 @@ def run_demo(
         store.close()
 
 
+@attrs.define
+class _Totals:
+    """What the turns added up to, for the closing table."""
+
+    compactions: int = 0
+    retries: int = 0
+    peak: int = 0
+
+
 def _run(
     store: Any,
     turns: int,
@@ -135,9 +146,29 @@ def _run(
     )
     tools = demo_tools(seed, memory=memory_read_tool(store, conversation))
     driver = ReactDriver(tl, model, tools, system=DEMO_SYSTEM_PROMPT, store=store)
+    _print_header(turns, max_tokens, conversation, store.url)
+    started = time.perf_counter()
+    totals = _Totals()
+    with progress("demo turns", turns) as advance:
+        for t in range(turns):
+            _run_turn(t, session, driver, model, store, max_tokens, totals)
+            advance(1)
+    elapsed = time.perf_counter() - started
+    _print_table(_closing_rows(store, tl, model, totals, turns, max_tokens, db, elapsed))
+    version = store.load_window(conversation)
+    print(
+        f"wrote conversation {conversation!r} to {db} "
+        f"(version {version[0] if version else 0}); try next:"
+    )
+    for command in _next_commands(conversation, db):
+        print(f"  {command}")
+    return 0
+
+
+def _print_header(turns: int, max_tokens: int, conversation: str, url: str) -> None:
     print(
         f"timeline demo: {plural(turns, 'turn')}, budget {max_tokens:,} tokens, "
-        f"conversation {conversation!r}, store {store.url}"
+        f"conversation {conversation!r}, store {url}"
     )
     print(
         "request = the largest request sent to the model in the turn, in tokens as the "
@@ -147,37 +178,55 @@ def _run(
         f"{'turn':>4} {'request':>8} {'budget':>6} {'steps':>5} {'compact':>7} {'retry':>5} "
         f"{'ckpts':>5} {'window':>6} {'archived':>8}"
     )
-    started = time.perf_counter()
-    compactions = retries = 0
-    peak = 0
-    with progress("demo turns", turns) as advance:
-        for t in range(turns):
-            prompt = blocks.user_prompt(session.prompt(t), source=DEMO_SOURCE)
-            result = driver.run_turn(prompt)
-            compactions += len(result.compactions)
-            retries += result.overflow_retries
-            view = tl.render(DEMO_SYSTEM_PROMPT)
-            largest = max(model.sent_tokens[-result.steps - result.overflow_retries :])
-            peak = max(peak, largest)
-            archived = len(store.turn_log(conversation))
-            print(
-                f"{t + 1:>4} {largest:>8,} {largest / max_tokens:>6.0%} {result.steps:>5} "
-                f"{len(result.compactions):>7} {result.overflow_retries:>5} "
-                f"{len(view.cache_points) + 1:>5} {len(tl.blocks):>6} {archived:>8}"
-            )
-            advance(1)
-    elapsed = time.perf_counter() - started
+
+
+def _run_turn(
+    t: int,
+    session: CodingSession,
+    driver: ReactDriver,
+    model: ScriptedModel,
+    store: Any,
+    max_tokens: int,
+    totals: _Totals,
+) -> None:
+    """One scripted turn through the driver, and its line of the per-turn table."""
+    tl = driver.timeline
+    prompt = blocks.user_prompt(session.prompt(t), source=DEMO_SOURCE)
+    result = driver.run_turn(prompt)
+    totals.compactions += len(result.compactions)
+    totals.retries += result.overflow_retries
+    view = tl.render(DEMO_SYSTEM_PROMPT)
+    largest = max(model.sent_tokens[-result.steps - result.overflow_retries :])
+    totals.peak = max(totals.peak, largest)
+    archived = len(store.turn_log(tl.conversation_id))
+    print(
+        f"{t + 1:>4} {largest:>8,} {largest / max_tokens:>6.0%} {result.steps:>5} "
+        f"{len(result.compactions):>7} {result.overflow_retries:>5} "
+        f"{len(view.cache_points) + 1:>5} {len(tl.blocks):>6} {archived:>8}"
+    )
+
+
+def _closing_rows(
+    store: Any,
+    tl: Timeline,
+    model: ScriptedModel,
+    totals: _Totals,
+    turns: int,
+    max_tokens: int,
+    db: str,
+    elapsed: float,
+) -> list[tuple[str, str]]:
+    conversation = tl.conversation_id
     size = store.size_bytes() if hasattr(store, "size_bytes") else 0
     hits = store.search(conversation, "connection leak", limit=1)
-    version = store.load_window(conversation)
-    rows = [
+    return [
         ("turns", f"{turns}"),
         ("model calls", f"{model.calls}"),
-        ("compactions", f"{compactions}"),
-        ("overflow retries", f"{retries}"),
+        ("compactions", f"{totals.compactions}"),
+        ("overflow retries", f"{totals.retries}"),
         (
             "largest request",
-            f"{peak:,} tokens (budget {max_tokens:,}): the largest 'request' above",
+            f"{totals.peak:,} tokens (budget {max_tokens:,}): the largest 'request' above",
         ),
         (
             "blocks archived",
@@ -190,15 +239,11 @@ def _run(
         ("search 'connection leak'", hits[0].path if hits else "no hits"),
         ("elapsed", f"{elapsed:.2f}s"),
     ]
+
+
+def _print_table(rows: list[tuple[str, str]]) -> None:
     width = max(len(k) for k, _ in rows)
     print()
     for key, value in rows:
         print(f"  {key:<{width}}  {value}")
     print()
-    print(
-        f"wrote conversation {conversation!r} to {db} "
-        f"(version {version[0] if version else 0}); try next:"
-    )
-    for command in _next_commands(conversation, db):
-        print(f"  {command}")
-    return 0

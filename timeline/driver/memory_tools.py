@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from timeline.compaction.truncation import cut_at_word
-from timeline.driver import ToolOutput
+from timeline.driver.react import ToolOutput
 from timeline.model.errors import StoreError
 from timeline.model.persistence import IndexStore
 

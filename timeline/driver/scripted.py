@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 import attrs
 
-from timeline.driver import ToolOutput
+from timeline.driver.react import ToolOutput
 from timeline.formats.reply import ModelReply, ToolCallRequest, Usage
 from timeline.render.context import RenderedContext
 from timeline.tokens import BLOCK_OVERHEAD_TOKENS, TiktokenCounter, TokenCounter

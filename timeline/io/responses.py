@@ -13,13 +13,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from timeline.io.importers import (
+from timeline.io._common import (
+    Builder,
     ImportedConversation,
-    _arguments,
-    _Builder,
-    _data_url,
-    _fail,
-    _text,
+    arguments,
+    check_text,
+    data_url,
+    fail,
 )
 from timeline.model import constructors as B
 from timeline.model.errors import InvalidBlockError
@@ -40,22 +40,22 @@ def _items(data: Any) -> tuple[list[Any], list[str]]:
     if isinstance(data, str):
         data = [{"role": "user", "content": data}]
     if not isinstance(data, list):
-        raise _fail("input", "expected a list of input items (or an object with 'input')")
+        raise fail("input", "expected a list of input items (or an object with 'input')")
     return data, system
 
 
-def _message(item: Mapping[str, Any], where: str, b: _Builder, system: list[str]) -> int:
+def _message(item: Mapping[str, Any], where: str, b: Builder, system: list[str]) -> int:
     role = item.get("role")
     content = item.get("content")
     parts = [{"type": "input_text", "text": content}] if isinstance(content, str) else content
     if not isinstance(parts, list):
-        raise _fail(f"{where}.content", "expected a string or a list of parts")
+        raise fail(f"{where}.content", "expected a string or a list of parts")
     if role in ("system", "developer"):
         texts = []
         for j, part in enumerate(parts):
             if not isinstance(part, Mapping) or part.get("type") not in _TEXT_PARTS:
-                raise _fail(f"{where}.content[{j}]", "a system message holds text parts only")
-            texts.append(_text(part.get("text", ""), f"{where}.content[{j}].text"))
+                raise fail(f"{where}.content[{j}]", "a system message holds text parts only")
+            texts.append(check_text(part.get("text", ""), f"{where}.content[{j}].text"))
         system.append("\n".join(texts))
         return 1
     if role == "user":
@@ -63,43 +63,43 @@ def _message(item: Mapping[str, Any], where: str, b: _Builder, system: list[str]
     elif role == "assistant":
         b.ensure_turn()
     else:
-        raise _fail(f"{where}.role", f"unknown role {role!r}")
+        raise fail(f"{where}.role", f"unknown role {role!r}")
     texts = []
     for j, part in enumerate(parts):
         pw = f"{where}.content[{j}]"
         kind = part.get("type") if isinstance(part, Mapping) else None
         if kind in _TEXT_PARTS:
-            texts.append(_text(part.get("text", ""), f"{pw}.text"))
+            texts.append(check_text(part.get("text", ""), f"{pw}.text"))
         elif kind == "refusal" and role == "assistant":
             texts.append(str(part.get("refusal", "")))
         elif kind == "input_image" and role == "user":
-            b.attach(*_data_url(str(part.get("image_url") or ""), pw))
+            b.attach(*data_url(str(part.get("image_url") or ""), pw))
         elif kind == "input_file" and role == "user":
-            mime, data = _data_url(str(part.get("file_data") or ""), pw)
+            mime, data = data_url(str(part.get("file_data") or ""), pw)
             b.attach(mime, data, str(part.get("filename") or ""))
         else:
-            raise _fail(pw, f"unsupported part type {kind!r} in a {role} message")
+            raise fail(pw, f"unsupported part type {kind!r} in a {role} message")
     text = "\n".join(texts)
     if text:
         b.tl.append(B.user_prompt(text) if role == "user" else B.assistant_completion(text))
     return 0
 
 
-def _call(item: Mapping[str, Any], where: str, b: _Builder) -> None:
+def _call(item: Mapping[str, Any], where: str, b: Builder) -> None:
     if not item.get("call_id") or not item.get("name"):
-        raise _fail(where, "a function_call needs call_id and name")
-    params = _arguments(item.get("arguments"), f"{where}.arguments")
-    name = _text(item["name"], f"{where}.name")
-    call_id = _text(item["call_id"], f"{where}.call_id")
+        raise fail(where, "a function_call needs call_id and name")
+    params = arguments(item.get("arguments"), f"{where}.arguments")
+    name = check_text(item["name"], f"{where}.name")
+    call_id = check_text(item["call_id"], f"{where}.call_id")
     b.ensure_turn()
     try:
         b.tl.append(B.tool_call(name, params, call_id=call_id))
     except InvalidBlockError as exc:
-        raise _fail(where, str(exc)) from exc
+        raise fail(where, str(exc)) from exc
 
 
-def _output(item: Mapping[str, Any], where: str, b: _Builder) -> None:
-    call_id = _text(item.get("call_id") or "", f"{where}.call_id")
+def _output(item: Mapping[str, Any], where: str, b: Builder) -> None:
+    call_id = check_text(item.get("call_id") or "", f"{where}.call_id")
     output = item.get("output")
     texts: list[str] = []
     images: list[tuple[str, bytes]] = []
@@ -109,13 +109,13 @@ def _output(item: Mapping[str, Any], where: str, b: _Builder) -> None:
         for j, part in enumerate(output):
             kind = part.get("type") if isinstance(part, Mapping) else None
             if kind in _TEXT_PARTS:
-                texts.append(_text(part.get("text", ""), f"{where}.output[{j}].text"))
+                texts.append(check_text(part.get("text", ""), f"{where}.output[{j}].text"))
             elif kind == "input_image":
-                images.append(_data_url(str(part.get("image_url") or ""), f"{where}.output[{j}]"))
+                images.append(data_url(str(part.get("image_url") or ""), f"{where}.output[{j}]"))
             else:
-                raise _fail(f"{where}.output[{j}]", f"unsupported output part {kind!r}")
+                raise fail(f"{where}.output[{j}]", f"unsupported output part {kind!r}")
     else:
-        raise _fail(f"{where}.output", "expected a string or a list of parts")
+        raise fail(f"{where}.output", "expected a string or a list of parts")
     b.ensure_turn()
     try:
         if texts or not images:
@@ -123,18 +123,18 @@ def _output(item: Mapping[str, Any], where: str, b: _Builder) -> None:
         for mime, data in images:
             b.tl.append(B.tool_result(call_id, "", mime=mime, data=data))
     except InvalidBlockError as exc:
-        raise _fail(where, str(exc)) from exc
+        raise fail(where, str(exc)) from exc
 
 
 def import_responses(data: Any, conversation_id: str) -> ImportedConversation:
     """A new timeline holding the Responses input ``data``, with its system prompt."""
     items, system = _items(data)
-    b = _Builder(conversation_id)
+    b = Builder(conversation_id)
     system_messages = len(system)
     for i, item in enumerate(items):
         where = f"input[{i}]"
         if not isinstance(item, Mapping):
-            raise _fail(where, "expected an object")
+            raise fail(where, "expected an object")
         kind = item.get("type", "message")
         if kind == "message":
             system_messages += _message(item, where, b, system)
@@ -147,7 +147,7 @@ def import_responses(data: Any, conversation_id: str) -> ImportedConversation:
             try:
                 b.tl.append(openai_reasoning(item))
             except InvalidBlockError as exc:
-                raise _fail(where, str(exc)) from exc
+                raise fail(where, str(exc)) from exc
         else:
-            raise _fail(f"{where}.type", f"unsupported item type {kind!r}")
+            raise fail(f"{where}.type", f"unsupported item type {kind!r}")
     return ImportedConversation(b.tl, "\n\n".join(system), system_messages)

@@ -17,7 +17,8 @@ from typing import IO, Any, Final, Literal
 import ijson
 
 from timeline.core.timeline import Timeline
-from timeline.io.importers import _Builder, _import_anthropic, _import_openai, import_conversation
+from timeline.io._common import Builder
+from timeline.io.importers import _import_anthropic, _import_openai, import_conversation
 from timeline.model.errors import InvalidBlockError
 from timeline.model.json_text import MAX_DEPTH
 
@@ -151,7 +152,7 @@ def import_file(
         imported = import_conversation(data, "responses", conversation_id)
         return imported.timeline, imported.system_messages
     messages = _Messages(_Counting(file, on_read))
-    b = _Builder(conversation_id)
+    b = Builder(conversation_id)
     if fmt == "openai":
         skipped = _import_openai(messages, b)
     elif fmt == "anthropic":

@@ -84,8 +84,10 @@ class CheckpointInfo(msgspec.Struct, frozen=True):
     block_count: int
 
 
+# mutmut adds its trampolines to a class as members, and a Protocol would then require
+# them of every store: protocols are not mutated (docs/testing.md)
 @runtime_checkable
-class IndexStore(Protocol):
+class IndexStore(Protocol):  # pragma: no mutate block
     """What ``Timeline.persist``/``load`` and the memory tools need from a store."""
 
     def commit(
@@ -118,7 +120,7 @@ class IndexStore(Protocol):
 
 
 @runtime_checkable
-class AsyncIndexStore(IndexStore, Protocol):
+class AsyncIndexStore(IndexStore, Protocol):  # pragma: no mutate block
     """A store that also offers the async API (every shipped backend does):
     ``Timeline.apersist``/``aload`` await it instead of using a worker thread."""
 

@@ -1,7 +1,5 @@
-"""Token estimates of binary data (images, PDFs, other files) sent with a block.
-
-Kept apart from the counters: no tokenizer is involved, only the sizes providers charge.
-"""
+"""Token estimates of binary attachments (images, PDFs, other bytes), read from their
+headers without decoding them."""
 
 from __future__ import annotations
 

@@ -1,0 +1,243 @@
+"""The ``timeline`` command's argument parser: one function per command, each adding
+its subparser and flags (help texts are the CLI's documentation)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from typing import NoReturn, TypeAlias
+
+from timeline.cli.commands import (
+    cmd_compact,
+    cmd_demo,
+    cmd_import,
+    cmd_inspect,
+    cmd_list,
+    cmd_render,
+    cmd_search,
+)
+from timeline.cli.output import paint
+
+__all__ = ["DESCRIPTION", "build_parser"]
+
+DESCRIPTION = """\
+Keep an LLM conversation as a timeline of typed blocks, and look at it.
+
+Start with the demo, then look at what it stored:
+  timeline demo
+  timeline list --db timeline-demo.db
+  timeline inspect demo --db timeline-demo.db
+  timeline inspect demo --db timeline-demo.db --html timeline.html
+
+Exit codes: 0 ok, 1 runtime error (one line; --debug shows the traceback), 2 usage error.
+"""
+
+Subparsers: TypeAlias = "argparse._SubParsersAction[_Parser]"
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("block-timeline")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def _count(minimum: int) -> Callable[[str], int]:
+    """An argparse type: an integer >= ``minimum``, with the flag named on error."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text.replace("_", ""))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
+        return value
+
+    parse.__name__ = "integer"
+    return parse
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one ``error: ...`` line, like every other."""
+
+    def error(self, message: str) -> NoReturn:
+        line = f"{message} (see '{self.prog} --help')"
+        self.exit(2, f"{paint('error', '31', sys.stderr)}: {line}\n")
+
+
+def _common() -> _Parser:
+    """The flags every command takes (a parent parser)."""
+    common = _Parser(add_help=False)
+    common.add_argument(
+        "--debug",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="on an error, print the Python traceback too; log what the library does to stderr",
+    )
+    return common
+
+
+def _command(sub: Subparsers, name: str, help: str) -> argparse.ArgumentParser:
+    return sub.add_parser(name, help=help, description=help, parents=[_common()])
+
+
+def _db(s: argparse.ArgumentParser) -> None:
+    s.add_argument(
+        "--db",
+        required=True,
+        metavar="PATH",
+        help="the store: a SQLite file path, or a store URL (sqlite:///..., postgresql://...)",
+    )
+
+
+def _json_flag(s: argparse.ArgumentParser, what: str) -> None:
+    s.add_argument("--json", action="store_true", help=f"print {what} as JSON")
+
+
+def _stored(sub: Subparsers, name: str, help: str) -> argparse.ArgumentParser:
+    """A command over one stored conversation, rendered under a budget and system prompt."""
+    s = _command(sub, name, help)
+    s.add_argument("conversation", metavar="ID", help="the conversation id")
+    _db(s)
+    s.add_argument(
+        "--max-tokens",
+        type=_count(1),
+        default=None,
+        metavar="N",
+        help="context budget in tokens (default: none, and then nothing compacts)",
+    )
+    s.add_argument(
+        "--system",
+        default=None,
+        metavar="TEXT|@FILE",
+        help="system prompt text, or @FILE to read it from a file (one trailing "
+        "newline is dropped)",
+    )
+    return s
+
+
+def _add_demo(sub: Subparsers) -> None:
+    d = _command(sub, "demo", "run a scripted coding-agent session on a local SQLite store")
+    d.add_argument("--turns", type=_count(1), default=40, metavar="N", help="turns to run")
+    d.add_argument(
+        "--max-tokens", type=_count(1000), default=16_000, metavar="N", help="context budget"
+    )
+    d.add_argument(
+        "--db", default="timeline-demo.db", metavar="PATH", help="the store (SQLite path or URL)"
+    )
+    d.add_argument("--seed", type=int, default=7, metavar="N", help="seed of the scripted session")
+    d.add_argument("--conversation", default="demo", metavar="ID", help="conversation id to write")
+    d.add_argument(
+        "--force",
+        action="store_true",
+        help="replace the conversation even if the demo did not create it",
+    )
+    d.set_defaults(func=cmd_demo)
+
+
+def _add_import(sub: Subparsers) -> None:
+    i = _command(
+        sub, "import", "import OpenAI Chat Completions, Anthropic Messages or Responses JSON"
+    )
+    i.add_argument("file", metavar="FILE", help="the JSON file (a messages list, or an object)")
+    i.add_argument(
+        "--format",
+        choices=("openai", "anthropic", "responses"),
+        required=True,
+        help="the file's format: Chat Completions messages, Anthropic Messages, or Responses "
+        "API input items (read whole; the other two are streamed)",
+    )
+    _db(i)
+    i.add_argument("--conversation", required=True, metavar="ID", help="a new conversation id")
+    i.set_defaults(func=cmd_import)
+
+
+def _add_list(sub: Subparsers) -> None:
+    ls = _command(sub, "list", "list the conversations in a store")
+    _db(ls)
+    _json_flag(ls, "an array of conversations")
+    ls.set_defaults(func=cmd_list)
+
+
+def _add_render(sub: Subparsers) -> None:
+    r = _stored(sub, "render", "print the prompt a model call would get")
+    r.add_argument(
+        "--format",
+        choices=("anthropic", "openai", "responses", "text", "document"),
+        default="anthropic",
+        help="payload format (default: anthropic)",
+    )
+    r.set_defaults(func=cmd_render)
+
+
+def _add_inspect(sub: Subparsers) -> None:
+    n = _stored(sub, "inspect", "context usage by block type (a /context view)")
+    _json_flag(n, "the usage (tokens and share per block type)")
+    n.add_argument(
+        "--html",
+        metavar="OUT",
+        default=None,
+        help="also write the whole timeline as one static HTML page to OUT",
+    )
+    n.set_defaults(func=cmd_inspect)
+
+
+def _add_search(sub: Subparsers) -> None:
+    s = _command(sub, "search", "full-text search of everything the conversation held")
+    s.add_argument("conversation", metavar="ID", help="the conversation id")
+    s.add_argument("query", metavar="QUERY", help="words to look for")
+    _db(s)
+    s.add_argument("--limit", type=_count(1), default=10, metavar="N", help="most hits to show")
+    _json_flag(s, "the hits")
+    s.set_defaults(func=cmd_search)
+
+
+def _add_compact(sub: Subparsers) -> None:
+    c = _stored(
+        sub,
+        "compact",
+        "compact now and persist (like /compact); needs --max-tokens or --keep-recent",
+    )
+    c.add_argument(
+        "--keep-recent",
+        type=_count(1),
+        default=None,
+        metavar="TOKENS",
+        help="tokens of recent blocks to keep verbatim (needed without --max-tokens)",
+    )
+    _json_flag(c, "what the compaction did")
+    c.set_defaults(func=cmd_compact)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The whole command line: global flags, then each command in the order ``--help``
+    lists them."""
+    p = _Parser(
+        prog="timeline",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--version", action="version", version=f"timeline {_version()}")
+    p.add_argument(
+        "--debug",
+        action="store_true",
+        help="on an error, print the traceback too; log what the library does to stderr",
+    )
+    sub = p.add_subparsers(
+        dest="command", required=True, metavar="COMMAND", help="what to do (each has --help)"
+    )
+    for add in (
+        _add_demo,
+        _add_import,
+        _add_list,
+        _add_render,
+        _add_inspect,
+        _add_search,
+        _add_compact,
+    ):
+        add(sub)
+    return p
