@@ -15,7 +15,7 @@ from typing import Protocol
 
 import attrs
 
-from timeline.cache import LOOKBACK, positions
+from timeline.cache.checkpoints import LOOKBACK, positions
 from timeline.model.block import Block
 
 __all__ = ["CacheOutcome", "Position", "request_positions", "simulate"]

@@ -8,7 +8,7 @@ from typing import Final
 
 import attrs
 
-from timeline.cache import plan_checkpoints
+from timeline.cache.checkpoints import plan_checkpoints
 from timeline.compaction import CompactionStats
 from timeline.compaction.truncation import truncate_to_fit
 from timeline.model.block import Block

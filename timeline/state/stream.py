@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence, Set
 import attrs
 import msgspec
 
-from timeline.cache import kind_positions
+from timeline.cache.checkpoints import kind_positions
 from timeline.model.block import CONV_RANGE_SUMMARY, Block
 from timeline.model.block_types import block_type
 from timeline.model.constructors import canonical_json
