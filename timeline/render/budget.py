@@ -6,8 +6,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final
 
-import attrs
-
 from timeline.cache.checkpoints import plan_checkpoints
 from timeline.compaction import CompactionStats
 from timeline.compaction.truncation import truncate_to_fit
@@ -43,9 +41,9 @@ def forced_target(ledger: Ledger, settings: Settings, prep: Prep) -> int | None:
     budget = _budget(settings)
     if budget is None:
         return None
-    last = ledger.notes.last_render
-    if last is not None and last[0] == _render_key(ledger, prep):
-        reference = last[1]()
+    notes = ledger.notes
+    if notes.raw_estimate is not None and notes.render_key == _render_key(ledger, prep):
+        reference = notes.raw_estimate()
     else:
         stream = ledger.stream()
         stream.resolve()
@@ -190,8 +188,5 @@ def _deferred_counts(
             memo.block(b) if pos in exact else shown_costs[pos] for pos, b in enumerate(shown)
         )
 
-    key = _render_key(ledger, prep)
-    ledger.set_notes(
-        attrs.evolve(ledger.notes, raw_estimate=raw_estimate, last_render=(key, raw_estimate))
-    )
+    ledger.note_render(_render_key(ledger, prep), raw_estimate)
     return count_tokens, block_tokens

@@ -73,7 +73,7 @@ def _budget(settings: Settings, prep: Prep, keep_tokens: int | None) -> int:
 def _warn_no_budget(ledger: Ledger, settings: Settings) -> None:
     policy = settings.policy
     if policy.budget is None and policy.enabled and not ledger.notes.warned_no_budget:
-        ledger.set_notes(attrs.evolve(ledger.notes, warned_no_budget=True))
+        ledger.note_warned()
         warnings.warn(
             f"{NO_BUDGET} for conversation {settings.conversation_id!r}: set max_tokens, "
             "context_window or a known model name",

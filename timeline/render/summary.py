@@ -146,7 +146,7 @@ def _apply(
     if cost >= replaced:
         # a summary at least as big as what it replaces would grow the prompt: skip it,
         # changing nothing, and do not plan it again until something is appended
-        ledger.set_notes(attrs.evolve(ledger.notes, skipped_at_seq=ledger.state.block_seq))
+        ledger.note_skipped()
         skipped = attrs.evolve(
             pending.stats,
             tokens_after=pending.stats.tokens_before,

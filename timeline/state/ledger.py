@@ -34,9 +34,10 @@ class RenderNotes:
     """What a render leaves for the next calls (not persisted)."""
 
     raw_estimate: Callable[[], int] | None = None
-    """Our estimate of the last render before calibration (``record_usage`` compares)."""
-    last_render: tuple[tuple[int, ...], Callable[[], int]] | None = None
-    """(content key, prompt tokens) of the last render: the size a forced render beats."""
+    """Our count of the last render before calibration (``record_usage`` compares)."""
+    render_key: tuple[int, ...] | None = None
+    """What the last render was made of: a forced render with the same key beats its
+    size (``raw_estimate``)."""
     skipped_at_seq: int = -1
     """``block_seq`` when a compaction was last skipped (not smaller): not retried until
     something is appended."""
@@ -224,8 +225,22 @@ class Ledger:
         the system prompt's cost, the usage calibration, the compaction marker)."""
         self._state = msgspec.structs.replace(self._state, **changes)
 
-    def set_notes(self, notes: RenderNotes) -> None:
-        self.notes = notes
+    def note_render(self, key: tuple[int, ...], raw_estimate: Callable[[], int]) -> None:
+        """A render finished: what it was made of and its size (counted when asked)."""
+        n = self.notes
+        self.notes = RenderNotes(raw_estimate, key, n.skipped_at_seq, n.warned_no_budget)
+
+    def note_skipped(self) -> None:
+        """A compaction was skipped at the current ``block_seq`` (its summary would not
+        have been smaller): not planned again until something is appended."""
+        n = self.notes
+        seq = self._state.block_seq
+        self.notes = RenderNotes(n.raw_estimate, n.render_key, seq, n.warned_no_budget)
+
+    def note_warned(self) -> None:
+        """The no-budget warning was given (once per timeline)."""
+        n = self.notes
+        self.notes = RenderNotes(n.raw_estimate, n.render_key, n.skipped_at_seq, True)
 
     def reset(
         self, blocks: Sequence[Block], state: TimelineState, new_ids: Iterable[str] | None = None
