@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from conftest import CountingCounter
 
-from timeline import Block, CompactionPolicy, Timeline, blocks
+from timeline import Block, CompactionPolicy, TiktokenCounter, Timeline, blocks
 from timeline.formats.text import block_text
 from timeline.tokens import BLOCK_OVERHEAD_TOKENS, BlockTokenMemo
 
@@ -82,3 +82,11 @@ def test_uncached_and_remember_count_nothing_twice() -> None:
     calls = counter.calls
     memo.remember(new, new_cost)
     assert (new_cost, calls) == (memo.block(new), counter.calls)
+
+
+def test_the_bound_of_a_summary_is_its_exact_cost() -> None:
+    """A summary is counted line by line, cheaply, so its bound is its exact cost (a
+    bound from its text alone would leave out its label)."""
+    memo = BlockTokenMemo(TiktokenCounter())
+    made = summary("s1", LINES)
+    assert memo.block(made) == memo.bound(made)
