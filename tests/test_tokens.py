@@ -222,6 +222,7 @@ _IDS = st.text(alphabet=st.sampled_from("aZ09_-.:é漢 /"), min_size=1, max_size
 @example(kind="result", text="", tool="read_" + "x" * 59, call_id="c1")
 @example(kind="call", text="", tool="read_" + "x" * 59, call_id="c1")
 @example(kind="result", text="", tool="t", call_id="Z9" * 20)
+@example(kind="call", text="", tool="Z9" * 32 + ".", call_id="c1")  # its safe form is sent too
 def test_the_lazy_bound_is_never_below_the_exact_cost(
     kind: str, text: str, tool: str, call_id: str
 ) -> None:

@@ -90,3 +90,15 @@ def test_the_bound_of_a_summary_is_its_exact_cost() -> None:
     memo = BlockTokenMemo(TiktokenCounter())
     made = summary("s1", LINES)
     assert memo.block(made) == memo.bound(made)
+
+
+def test_the_bound_of_a_block_with_data_covers_its_text_and_its_data() -> None:
+    """An image attachment, and an image a tool returned, are bounded by their label and
+    text plus the image's estimate."""
+    png = b"\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR" + (300).to_bytes(4, "big") * 2
+    memo = BlockTokenMemo(TiktokenCounter())
+    for block in (
+        blocks.user_attachment(name="screenshot.png", mime="image/png", data=png),
+        blocks.tool_result("c1", "the chart", tool_id="plot", mime="image/png", data=png),
+    ):
+        assert memo.bound(block) >= memo.block(block) > 120
