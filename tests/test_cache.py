@@ -93,6 +93,15 @@ def test_a_run_reaching_the_last_block_gets_no_second_breakpoint() -> None:
     assert points == (2,)
 
 
+def test_turn_headers_alone_get_no_breakpoint(make_tl: Callable[..., Timeline]) -> None:
+    """A stream of turn headers only has no content to cache: no breakpoint at all."""
+    tl = make_tl()
+    tl.begin_turn()
+    assert tl.render("sys").cache_points == ()
+    tl.begin_turn()
+    assert tl.render("sys").cache_points == ()
+
+
 def test_positions_merge_consecutive_tool_blocks() -> None:
     """Consecutive tool calls (and results) count as one lookback position."""
     stream = [

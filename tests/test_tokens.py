@@ -14,7 +14,7 @@ from typing import Any
 import msgspec
 import pytest
 from conftest import CountingCounter
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from samples import PNG_1x1
 
@@ -222,6 +222,11 @@ _IDS = st.text(alphabet=st.sampled_from("aZ09_-.:é漢 /"), min_size=1, max_size
     tool=_IDS,
     call_id=_IDS,
 )
+# long provider-safe names and ids: nothing else in the label's bound makes up for them
+@example(kind="result", text="", tool="read_" + "x" * 59, call_id="c1")
+@example(kind="call", text="", tool="read_" + "x" * 59, call_id="c1")
+@example(kind="result", text="", tool="t", call_id="Z9" * 20)
+@example(kind="call", text="", tool="Z9" * 32 + ".", call_id="c1")  # its safe form is sent too
 def test_the_lazy_bound_is_never_below_the_exact_cost(
     kind: str, text: str, tool: str, call_id: str
 ) -> None:

@@ -10,8 +10,10 @@ from typing import Any
 import pytest
 import tiktoken
 import tiktoken.load
+from hypothesis import given
+from hypothesis import strategies as st
 
-from timeline import TiktokenCounter, TokenizerUnavailableError
+from timeline import HeuristicCounter, TiktokenCounter, TokenizerUnavailableError
 from timeline.tokens import counters
 
 try:
@@ -111,3 +113,11 @@ def test_warm_up_loads_only_what_counting_needs(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(counters, "_load_fast", lambda name: FakeFast())
     monkeypatch.setattr(counters, "_load_offline", refuse)
     TiktokenCounter().warm_up()
+
+
+@given(text=st.text(max_size=60), chars_per_token=st.sampled_from([1.0, 2.5, 4.0]))
+def test_the_heuristic_bound_is_never_below_its_count(text: str, chars_per_token: float) -> None:
+    """HeuristicCounter.upper_bound, what lazy renders trust until they count, is never
+    below count (the empty string and one character included)."""
+    counter = HeuristicCounter(chars_per_token)
+    assert counter.upper_bound(text) >= counter.count(text)
