@@ -317,3 +317,41 @@ class TestBudgetAndStore:
         hits = store.search("n", "Zephyrine", limit=3)
         assert [h.block.id for h in hits] == [stored.id]
         assert again.render("").to_openai_responses() == tl.render("").to_openai_responses()
+
+
+class TestCompaction:
+    def test_a_cut_never_separates_blocks_sharing_a_call_id(self) -> None:
+        """No valid cut falls between a server tool use and its result, even with an
+        assistant text recorded between them."""
+        from timeline.compaction.cuts import valid_cuts
+
+        tl = _timeline()
+        tl.append(blocks.provider_block("anthropic", SEARCH_USE))
+        tl.append(blocks.assistant_completion("searching"))
+        tl.append(blocks.provider_block("anthropic", SEARCH_RESULT))
+        tl.append(blocks.assistant_completion("Sunny."))
+        valid = valid_cuts(list(tl.blocks), 0)
+        assert valid[3:5] == [False, False]  # before the text, before the result
+        assert valid[5] is True  # after the pair
+
+    def test_compaction_keeps_pairs_whole(self) -> None:
+        """Under a small budget, in one long turn (the cuts fall inside it), every
+        render's Anthropic payload that holds a search result also holds its use."""
+        tl = Timeline(
+            "c", policy=CompactionPolicy(max_tokens=1_500), token_counter=HeuristicCounter()
+        )
+        tl.begin_turn()
+        for i in range(30):
+            tl.append(blocks.assistant_completion(f"step {i} " + "w " * 40))
+            use = {**SEARCH_USE, "id": f"srvtoolu_{i}"}
+            tl.append(blocks.provider_block("anthropic", use))
+            tl.append(blocks.assistant_completion("x " * 30))
+            tl.append(
+                blocks.provider_block("anthropic", {**SEARCH_RESULT, "tool_use_id": use["id"]})
+            )
+            payload = tl.render("sys").to_anthropic()
+            parts = [p for m in payload["messages"] for p in m["content"] if isinstance(p, dict)]
+            uses = {p["id"] for p in parts if p["type"] == "server_tool_use"}
+            results = {p["tool_use_id"] for p in parts if p["type"] == "web_search_tool_result"}
+            assert results <= uses
+            assert anthropic_errors(payload) == []
