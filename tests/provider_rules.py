@@ -16,7 +16,8 @@ from typing import Any, get_args, get_type_hints
 
 import pydantic
 import typing_extensions
-from anthropic.types import MessageCreateParams, MessageParam, TextBlockParam
+from anthropic.types import ContentBlockParam, MessageCreateParams, MessageParam, TextBlockParam
+from anthropic.types.beta import BetaContentBlockParam
 from openai.types.chat import ChatCompletionMessageParam
 from openai.types.responses import ResponseInputItemParam
 
@@ -46,11 +47,46 @@ def _forbid_extra(tp: Any) -> None:
         _forbid_extra(value)
 
 
-for _top in (MessageCreateParams, MessageParam, ChatCompletionMessageParam, ResponseInputItemParam):
+for _top in (
+    MessageCreateParams,
+    MessageParam,
+    BetaContentBlockParam,
+    ChatCompletionMessageParam,
+    ResponseInputItemParam,
+):
     _forbid_extra(_top)
 
 _LIST = pydantic.ConfigDict(strict=True, arbitrary_types_allowed=True)
 ANTHROPIC_MESSAGES = pydantic.TypeAdapter(list[MessageParam], config=_LIST)
+
+
+def _literal(tp: Any) -> str | None:
+    """The single string of ``Required[Literal["x"]]`` (None: another type)."""
+    while get_args(tp) and not isinstance(get_args(tp)[0], str):
+        tp = get_args(tp)[0]
+    args = get_args(tp)
+    return args[0] if len(args) == 1 and isinstance(args[0], str) else None
+
+
+def _param_types(*unions: Any) -> dict[str, pydantic.TypeAdapter[Any]]:
+    """Each content block type's own param TypedDict (the first union naming it wins)."""
+    out: dict[str, pydantic.TypeAdapter[Any]] = {}
+    for union in unions:
+        for member in get_args(union):
+            if not typing_extensions.is_typeddict(member):
+                continue  # a response model: never what a request should hold
+            kind = _literal(get_type_hints(member, include_extras=True).get("type"))
+            if kind is not None and kind not in out:
+                out[kind] = pydantic.TypeAdapter(member)
+    return out
+
+
+ANTHROPIC_PARTS = _param_types(ContentBlockParam, BetaContentBlockParam)
+"""Content block type -> its param TypedDict: the Messages API types first, then the beta
+types (compaction, MCP tool use and results: a payload holding those goes to
+``client.beta.messages.create``). A content union also takes the response models, which
+pydantic may pick for a valid dict (a web search result), so each part is validated
+against the one param type its ``type`` names."""
 ANTHROPIC_SYSTEM = pydantic.TypeAdapter(list[TextBlockParam], config=_LIST)
 CHAT_MESSAGES = pydantic.TypeAdapter(list[ChatCompletionMessageParam], config=_LIST)
 RESPONSES_INPUT = pydantic.TypeAdapter(list[ResponseInputItemParam], config=_LIST)
@@ -94,7 +130,7 @@ def _anthropic_part_errors(part: Mapping[str, Any], where: str) -> list[str]:
     kind = part.get("type")
     if kind == "text" and _blank(part.get("text")):
         errors.append(f"{where}: empty text")
-    if kind in ("image", "document"):
+    if kind in ("image", "document") and part.get("source", {}).get("type") == "base64":
         source = part.get("source", {})
         allowed = IMAGE_TYPES if kind == "image" else DOCUMENT_TYPES
         if source.get("media_type", "text/plain") not in allowed:
@@ -116,9 +152,35 @@ def _anthropic_part_errors(part: Mapping[str, Any], where: str) -> list[str]:
     return errors
 
 
+def _anthropic_sdk_errors(messages: Any) -> list[str]:
+    """The SDK types' complaints: each message a role and content, each content part
+    valid as the param type its ``type`` names (strictly, extra keys forbidden)."""
+    if not isinstance(messages, list):
+        return ["sdk: messages is not a list"]
+    for i, m in enumerate(messages):
+        if not isinstance(m, Mapping) or set(m) != {"role", "content"}:
+            return [f"sdk: messages[{i}] is not a message {{role, content}}"]
+        if m["role"] not in ("user", "assistant"):
+            return [f"sdk: messages[{i}].role {m['role']!r}"]
+        content = m["content"]
+        if isinstance(content, str):
+            continue
+        if not isinstance(content, list):
+            return [f"sdk: messages[{i}].content is neither a string nor a list"]
+        for j, part in enumerate(content):
+            kind = part.get("type") if isinstance(part, Mapping) else None
+            adapter = ANTHROPIC_PARTS.get(str(kind))
+            if adapter is None:
+                return [f"sdk: messages[{i}].content[{j}]: no param type for {kind!r}"]
+            found = sdk_errors(adapter, part)
+            if found:
+                return [f"{found[0]} (messages[{i}].content[{j}], {kind})"]
+    return []
+
+
 def anthropic_errors(payload: Mapping[str, Any]) -> list[str]:
     """Everything the Messages API would reject in ``payload`` (``{system?, messages}``)."""
-    errors = sdk_errors(ANTHROPIC_MESSAGES, payload.get("messages"))
+    errors = _anthropic_sdk_errors(payload.get("messages"))
     if "system" in payload:
         errors += sdk_errors(ANTHROPIC_SYSTEM, payload["system"])
         errors += [
@@ -171,6 +233,11 @@ def _data_url_type(url: str) -> str:
     return url[5:].split(";", 1)[0] if url.startswith("data:") else ""
 
 
+def _remote(url: str) -> bool:
+    """A reference the provider fetches itself (an https URL)."""
+    return url.startswith(("https://", "http://"))
+
+
 def chat_errors(messages: list[dict[str, Any]]) -> list[str]:
     """Everything Chat Completions would reject in ``messages``."""
     errors = sdk_errors(CHAT_MESSAGES, messages)
@@ -198,11 +265,11 @@ def chat_errors(messages: list[dict[str, Any]]) -> list[str]:
         for j, part in enumerate(content if isinstance(content, list) else []):
             if part.get("type") == "text" and _blank(part.get("text")):
                 errors.append(f"{where}.content[{j}]: empty text")
-            if part.get("type") == "image_url":
+            if part.get("type") == "image_url" and not _remote(part["image_url"]["url"]):
                 mime = _data_url_type(part["image_url"]["url"])
                 if mime not in IMAGE_TYPES:
                     errors.append(f"{where}.content[{j}]: image type {mime!r}")
-            if part.get("type") == "file":
+            if part.get("type") == "file" and "file_id" not in part["file"]:
                 mime = _data_url_type(part["file"].get("file_data", ""))
                 if mime != "application/pdf":
                     errors.append(f"{where}.content[{j}]: file type {mime!r}")
@@ -258,7 +325,9 @@ def responses_errors(items: list[dict[str, Any]]) -> list[str]:
             for j, part in enumerate(content):
                 if part.get("type") in ("input_text", "output_text") and _blank(part.get("text")):
                     errors.append(f"{where}.content[{j}]: empty text")
-                if part.get("type") == "input_image":
+                if part.get("type") == "input_image" and "file_id" not in part:
+                    if _remote(part.get("image_url", "")):
+                        continue
                     mime = _data_url_type(part.get("image_url", ""))
                     if mime not in IMAGE_TYPES:
                         errors.append(f"{where}.content[{j}]: image type {mime!r}")

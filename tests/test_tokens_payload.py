@@ -136,7 +136,40 @@ def test_undecodable_base64_counts_as_opaque_text() -> None:
 
 
 def test_other_data_strings_are_counted_as_text() -> None:
-    """Only an image/document source or redacted thinking is charged by size; another
-    object's ``data`` (Responses audio) is a string like any other."""
-    part = {"type": "input_audio", "input_audio": {"data": "QUJD", "format": "wav"}}
+    """Only an image/document source, audio input or redacted thinking is charged by
+    size; another object's ``data`` is a string like any other."""
+    part = {"type": "custom_part", "payload": {"data": "QUJD", "format": "wav"}}
     assert payload_tokens([{"role": "user", "content": [part]}], Chars()) == 3 + 1 + 4 + 3
+
+
+def test_audio_input_is_charged_by_size() -> None:
+    """Chat ``input_audio`` is binary like an image source: its decoded bytes at one token
+    per 3 (never below one), its format as text; not its base64 as text."""
+    part = {"type": "input_audio", "input_audio": {"data": "QUJDREVG", "format": "wav"}}
+    assert payload_tokens([{"role": "user", "content": [part]}], Chars()) == 3 + 1 + 2 + 3
+
+
+def test_referenced_media_is_estimated_like_an_unreadable_image() -> None:
+    """An image or document by URL or file id (never fetched): the reference as text plus
+    the estimate of an image whose size cannot be read (1,600) or a one-page PDF (1,500)."""
+    url = "https://x.io/a.png"
+    parts = [
+        {"type": "image", "source": {"type": "url", "url": url}},
+        {"type": "document", "source": {"type": "file", "file_id": "file_1"}},
+    ]
+    expected = 3 + (1 + len(url) + 1600) + (1 + 6 + 1500)
+    assert payload_tokens({"messages": [{"role": "user", "content": parts}]}, Chars()) == expected
+    chat = [
+        {"type": "image_url", "image_url": {"url": url}},
+        {"type": "file", "file": {"file_id": "f"}},
+    ]
+    assert payload_tokens([{"role": "user", "content": chat}], Chars()) == 3 + (
+        1 + len(url) + 1600
+    ) + (1 + 1 + 1500)
+    responses = [
+        {"type": "input_image", "image_url": url, "detail": "auto"},
+        {"type": "input_image", "file_id": "f", "detail": "auto"},
+        {"type": "input_file", "file_url": url},
+    ]
+    expected = 3 + (1 + len(url) + 1600) + (1 + 1 + 1600) + (1 + len(url) + 1500)
+    assert payload_tokens([{"role": "user", "content": responses}], Chars()) == expected

@@ -1,5 +1,6 @@
 """Constructors for the known block types (public path; they live in
-:mod:`timeline.model.constructors`)."""
+:mod:`timeline.model.constructors`, :mod:`timeline.model.media` and
+:mod:`timeline.model.native`)."""
 
 from timeline.model.constructors import (
     assistant_completion,
@@ -15,14 +16,21 @@ from timeline.model.constructors import (
     user_attachment,
     user_prompt,
 )
+from timeline.model.media import media_file, media_url
+from timeline.model.native import anthropic_compaction, openai_compaction, provider_block
 
 __all__ = [
+    "anthropic_compaction",
     "assistant_completion",
     "canonical_json",
     "custom",
+    "media_file",
+    "media_url",
     "note",
+    "openai_compaction",
     "plan",
     "plan_history",
+    "provider_block",
     "summary",
     "tool_call",
     "tool_result",

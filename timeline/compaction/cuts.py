@@ -27,8 +27,9 @@ def valid_cuts(blocks: Sequence[Block], start: int) -> list[bool]:
     """``valid[i]``: a summary may be inserted before ``blocks[i]`` (i > start).
 
     Invalid when ``blocks[i]`` is a tool result or a summary, right after a
-    thinking/reasoning block, or when a tool call before ``i`` has a result at or after
-    ``i``, or has no result yet (it may still arrive).
+    thinking/reasoning block, when a tool call before ``i`` has a result at or after
+    ``i``, or has no result yet (it may still arrive), or between two opaque provider
+    blocks sharing a ``call_id`` (a server tool use and its result).
     """
     return [False] * start + _valid_from(blocks, start)
 
@@ -44,12 +45,18 @@ def _valid_from(blocks: Sequence[Block], start: int) -> list[bool]:
             last_result[b.call_id] = i
     # open[i] = number of calls started before i whose last result is >= i
     delta = [0] * (n + 2)
+    paired: dict[str, tuple[int, int]] = {}  # provider blocks' call id -> (first, last)
     for i, b in enumerate(region):
         if b.type == REACT_TOOL_CALL and b.call_id:
             end = last_result.get(b.call_id, n)  # pending: open to the end
             if end > i:
                 delta[i + 1] += 1
                 delta[end + 1] -= 1
+        elif b.call_id and block_type(b.type).render == "provider":
+            paired[b.call_id] = (paired.get(b.call_id, (i, i))[0], i)
+    for first, last in paired.values():
+        delta[first + 1] += 1
+        delta[last + 1] -= 1
     valid = [False] * n
     running = 0
     previous = ""

@@ -10,21 +10,33 @@ parts, with the provider rules made structural:
 * consecutive same-role blocks merge into one message; the first message is user;
 * no text part is blank, the final assistant text has no trailing whitespace, and a
   stream with nothing to send raises :class:`~timeline.model.errors.EmptyPromptError`;
-* media the providers do not accept become text notes;
-* thinking/reasoning blocks go only to the provider they came from, unchanged.
+* media a provider does not take in that place becomes a text note (``_parts``);
+* thinking/reasoning blocks go only to the provider they came from, unchanged, and so
+  do opaque provider items (elsewhere they are text): both keep the place they were
+  recorded in, also between a call and its result.
 """
 
 from __future__ import annotations
 
-import base64
-from collections.abc import Sequence, Set
-from typing import Final, Literal
+from collections.abc import Sequence
 
 import attrs
 
+from timeline.formats._parts import (
+    EMPTY_RESULT_TEXT,
+    MISSING_RESULT_TEXT,
+    Message,
+    Part,
+    b64,
+    content_parts,
+    part_text,
+    result_items,
+)
 from timeline.model.block import Block
 from timeline.model.block_types import block_type
 from timeline.model.errors import EmptyPromptError
+from timeline.model.media import DOCUMENT_TYPES, IMAGE_TYPES, media_kind
+from timeline.model.native import native_provider
 from timeline.model.reasoning import reasoning_item, reasoning_provider
 
 __all__ = [
@@ -34,6 +46,7 @@ __all__ = [
     "MISSING_RESULT_TEXT",
     "Message",
     "Part",
+    "b64",
     "media_kind",
     "part_text",
     "plan_head",
@@ -43,103 +56,20 @@ __all__ = [
     "result_items",
 ]
 
-MISSING_RESULT_TEXT: Final = "[no result recorded for this tool call]"
-EMPTY_RESULT_TEXT: Final = "[the tool returned no output]"
-CONVERSATION_START_TEXT: Final = "[conversation start]"
-IMAGE_TYPES: Final = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
-"""Image media types Anthropic and OpenAI both accept; others render as a text note."""
-DOCUMENT_TYPES: Final = frozenset({"application/pdf"})
-"""Binary document types sent as document/file parts; others render as a text note."""
-
-PartKind = Literal["text", "image", "document", "tool_call", "tool_result", "reasoning"]
+CONVERSATION_START_TEXT = "[conversation start]"
 
 
-@attrs.frozen
-class Part:
-    """One content part; ``index`` is the block's index in the view (-1: synthetic).
-
-    ``text`` is what a text part sends (never blank; the final assistant text has its
-    trailing whitespace removed)."""
-
-    kind: PartKind
-    block: Block
-    index: int
-    results: tuple[Block, ...] = ()
-    indices: tuple[int, ...] = ()
-    text: str = ""
-
-    def at(self, points: Set[int]) -> bool:
-        """Whether a cache checkpoint falls on this part (any of its blocks)."""
-        return self.index in points or any(i in points for i in self.indices)
-
-
-@attrs.frozen
-class Message:
-    role: Literal["user", "assistant"]
-    parts: tuple[Part, ...]
-
-
-def media_kind(block: Block) -> Literal["image", "document"] | None:
-    """How binary ``data`` can be sent: as an image, a document, or not at all."""
-    if block.data is None:
-        return None
-    if block.mime in IMAGE_TYPES:
-        return "image"
-    if block.mime in DOCUMENT_TYPES:
-        return "document"
-    return None
-
-
-def _binary_note(block: Block, name: object) -> str:
-    size = len(block.data or b"")
-    return f"[{name} ({block.mime}, {size} bytes) not sent: the provider does not accept this type]"
-
-
-def part_text(block: Block) -> str:
-    """The text a block contributes as a text part (labels for non-conversational types)."""
-    spec = block_type(block.type)
-    if spec.render == "summary":
-        return f"{spec.label}\n{block.text}"
-    if spec.render == "attachment":
-        name = block.meta.get("name", block.path)
-        if block.data is not None and media_kind(block) is None:
-            note = _binary_note(block, f"ATTACHMENT {name}")
-            return f"{note}\n{block.text}" if block.text.strip() else note
-        if block.data is not None and not block.text.strip():
-            return f"[ATTACHMENT {name} ({block.mime}, {len(block.data)} bytes)]"
-        return f"[ATTACHMENT {name}]\n{block.text}"
-    if spec.render == "tool_result":  # orphaned result shown as text
-        return f"[TOOL RESULT {block.tool_id or ''} call_id={block.call_id}]\n{block.text}"
-    if block.type in ("user.prompt", "assistant.completion"):
-        return block.text
-    return f"{spec.label}\n{block.text}" if spec.label else block.text
-
-
-def result_items(part: Part) -> list[str | Block]:
-    """A tool-result part's content in order: texts (never blank) and sendable image
-    blocks; binary output of other types becomes a text note."""
-    if part.index < 0:
-        return [MISSING_RESULT_TEXT]
-    items: list[str | Block] = []
-    for b in part.results:
-        if b.text.strip():
-            items.append(b.text)
-        if b.data is not None:
-            items.append(b if media_kind(b) == "image" else _binary_note(b, "tool output"))
-    return items or [EMPTY_RESULT_TEXT]
-
-
-def b64(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")
-
-
-def _content_parts(block: Block, index: int) -> list[Part]:
-    kind = media_kind(block) if block_type(block.type).render == "attachment" else None
-    if kind is not None:
-        caption = [Part("text", block, index, text=part_text(block))] if block.text.strip() else []
-        return [*caption, Part(kind, block, index)]
-    text = part_text(block)
-    return [Part("text", block, index, text=text)] if text.strip() else []
+def _own(block: Block, kind: str, provider: str | None) -> bool:
+    """A thinking/reasoning block or an assistant-side opaque item that goes to
+    ``provider`` as its own item: planned in place, where it was recorded."""
+    if kind == "reasoning":
+        return reasoning_provider(block) == provider and reasoning_item(block) is not None
+    return (
+        kind == "provider"
+        and provider is not None
+        and block_type(block.type).role == "assistant"
+        and native_provider(block) == provider
+    )
 
 
 def _final_stripped(parts: list[Part]) -> list[Part]:
@@ -218,11 +148,13 @@ def _raw_plan(
         if spec.render == "header":
             continue
         kind = spec.render
-        if kind == "reasoning":
-            if reasoning_provider(b) == provider and reasoning_item(b) is not None:
-                flush()
-                previous_kind = kind
-                push("assistant", Part("reasoning", b, i))
+        if kind == "reasoning" or _own(b, kind, provider):
+            # the provider's own assistant items keep their place: right after a call they
+            # join its message (a later call is then parallel to it, its result after both)
+            if _own(b, kind, provider):
+                if pending and previous_kind != "tool_call":
+                    flush()
+                push("assistant", Part("reasoning" if kind == "reasoning" else "provider", b, i))
             continue
         if kind == "tool_call":
             if pending and previous_kind != "tool_call":
@@ -237,7 +169,7 @@ def _raw_plan(
         if kind == "tool_result" and b.call_id in call_ids:
             continue  # emitted right after its call by flush()
         flush()
-        for part in _content_parts(b, i):
+        for part in content_parts(b, i, provider):
             push(spec.role, part)
     waiting = first_pending if pending and previous_kind == "tool_call" else -1
     flush()

@@ -277,7 +277,7 @@ class PayloadCache:
 
     def openai(self, system: str, blocks: tuple[Block, ...]) -> list[dict[str, Any]]:
         """What :func:`~timeline.formats.openai.to_openai` returns, incrementally."""
-        plan = self.plan(blocks, None)
+        plan = self.plan(blocks, "chat")
         return chat_system(system) + self.items(plan, "chat", chat_items)
 
     def openai_responses(self, system: str, blocks: tuple[Block, ...]) -> list[dict[str, Any]]:

@@ -9,9 +9,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from timeline.formats._parts import sendable
 from timeline.formats._plan import Message, Part, b64, plan_messages, result_items
 from timeline.model.block import Block
+from timeline.model.media import AUDIO_FORMATS, media_ref
 from timeline.model.names import provider_call_id, provider_tool_name
+from timeline.model.native import native_item, native_provider
 from timeline.model.reasoning import reasoning_item
 
 __all__ = [
@@ -25,15 +28,23 @@ __all__ = [
 
 
 def _data_url(b: Block) -> str:
+    ref = media_ref(b)
+    if ref is not None and ref.url is not None:
+        return ref.url
     return f"data:{b.mime};base64,{b64(b.data or b'')}"
 
 
+def _own(b: Block, provider: str) -> dict[str, Any] | None:
+    """The item of ``provider`` that ``b`` keeps exactly, if any."""
+    return native_item(b) if native_provider(b) == provider else None
+
+
 def _result_text(part: Part) -> str:
-    return "\n".join(item for item in result_items(part) if isinstance(item, str))
+    return "\n".join(item for item in result_items(part, "chat") if isinstance(item, str))
 
 
 def _result_images(part: Part) -> list[Block]:
-    return [item for item in result_items(part) if not isinstance(item, str)]
+    return [item for item in result_items(part, "chat") if not isinstance(item, str)]
 
 
 def _filename(b: Block) -> str:
@@ -43,12 +54,24 @@ def _filename(b: Block) -> str:
 # -- Chat Completions ---------------------------------------------------------------
 
 
+def _chat_file(b: Block) -> dict[str, Any]:
+    ref = media_ref(b)
+    if ref is not None and ref.file_id is not None:
+        return {"type": "file", "file": {"file_id": ref.file_id}}
+    return {"type": "file", "file": {"filename": _filename(b), "file_data": _data_url(b)}}
+
+
 def _chat_part(part: Part) -> dict[str, Any]:
     b = part.block
     if part.kind == "image":
         return {"type": "image_url", "image_url": {"url": _data_url(b)}}
     if part.kind == "document":
-        return {"type": "file", "file": {"filename": _filename(b), "file_data": _data_url(b)}}
+        return _chat_file(b)
+    if part.kind == "audio":
+        audio = {"data": b64(b.data or b""), "format": AUDIO_FORMATS[b.mime]}
+        return {"type": "input_audio", "input_audio": audio}
+    if part.kind == "provider":
+        return native_item(b) or {}
     return {"type": "text", "text": part.text}
 
 
@@ -67,6 +90,12 @@ def _chat_assistant(message: Message) -> dict[str, Any]:
         if p.kind == "tool_call"
     ]
     item: dict[str, Any] = {"role": "assistant", "content": "\n\n".join(texts) if texts else None}
+    audio = [p for p in message.parts if p.kind == "provider"]
+    if audio:  # an audio reply: the id of the audio OpenAI keeps for it
+        item["audio"] = native_item(audio[0].block) or {}
+        if len(audio) > 1:  # one audio a message: the others are named in the text
+            notes = [item["content"] or "", *(p.block.text for p in audio[1:])]
+            item["content"] = "\n\n".join(n for n in notes if n)
     if calls:
         item["tool_calls"] = calls
     return item
@@ -102,7 +131,7 @@ def to_openai(system: str, blocks: Sequence[Block]) -> list[dict[str, Any]]:
     """Chat Completions ``messages``: assistant ``tool_calls`` then one ``tool`` message per
     call, in call order."""
     out = chat_system(system)
-    for message in plan_messages(blocks):
+    for message in plan_messages(blocks, "chat"):
         out += chat_items(message)
     return out
 
@@ -110,63 +139,101 @@ def to_openai(system: str, blocks: Sequence[Block]) -> list[dict[str, Any]]:
 # -- Responses ----------------------------------------------------------------------
 
 
+def _input_image(b: Block) -> dict[str, Any]:
+    ref = media_ref(b)
+    if ref is not None and ref.file_id is not None:
+        return {"type": "input_image", "file_id": ref.file_id, "detail": "auto"}
+    return {"type": "input_image", "image_url": _data_url(b), "detail": "auto"}
+
+
+def _input_file(b: Block) -> dict[str, Any]:
+    ref = media_ref(b)
+    if ref is not None and ref.file_id is not None:
+        return {"type": "input_file", "file_id": ref.file_id}
+    if ref is not None and ref.url is not None:
+        return {"type": "input_file", "file_url": ref.url}
+    return {"type": "input_file", "filename": _filename(b), "file_data": _data_url(b)}
+
+
 def _responses_part(part: Part) -> dict[str, Any]:
     b = part.block
     if part.kind == "image":
-        return {"type": "input_image", "image_url": _data_url(b), "detail": "auto"}
+        return _input_image(b)
     if part.kind == "document":
-        return {"type": "input_file", "filename": _filename(b), "file_data": _data_url(b)}
+        return _input_file(b)
     return {"type": "input_text", "text": part.text}
 
 
+def _output_item(item: str | Block) -> dict[str, Any]:
+    if isinstance(item, str):
+        return {"type": "input_text", "text": item}
+    own = _own(item, "responses")
+    if own is not None:
+        return own
+    if sendable(item, "responses", "result") == "image":
+        return _input_image(item)
+    return _input_file(item)
+
+
 def _responses_output(part: Part) -> str | list[dict[str, Any]]:
-    items = result_items(part)
+    items = result_items(part, "responses")
     if all(isinstance(item, str) for item in items):
         return "\n".join(str(item) for item in items)
-    return [
-        {"type": "input_text", "text": item}
-        if isinstance(item, str)
-        else {"type": "input_image", "image_url": _data_url(item), "detail": "auto"}
-        for item in items
-    ]
+    return [_output_item(item) for item in items]
 
 
 def _assistant_text(texts: list[str]) -> dict[str, Any]:
     return {"type": "message", "role": "assistant", "content": "\n\n".join(texts)}
 
 
+def _function_call(b: Block) -> dict[str, Any]:
+    call_id = provider_call_id(b.call_id or "")
+    own = _own(b, "responses")
+    if own is not None:  # fields the model does not keep (a namespace), sent back as received
+        own["call_id"] = call_id
+        return own
+    return {
+        "type": "function_call",
+        "call_id": call_id,
+        "name": provider_tool_name(b.tool_id or ""),
+        "arguments": b.text or "{}",
+    }
+
+
+def _assistant_item(p: Part) -> dict[str, Any] | None:
+    """The item of an assistant part that stands alone (None: plain text, merged)."""
+    if p.kind == "reasoning":
+        return reasoning_item(p.block) or {}
+    if p.kind == "provider":
+        return native_item(p.block) or {}
+    if p.kind == "tool_call":
+        return _function_call(p.block)
+    own = _own(p.block, "responses")
+    if own is not None and own.get("type") == "message":  # a message with annotations
+        return own
+    return None
+
+
 def responses_items(message: Message) -> list[dict[str, Any]]:
     """The Responses ``input`` items for one plan message: assistant text as an easy
-    input message (string content), ``function_call`` items, ``function_call_output``
-    items (images a tool returned included), then a user message."""
+    input message (string content), its own items (reasoning, server tool calls, a
+    message with annotations) and ``function_call`` items in place; on the user side
+    ``function_call_output`` items (images a tool returned included), then the user's
+    content as one message, its own items (a computer call's output...) in place."""
     out: list[dict[str, Any]] = []
-    if message.role == "assistant":
-        texts: list[str] = []
-        for p in message.parts:
-            if p.kind == "reasoning":
-                if texts:
-                    out.append(_assistant_text(texts))
-                    texts = []
-                out.append(reasoning_item(p.block) or {})
-            elif p.kind == "tool_call":
-                if texts:
-                    out.append(_assistant_text(texts))
-                    texts = []
-                out.append(
-                    {
-                        "type": "function_call",
-                        "call_id": provider_call_id(p.block.call_id or ""),
-                        "name": provider_tool_name(p.block.tool_id or ""),
-                        "arguments": p.block.text or "{}",
-                    }
-                )
-            else:
-                texts.append(p.text)
-        if texts:
-            out.append(_assistant_text(texts))
-        return out
+    texts: list[str] = []
+    rest: list[dict[str, Any]] = []
     for p in message.parts:
-        if p.kind == "tool_result":
+        if message.role == "assistant":
+            item = _assistant_item(p)
+            if item is None:
+                texts.append(p.text)
+                continue
+            if texts:
+                out.append(_assistant_text(texts))
+                texts = []
+            out.append(item)
+        elif p.kind == "tool_result":
             out.append(
                 {
                     "type": "function_call_output",
@@ -174,7 +241,15 @@ def responses_items(message: Message) -> list[dict[str, Any]]:
                     "output": _responses_output(p),
                 }
             )
-    rest = [_responses_part(p) for p in message.parts if p.kind != "tool_result"]
+        elif p.kind == "provider":
+            if rest:
+                out.append({"type": "message", "role": "user", "content": rest})
+                rest = []
+            out.append(native_item(p.block) or {})
+        else:
+            rest.append(_responses_part(p))
+    if texts:
+        out.append(_assistant_text(texts))
     if rest:
         out.append({"type": "message", "role": "user", "content": rest})
     return out

@@ -5,10 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from timeline.formats._plan import b64, media_kind
+from timeline.formats._parts import sendable
+from timeline.formats.anthropic import anthropic_source
 from timeline.model.block import Block
 from timeline.model.block_types import block_type
 from timeline.model.errors import EmptyPromptError
+from timeline.model.media import media_kind, media_ref
+from timeline.model.native import native_provider
 
 __all__ = ["block_text", "to_document", "to_text"]
 
@@ -24,17 +27,24 @@ def block_text(b: Block) -> str:
         err = " error" if b.meta.get("is_error") else ""
         return f"[TOOL RESULT {b.tool_id or ''} call_id={b.call_id}{err}]\n{b.text}"
     if spec.render == "attachment":
-        name = b.meta.get("name", b.path)
-        if b.data is not None and media_kind(b) is None:
+        return _attachment(b, b.meta.get("name", b.path))
+    return f"{spec.label}\n{b.text}" if spec.label else b.text
+
+
+def _attachment(b: Block, name: object) -> str:
+    ref = media_ref(b)
+    if ref is not None:
+        return f"[USER ATTACHMENT {name} ({ref.media} at {ref.label})]\n{b.text}".rstrip()
+    if b.data is not None and native_provider(b) is None:
+        if media_kind(b) not in ("image", "document"):
             note = (
                 f"[USER ATTACHMENT {name} ({b.mime}, {len(b.data)} bytes) not sent: "
                 "the provider does not accept this type]"
             )
             return f"{note}\n{b.text}" if b.text.strip() else note
-        if b.data is not None and not b.text.strip():
+        if not b.text.strip():
             return f"[USER ATTACHMENT {name} ({b.mime}, {len(b.data)} bytes)]"
-        return f"[USER ATTACHMENT {name}]\n{b.text}"
-    return f"{spec.label}\n{b.text}" if spec.label else b.text
+    return f"[USER ATTACHMENT {name}]\n{b.text}"
 
 
 def to_text(system: str, blocks: Sequence[Block]) -> str:
@@ -54,15 +64,14 @@ def to_document(
     for i, b in enumerate(blocks):
         if block_type(b.type).render == "reasoning":
             continue  # the provider's own thinking travels only in its native format
-        kind = media_kind(b) if block_type(b.type).render == "attachment" else None
-        if b.data is not None and kind is not None:
-            source = {"type": "base64", "media_type": b.mime, "data": b64(b.data)}
+        render = block_type(b.type).render
+        if render == "attachment":
+            kind = sendable(b, "anthropic", "message")
+        else:  # an image a tool returned
+            kind = sendable(b, "anthropic", "result") if render == "tool_result" else None
+        if kind is not None:  # an attachment, or an image a tool returned
             content.append({"type": "text", "text": block_text(b)})
-            item: dict[str, Any] = {"type": kind, "source": source}
-        elif b.data is not None and media_kind(b) == "image":  # an image a tool returned
-            content.append({"type": "text", "text": block_text(b)})
-            source = {"type": "base64", "media_type": b.mime, "data": b64(b.data)}
-            item = {"type": "image", "source": source}
+            item: dict[str, Any] = {"type": kind, "source": anthropic_source(b)}
         else:
             item = {"type": "text", "text": block_text(b)}
         if i in points:

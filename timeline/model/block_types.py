@@ -25,6 +25,7 @@ from timeline.model.block import (
     USER_PROMPT,
 )
 from timeline.model.errors import PolicyError
+from timeline.model.native import PROVIDER_COMPACTION, PROVIDER_INPUT, PROVIDER_ITEM
 from timeline.model.reasoning import (
     ASSISTANT_REASONING,
     ASSISTANT_REDACTED_THINKING,
@@ -47,8 +48,10 @@ Boundary = Literal["turn", "message", "none"]
 """Cut-point preference: a turn boundary is best, a message boundary next."""
 
 RenderKind = Literal[
-    "header", "text", "attachment", "tool_call", "tool_result", "summary", "reasoning"
+    "header", "text", "attachment", "tool_call", "tool_result", "summary", "reasoning", "provider"
 ]
+"""How a type renders; ``provider``: an opaque provider item, sent exactly to its own
+provider and as its text form elsewhere (``timeline.model.native``)."""
 
 
 @attrs.frozen
@@ -74,6 +77,8 @@ class BlockTypeSpec:
             direction = "in" if self.render == "tool_call" else "out"
             return f"tc:{turn_id}.tool_calls.{call_id}.{direction}.json"
         suffix = self.path_suffix or self.type
+        if self.render == "provider" and call_id:
+            suffix = f"{suffix}.{call_id}"  # a server tool use and its result: one path
         if name:
             suffix = f"{suffix}.{name}"
         return f"{self.path_prefix}:{turn_id}.{suffix}"
@@ -99,6 +104,9 @@ _BUILTIN = (
     BlockTypeSpec(
         CONV_RANGE_SUMMARY, "user", "none", "[CONVERSATION SUMMARY]", "summary", "system", "su"
     ),
+    BlockTypeSpec(PROVIDER_ITEM, "assistant", "none", "", "provider", "assistant"),
+    BlockTypeSpec(PROVIDER_INPUT, "user", "none", "", "provider", "user"),
+    BlockTypeSpec(PROVIDER_COMPACTION, "assistant", "none", "", "provider", "assistant"),
 )
 _BUILTIN_NAMES = frozenset(spec.type for spec in _BUILTIN)
 

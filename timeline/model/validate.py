@@ -12,6 +12,7 @@ from timeline.model.block_types import block_type
 from timeline.model.constructors import canonical_json
 from timeline.model.errors import DuplicateBlockIdError, InvalidBlockError, OrphanToolResultError
 from timeline.model.json_text import check_identifier, check_json, clean_text
+from timeline.model.native import NATIVE_MIME, PROVIDERS
 from timeline.model.persistence import TimelineSnapshot, TimelineState
 
 __all__ = [
@@ -90,6 +91,7 @@ def check_block(raw: Any) -> Block:
             "conv.range.summary blocks are inserted by compaction; call Timeline.compact()"
         )
     kind = block_type(block.type).render
+    check_native(block, kind)
     if kind == "tool_call":
         if not block.tool_id:
             raise InvalidBlockError("a react.tool.call needs tool_id (the tool name)")
@@ -105,6 +107,35 @@ def check_block(raw: Any) -> Block:
     elif kind == "tool_result" and not block.call_id:
         raise InvalidBlockError("a react.tool.result needs the call_id of its tool call")
     return block
+
+
+def check_native(block: Block, kind: str) -> None:
+    """A provider block keeps a provider's item (``data``: a JSON object, ``mime``
+    :data:`~timeline.model.native.NATIVE_MIME`, ``meta["provider"]`` a known format); a
+    modelled block with that mime keeps one the same way."""
+    native = block.mime == NATIVE_MIME
+    if not native and kind != "provider":
+        return
+    bid = block.id or None
+    if block.data is None or not native:
+        raise InvalidBlockError(
+            f"a {block.type} block needs its provider item in data (mime {NATIVE_MIME})",
+            block_id=bid,
+        )
+    if block.meta.get("provider") not in PROVIDERS:
+        raise InvalidBlockError(
+            f"Block.meta.provider must be one of {list(PROVIDERS)} for a block keeping a "
+            f"provider item, got {block.meta.get('provider')!r}",
+            block_id=bid,
+        )
+    try:
+        item = msgspec.json.decode(block.data)
+    except (msgspec.DecodeError, RecursionError) as exc:
+        message = f"Block.data is not a JSON provider item: {exc}"
+        raise InvalidBlockError(message, block_id=bid) from exc
+    if not isinstance(item, dict):
+        message = "Block.data must hold a JSON object (the provider item)"
+        raise InvalidBlockError(message, block_id=bid)
 
 
 def check_tail_block(raw: Any) -> Block:

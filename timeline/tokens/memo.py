@@ -11,8 +11,11 @@ import attrs
 
 from timeline.model.block import Block
 from timeline.model.block_types import block_type
+from timeline.model.media import media_ref
+from timeline.model.native import native_item
 from timeline.tokens.binary import binary_token_estimate
 from timeline.tokens.counters import TokenCounter
+from timeline.tokens.walk import REFERENCE_TOKENS, walk
 
 __all__ = ["BLOCK_OVERHEAD_TOKENS", "BlockTokenMemo"]
 
@@ -85,9 +88,23 @@ class BlockTokenMemo:
         ids = _provider_ids(block)
         if ids:
             cost += upper(ids)
+        return self._media(block, cost, upper) + BLOCK_OVERHEAD_TOKENS
+
+    def _media(self, block: Block, cost: int, count: Callable[[str], int]) -> int:
+        """``cost`` (the block's text) with what its data or reference adds: a provider
+        item is sent in place of the text to its own provider, so the larger of the two;
+        bytes by their estimate; a reference by its media estimate plus the note a
+        provider that does not take it gets."""
+        item = native_item(block)
+        if item is not None:
+            return max(cost, walk(item, count))
         if block.data is not None:
-            cost += binary_token_estimate(block.data, block.mime)
-        return cost + BLOCK_OVERHEAD_TOKENS
+            return cost + binary_token_estimate(block.data, block.mime)
+        ref = media_ref(block)
+        if ref is not None:
+            note = f"[tool output ({ref.media} at {ref.label}){_REFERENCE_NOTE}]"
+            return cost + REFERENCE_TOKENS[ref.media] + count(note)
+        return cost
 
     def _count(self, text: str) -> int:
         self.calls += 1
@@ -133,9 +150,7 @@ class BlockTokenMemo:
         ids = _provider_ids(block)
         if ids:
             cost += self._count(ids)
-        if block.data is not None:
-            cost += binary_token_estimate(block.data, block.mime)
-        return cost + BLOCK_OVERHEAD_TOKENS
+        return self._media(block, cost, self._count) + BLOCK_OVERHEAD_TOKENS
 
     def _count_lines(self, text: str) -> int:
         """Tokens of a summary, line by line with a memo: each incremental summary repeats
@@ -180,6 +195,10 @@ class BlockTokenMemo:
         """Drop memo entries of blocks no longer held (after eviction or clear)."""
         self._costs = {k: v for k, v in self._costs.items() if keep(k)}
 
+
+_REFERENCE_NOTE: Final = " not sent: the provider does not take it here"
+"""The end of the note a provider that does not take a reference gets in its place
+(``timeline.formats._parts``); a reference is charged the whole note besides its text."""
 
 _TOOL_LABEL_BOUND: Final = 32
 """Characters of a tool call or result label besides its tool name and call id:

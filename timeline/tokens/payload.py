@@ -7,9 +7,11 @@ budget keeps it within the budget):
 * in structured payloads every string the model sees is counted: texts, tool names,
   call ids, tool inputs (as JSON) and outputs, file names; structural values (``type``,
   ``role``, ``cache_control``, media types) are not;
-* binary data (base64 sources, ``data:`` URLs) is estimated like the block it came from
-  (:func:`~timeline.tokens.binary_token_estimate`), and opaque provider fields
-  (thinking signatures, encrypted reasoning) at one token per 3 characters;
+* binary data (base64 sources, ``data:`` URLs, ``input_audio``) is estimated like the
+  block it came from (:func:`~timeline.tokens.binary_token_estimate`), a referenced image
+  or document (a URL or file id) like one whose size cannot be read, and opaque provider
+  fields (signatures, encrypted content) at one token per 3 characters
+  (:mod:`timeline.tokens.walk`);
 * framing: 3 tokens per message (or Responses input item) and 1 per element of a nested
   list (content parts, tool calls) — together the 4 a block is charged
   (:data:`~timeline.tokens.BLOCK_OVERHEAD_TOKENS`).
@@ -17,20 +19,14 @@ budget keeps it within the budget):
 
 from __future__ import annotations
 
-import base64
-import binascii
 from typing import Any, Final
 
-import msgspec
-
-from timeline.tokens import TiktokenCounter, TokenCounter, binary_token_estimate
+from timeline.tokens import TiktokenCounter, TokenCounter
+from timeline.tokens.walk import PART_TOKENS, walk
 
 __all__ = ["MESSAGE_TOKENS", "PART_TOKENS", "payload_tokens"]
 
 MESSAGE_TOKENS: Final = 3
-PART_TOKENS: Final = 1
-_STRUCTURAL: Final = frozenset({"type", "role", "cache_control", "media_type", "detail"})
-_OPAQUE: Final = frozenset({"signature", "encrypted_content"})
 
 
 def payload_tokens(
@@ -42,49 +38,10 @@ def payload_tokens(
     if isinstance(payload, str):
         return count(payload)
     if isinstance(payload, list):
-        return sum(MESSAGE_TOKENS + _walk(item, count) for item in payload)
+        return sum(MESSAGE_TOKENS + walk(item, count) for item in payload)
     total = 0
     for part in payload.get("system", ()):
-        total += PART_TOKENS + _walk(part, count)
+        total += PART_TOKENS + walk(part, count)
     for message in payload.get("messages", ()):
-        total += MESSAGE_TOKENS + _walk(message, count)
+        total += MESSAGE_TOKENS + walk(message, count)
     return total
-
-
-def _walk(value: Any, count: Any) -> int:
-    if isinstance(value, str):
-        return _string(value, count)
-    if isinstance(value, list):
-        return sum((PART_TOKENS if isinstance(v, dict) else 0) + _walk(v, count) for v in value)
-    if not isinstance(value, dict):
-        return 0
-    if value.get("type") == "base64" and isinstance(value.get("data"), str):
-        return _binary(value["data"], str(value.get("media_type", "")))
-    if value.get("type") == "redacted_thinking" and isinstance(value.get("data"), str):
-        return len(value["data"]) // 3 + 1
-    total = 0
-    for key, item in value.items():
-        if key in _STRUCTURAL:
-            continue
-        if key in _OPAQUE and isinstance(item, str):
-            total += len(item) // 3 + 1
-        elif key == "input" and isinstance(item, dict):  # Anthropic tool_use input
-            total += count(msgspec.json.encode(item).decode())
-        else:
-            total += _walk(item, count)
-    return total
-
-
-def _string(text: str, count: Any) -> int:
-    if text.startswith("data:") and ";base64," in text:
-        head, _, data = text.partition(";base64,")
-        return _binary(data, head[5:])
-    return int(count(text)) if text else 0
-
-
-def _binary(data: str, mime: str) -> int:
-    try:
-        raw = base64.b64decode(data, validate=True)
-    except (binascii.Error, ValueError):
-        return len(data) // 3 + 1
-    return binary_token_estimate(raw, mime)
