@@ -1,0 +1,37 @@
+"""What operators and library users expect around the CLI (issue 27): a plain path opens
+a SQLite store, read-only opens create nothing, stores and pages are owner-only,
+``Timeline.load_or_create`` and the install hint of a missing extra."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+import index_store
+from timeline import StoreUnavailableError
+
+
+def test_open_takes_a_plain_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """index_store.open("agent.db") opens (and creates) a SQLite store, as --db does;
+    a pathlib.Path works too."""
+    monkeypatch.chdir(tmp_path)
+    store = index_store.open("agent.db")
+    assert isinstance(store, index_store.SqliteStore) and store.path == "agent.db"
+    store.close()
+    assert (tmp_path / "agent.db").is_file()
+    again = index_store.open(tmp_path / "agent.db")
+    assert isinstance(again, index_store.SqliteStore)
+    again.close()
+
+
+def test_open_without_create_refuses_a_missing_file(tmp_path: Path) -> None:
+    """create=False on a missing SQLite file names the path and creates nothing."""
+    for url in (str(tmp_path / "typo.db"), f"sqlite:///{tmp_path / 'typo.db'}"):
+        with pytest.raises(StoreUnavailableError, match="typo.db"):
+            index_store.open(url, create=False)
+    assert list(tmp_path.iterdir()) == []
+    index_store.open(tmp_path / "real.db").close()
+    index_store.open(tmp_path / "real.db", create=False).close()
