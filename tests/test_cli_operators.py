@@ -35,3 +35,28 @@ def test_open_without_create_refuses_a_missing_file(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
     index_store.open(tmp_path / "real.db").close()
     index_store.open(tmp_path / "real.db", create=False).close()
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+def test_a_new_sqlite_store_is_owner_only(tmp_path: Path) -> None:
+    """A new store file and its -wal/-shm files are created 0600 whatever the umask; an
+    existing file keeps its mode."""
+    old = os.umask(0o022)
+    try:
+        store = index_store.open(tmp_path / "new.db")
+        store.close()
+        reopened = index_store.open(tmp_path / "new.db")  # -wal and -shm exist while open
+        sidecars = [tmp_path / "new.db-wal", tmp_path / "new.db-shm"]
+        assert all(p.exists() for p in sidecars)
+        assert [_mode(p) for p in [tmp_path / "new.db", *sidecars]] == [0o600] * 3
+        reopened.close()
+        shared = tmp_path / "shared.db"
+        shared.touch(mode=0o644)
+        os.chmod(shared, 0o644)
+        index_store.open(shared).close()
+        assert _mode(shared) == 0o644
+    finally:
+        os.umask(old)
