@@ -60,3 +60,26 @@ def test_a_new_sqlite_store_is_owner_only(tmp_path: Path) -> None:
         assert _mode(shared) == 0o644
     finally:
         os.umask(old)
+
+
+def test_load_or_create(tmp_path: Path) -> None:
+    """load_or_create: a new timeline for an unknown id, the stored one after a persist
+    (same blocks, same version), and the async twin agrees."""
+    import asyncio
+
+    from timeline import CompactionPolicy, Timeline, blocks
+
+    store = index_store.open(tmp_path / "s.db")
+    new = Timeline.load_or_create(store, "c", policy=CompactionPolicy(max_tokens=4_000))
+    assert (new.blocks, new.version) == ((), 0)
+    new.begin_turn()
+    new.append(blocks.user_prompt("hello"))
+    assert new.persist(store) == 1
+    again = Timeline.load_or_create(store, "c", policy=CompactionPolicy(max_tokens=4_000))
+    assert (again.blocks, again.version) == (new.blocks, 1)
+    again.begin_turn()
+    assert again.persist(store) == 2
+    loaded = asyncio.run(Timeline.aload_or_create(store, "c"))
+    fresh = asyncio.run(Timeline.aload_or_create(store, "other"))
+    assert (loaded.version, len(loaded.blocks), fresh.version) == (2, 3, 0)
+    store.close()
