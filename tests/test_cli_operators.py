@@ -83,3 +83,20 @@ def test_load_or_create(tmp_path: Path) -> None:
     fresh = asyncio.run(Timeline.aload_or_create(store, "other"))
     assert (loaded.version, len(loaded.blocks), fresh.version) == (2, 3, 0)
     store.close()
+
+
+def test_missing_extra_hint_works_from_a_clone() -> None:
+    """The install hint names the index form and the clone form; run from this checkout,
+    the clone form is ``pip install -e '<checkout>[extra]'`` and pip accepts it as a
+    requirement of this project with that extra."""
+    import shlex
+
+    from timeline.integrations import missing_extra
+
+    message = str(missing_extra("langchain", "langchain"))
+    assert "pip install 'block-timeline[langchain]'" in message
+    clone = message.split("pip install -e ", 1)[1].rstrip(")")
+    root = Path(__file__).resolve().parent.parent
+    (target,) = shlex.split(clone)
+    assert target == f"{root}[langchain]"
+    assert (root / "pyproject.toml").is_file()
