@@ -100,3 +100,37 @@ def test_missing_extra_hint_works_from_a_clone() -> None:
     (target,) = shlex.split(clone)
     assert target == f"{root}[langchain]"
     assert (root / "pyproject.toml").is_file()
+
+
+DATA = Path(__file__).parent / "data"
+
+
+def test_the_window_state_keeps_the_last_budget_and_system_prompt(tmp_path: Path) -> None:
+    """A render records its budget, trigger and system prompt in the persisted state; a
+    loaded timeline (any policy) still has them; a render without a budget records None."""
+    from timeline import CompactionPolicy, Timeline, blocks
+
+    store = index_store.open(tmp_path / "s.db")
+    tl = Timeline("c", policy=CompactionPolicy(max_tokens=16_000, trigger_ratio=0.8))
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("hi"))
+    assert (tl.snapshot().state.system, tl.snapshot().state.budget) == (None, None)
+    tl.render("You are terse.")
+    tl.persist(store)
+    state = Timeline.load(store, "c").snapshot().state
+    assert (state.budget, state.trigger_ratio, state.system) == (16_000, 0.8, "You are terse.")
+    plain = Timeline.load(store, "c")
+    plain.render("")
+    assert (plain.snapshot().state.budget, plain.snapshot().state.system) == (None, "")
+    store.close()
+
+
+def test_old_stored_state_decodes_without_budget_or_system() -> None:
+    """Window and snapshot rows written before these fields existed still decode; the
+    new fields are None (tests/data/*_v1.msgpack)."""
+    from index_store._common import decode_snapshot_row, decode_window_row
+
+    record = decode_window_row((DATA / "window_v1.msgpack").read_bytes(), "c1")
+    snap = decode_snapshot_row((DATA / "snapshot_v1.msgpack").read_bytes(), "c1", "window")
+    for state in (record.state, snap.state):
+        assert (state.budget, state.trigger_ratio, state.system) == (None, None, None)

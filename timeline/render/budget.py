@@ -140,7 +140,13 @@ def finish(
         anchor=stream.anchor,
         stream_positions=stream.positions,
     )
-    ledger.update_state(cache=cache_state, system_tokens=prep.system_tokens)
+    ledger.update_state(
+        cache=cache_state,
+        system_tokens=prep.system_tokens,
+        budget=budget,
+        trigger_ratio=settings.policy.trigger_ratio if budget is not None else None,
+        system=prep.system,
+    )
     shown = tuple(blocks)
     count_tokens, block_tokens = _deferred_counts(ledger, prep, stream, shown, tuple(costs), total)
     return RenderedContext(
