@@ -30,7 +30,7 @@ def test_open_takes_a_plain_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 def test_open_without_create_refuses_a_missing_file(tmp_path: Path) -> None:
     """create=False on a missing SQLite file names the path and creates nothing."""
     for url in (str(tmp_path / "typo.db"), f"sqlite:///{tmp_path / 'typo.db'}"):
-        with pytest.raises(StoreUnavailableError, match="typo.db"):
+        with pytest.raises(StoreUnavailableError, match=r"typo\.db"):
             index_store.open(url, create=False)
     assert list(tmp_path.iterdir()) == []
     index_store.open(tmp_path / "real.db").close()
@@ -134,3 +134,32 @@ def test_old_stored_state_decodes_without_budget_or_system() -> None:
     snap = decode_snapshot_row((DATA / "snapshot_v1.msgpack").read_bytes(), "c1", "window")
     for state in (record.state, snap.state):
         assert (state.budget, state.trigger_ratio, state.system) == (None, None, None)
+
+
+@pytest.mark.parametrize(
+    ("fmt", "data"),
+    [
+        ("anthropic", {"system": [{"type": "text", "text": "A"}, {"type": "text", "text": "B"}]}),
+        ("anthropic", {"system": "Be terse."}),
+        ("openai", [{"role": "system", "content": "S1"}, {"role": "developer", "content": "S2"}]),
+        ("responses", {"instructions": "Be terse."}),
+    ],
+)
+def test_streamed_import_keeps_the_system_prompt(fmt: str, data: object) -> None:
+    """import_stream returns the system prompt the file carried, as the whole-document
+    importer does."""
+    import io
+    import json
+
+    from timeline.io.importers import import_conversation
+    from timeline.io.stream import import_stream
+
+    user = {"role": "user", "content": "hi"}
+    if isinstance(data, dict):
+        data = {**data, ("input" if fmt == "responses" else "messages"): [user]}
+    else:
+        data = [*data, user]  # type: ignore[list-item]
+    streamed = import_stream(io.BytesIO(json.dumps(data).encode()), fmt, "c")  # type: ignore[arg-type]
+    whole = import_conversation(data, fmt, "c")  # type: ignore[arg-type]
+    assert (streamed.system, streamed.system_messages) == (whole.system, whole.system_messages)
+    assert streamed.system
