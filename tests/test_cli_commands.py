@@ -93,8 +93,8 @@ def test_no_usage_report_means_no_provider_row(tmp_path: Path) -> None:
 
 
 def test_categories_add_up_and_follow_the_bar_order(demo_db: Path) -> None:
-    """inspect --json categories: the bar's order, free last, tokens adding up to the
-    prompt plus free (the budget)."""
+    """inspect --json categories: the bar's order, free last; the slices are the
+    per-type counts (a negative calibration has none) and with free add up to the budget."""
     usage = json.loads(cli("inspect", "demo", "--db", str(demo_db), "--json").stdout)
     cats = usage["categories"]
     order = ["system", "summary", "user", "assistant", "tool calls", "tool results"]
@@ -102,7 +102,8 @@ def test_categories_add_up_and_follow_the_bar_order(demo_db: Path) -> None:
     assert list(cats)[-1] == "free" and {"system", "user", "tool results"} <= set(cats)
     positive = sum(v["tokens"] for v in usage["types"].values() if v["tokens"] > 0)
     assert sum(v["tokens"] for k, v in cats.items() if k != "free") == positive
-    assert cats["free"]["tokens"] == usage["budget"] - usage["tokens"]
+    assert sum(v["tokens"] for v in cats.values()) == usage["budget"]
+    assert round(sum(v["share"] for v in cats.values())) == 100
 
 
 @pytest.fixture

@@ -137,20 +137,22 @@ def percent_shares(values: list[int], total: int) -> list[float]:
 def _categories(
     types: dict[str, dict[str, Any]], tokens: int, budget: int | None
 ) -> dict[str, dict[str, Any]]:
-    """Tokens per bar category (negative calibration left out: no slice is negative),
-    each with its share of the budget (of the prompt without one), and ``free``."""
+    """Tokens per bar category, each with its share of the budget (of the prompt without
+    one), and ``free``: the rest of the budget, so the slices add up to it. A negative
+    calibration (the provider counted fewer tokens than our per-block upper bounds) has
+    no slice: the slices are then our own counts, and ``free`` what they leave."""
     sums = {c.name: 0 for c in CATEGORIES if c.name != "free"}
     for name, row in types.items():
         if row["tokens"] > 0:
             sums[category_of(name)] += row["tokens"]
-    scale = budget or tokens
+    scale = budget or sum(sums.values())
     out = {
         name: {"tokens": value, "share": round(100 * value / scale, 1) if scale else 0.0}
         for name, value in sums.items()
         if value
     }
     if budget:
-        free = max(0, budget - tokens)
+        free = max(0, budget - sum(sums.values()))
         out["free"] = {"tokens": free, "share": round(100 * free / budget, 1)}
     return out
 
