@@ -196,6 +196,22 @@ def test_marks_compactions_and_every_block() -> None:
     assert {e["id"] for e in entries if e["k"] == "turn"} <= {b.turn_id for b in log}
 
 
+def test_a_block_truncated_for_the_render_is_marked() -> None:
+    """A tool result cut to fit the budget carries the truncated badge in the live window;
+    the other blocks do not."""
+    tl = Timeline("t", policy=CompactionPolicy(max_tokens=600))
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("show me the log"))
+    call = tl.append(blocks.tool_call("read_log", {"path": "app.log"}))
+    tl.append(blocks.tool_result(call.call_id or "", "log line\n" * 3000))
+    view = tl.render("be brief")
+    assert view.truncated_paths
+    page = view.to_html()
+    marked = [e["data-path"] for e in elements(page, "truncated") if "data-path" in e]
+    assert marked == list(view.truncated_paths)
+    assert '<span class="badge truncated">truncated</span>' in page
+
+
 def test_rows_name_the_tool_its_arguments_and_a_preview() -> None:
     """A tool call's row names the tool and its key arguments (path first); its result's
     row names the tool too and previews the first line with the line count; an image is
