@@ -212,6 +212,26 @@ def test_a_block_truncated_for_the_render_is_marked() -> None:
     assert '<span class="badge truncated">truncated</span>' in page
 
 
+def test_a_result_pruned_by_the_cache_ttl_is_marked_as_such() -> None:
+    """The cache-TTL pruning tier's hidden results say "pruned (cache TTL)" (a block the
+    caller hid says "hidden")."""
+    from datetime import timedelta
+
+    from tests.test_upstream_v2_checkpoints import ttl_timeline
+
+    tl, clock = ttl_timeline()
+    clock.now += timedelta(minutes=10)
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("task 3"))
+    view = tl.render("sys")
+    assert view.compaction is not None and view.compaction.pruned_blocks == 2
+    page = view.to_html()
+    pruned = [e["data-path"] for e in elements(page, "pruned") if "data-path" in e]
+    assert pruned == [b.path for b in view.blocks if b.hidden]
+    assert page.count('<span class="badge pruned">pruned (cache TTL)</span>') == 2
+    assert not [e for e in elements(page, "hidden") if "data-path" in e]
+
+
 def test_rows_name_the_tool_its_arguments_and_a_preview() -> None:
     """A tool call's row names the tool and its key arguments (path first); its result's
     row names the tool too and previews the first line with the line count; an image is

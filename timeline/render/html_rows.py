@@ -16,6 +16,7 @@ from typing import Any, Final
 
 import attrs
 
+from timeline.compaction.pruning import pruned_replacement
 from timeline.model.block import CONV_RANGE_SUMMARY, TURN_HEADER, Block
 from timeline.model.block_types import block_type
 from timeline.render.usage import CATEGORIES, category_of, plural
@@ -62,6 +63,7 @@ _MARKS: Final = {
     "evicted": "evicted",
     "superseded": "superseded",
     "hidden": "hidden",
+    "pruned": "pruned (cache TTL)",
     "cleared": "cleared",
     "pinned": "pinned",
     "truncated": "truncated",
@@ -209,6 +211,8 @@ def row_html(item: Item, scale: int, tools: Mapping[str, str]) -> str:
     b = item.block
     category = category_of(b.type)
     marks = [m for m in item.marks if m in _MARKS]
+    if "hidden" in marks and b.replacement_text == pruned_replacement(b):
+        marks[marks.index("hidden")] = "pruned"  # hidden by the cache-TTL pruning tier
     if b.meta.get("is_error"):
         marks.append("error")
     classes = " ".join(["block", *marks, *(["header"] if b.type == TURN_HEADER else [])])
