@@ -125,6 +125,25 @@ def test_the_window_state_keeps_the_last_budget_and_system_prompt(tmp_path: Path
     store.close()
 
 
+def test_a_system_prompt_of_a_str_subclass_persists(tmp_path: Path) -> None:
+    """A system prompt given as a str subclass (LangChain's ``message.text`` is one) is
+    kept as plain text: the window state still encodes and loads."""
+    from timeline import CompactionPolicy, Timeline, blocks
+
+    class Text(str):
+        pass
+
+    store = index_store.open(tmp_path / "s.db")
+    tl = Timeline("c", policy=CompactionPolicy(max_tokens=16_000))
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("hi"))
+    tl.render(Text("You are terse."))
+    assert type(tl.snapshot().state.system) is str
+    tl.persist(store)
+    assert Timeline.load(store, "c").snapshot().state.system == "You are terse."
+    store.close()
+
+
 def test_old_stored_state_decodes_without_budget_or_system() -> None:
     """Window and snapshot rows written before these fields existed still decode; the
     new fields are None (tests/data/*_v1.msgpack)."""

@@ -173,7 +173,7 @@ def _record(
         system_tokens=prep.system_tokens,
         budget=budget,
         trigger_ratio=ratio,
-        system=prep.system,
+        system=str(prep.system),  # plain text: a str subclass would not encode
     )
     return int(ratio * budget) if ratio is not None and budget is not None else None
 
