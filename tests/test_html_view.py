@@ -251,6 +251,35 @@ def test_rows_name_the_tool_its_arguments_and_a_preview() -> None:
     assert '<span class="line">gate passed: all checks green</span>' in page
 
 
+def test_provider_items_and_referenced_media_read_well() -> None:
+    """An opaque provider item names its provider and kind with a one-line preview (its
+    bytes are not shown as media); an image by URL and a file by id say what they
+    reference (never fetched: no URL in any src); audio says what it is; an
+    attachment's row names the file."""
+    tl = Timeline("m", policy=CompactionPolicy(max_tokens=8_000))
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("what is in these?"))
+    tl.append(blocks.media_url("https://example.com/cat.png", name="cat.png"))
+    tl.append(blocks.media_file("file-123", provider="openai", name="report.pdf"))
+    tl.append(blocks.user_attachment(name="note.wav", mime="audio/wav", data=b"RIFF" * 8))
+    tl.append(
+        blocks.provider_block(
+            "responses", {"type": "web_search_call", "id": "ws_1", "status": "completed"}
+        )
+    )
+    tl.append(blocks.assistant_completion("a cat, a report and a note"))
+    page = tl.render("sys").to_html()
+    assert "<b>responses web_search_call</b>" in page
+    media = re.findall(r'<span class="media">([^<]*)</span>', page)
+    assert len(media) == 3 and not [m for m in media if "block-timeline" in m]
+    assert "image at https://example.com/cat.png (not fetched)" in page
+    assert "document at openai file file-123 (not fetched)" in page
+    assert "audio: audio/wav, 32 bytes" in page
+    assert "<b>cat.png</b>" in page and "<b>note.wav</b>" in page
+    assert not elements(page, "thumb")
+    assert all(src.startswith('"data:') for src in re.findall(r"src=(\S+)", page))
+
+
 def test_colours_match_the_terminal() -> None:
     """Each category's page colour is the terminal palette's colour for the ANSI code
     inspect paints it with (VS Code's terminal palette), and both views use them."""

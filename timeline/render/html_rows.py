@@ -19,6 +19,8 @@ import attrs
 from timeline.compaction.pruning import pruned_replacement
 from timeline.model.block import CONV_RANGE_SUMMARY, TURN_HEADER, Block
 from timeline.model.block_types import block_type
+from timeline.model.media import media_kind, media_ref
+from timeline.model.native import native_provider
 from timeline.render.usage import CATEGORIES, category_of, plural
 
 __all__ = [
@@ -125,21 +127,24 @@ def _kind(b: Block) -> str:
 
 
 def _image(b: Block) -> str:
-    """A thumbnail of an inline image (a data: URI), or what the image is when it is not
-    inline (a URL or file id is never fetched) or too large to embed."""
-    if b.mime.startswith("image/") and b.data is not None:
+    """A thumbnail of an inline image (a data: URI); what the media is otherwise: a
+    reference (URL or file id, never fetched), audio, an image too large to embed. A
+    provider's opaque item (its bytes are the item, not media) shows nothing here."""
+    if native_provider(b) is not None:
+        return ""
+    if b.data is not None and b.mime.startswith("image/"):
         if len(b.data) <= IMAGE_LIMIT:
             uri = f"data:{escape(b.mime)};base64,{base64.b64encode(b.data).decode()}"
             alt = f"{b.mime} image, {len(b.data):,} bytes"
             return f'<img class="thumb" src="{uri}" alt="{escape(alt)}">'
         return f'<span class="media">{escape(b.mime)}, {len(b.data):,} bytes (not embedded)</span>'
-    url = b.meta.get("url") or b.meta.get("file_id")
-    if isinstance(url, str) and url:
-        return (
-            f'<span class="media">{escape(b.mime)} at {escape(_short(url, 80))} (not loaded)</span>'
-        )
+    ref = media_ref(b)
+    if ref is not None:
+        label = escape(_short(ref.label, 80))
+        return f'<span class="media">{ref.media} at {label} (not fetched)</span>'
     if b.data is not None:
-        return f'<span class="media">{escape(b.mime)}, {len(b.data):,} bytes</span>'
+        kind = media_kind(b) or "data"
+        return f'<span class="media">{kind}: {escape(b.mime)}, {len(b.data):,} bytes</span>'
     return ""
 
 
@@ -160,6 +165,11 @@ def _headline(b: Block, tool: str | None) -> tuple[str, str]:
         return "", f"{span}: {preview(text)}"
     if b.type == TURN_HEADER:
         return "", b.turn_id
+    provider = native_provider(b)
+    if provider is not None:  # a provider's opaque item: which provider, which kind
+        return f"{provider} {b.meta.get('kind', '?')}", preview(text)
+    if render == "attachment":
+        return str(b.meta.get("name") or ""), preview(text)
     return b.tool_id or "", preview(text)
 
 
