@@ -1,12 +1,13 @@
 """Index stores: where persisted timelines live and evicted blocks stay searchable.
 
-``open(url)`` picks the backend: ``memory://``, ``sqlite:///path.db`` (the embedded
-default) or ``postgresql://...`` (needs the ``postgres`` extra). Every backend satisfies
-``timeline.IndexStore`` and passes one conformance suite.
+``open(url)`` picks the backend: ``memory://``, ``sqlite:///path.db`` or a plain file
+path (the embedded default) or ``postgresql://...`` (needs the ``postgres`` extra). Every
+backend satisfies ``timeline.IndexStore`` and passes one conformance suite.
 """
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 from index_store.memory import MemoryStore
@@ -28,29 +29,39 @@ __all__ = [
 ]
 
 
-def open(url: str) -> MemoryStore | SqliteStore | PostgresStore:
+def open(
+    url: str | os.PathLike[str], *, create: bool = True
+) -> MemoryStore | SqliteStore | PostgresStore:
     """Open the store at ``url``.
 
     ``memory://`` (in-process), ``sqlite:///relative/or/absolute.db`` (``sqlite:///:memory:``
-    for a throwaway one), ``postgresql://user@host/db`` (also ``postgres://``).
+    for a throwaway one) or a plain path such as ``"agent.db"`` (SQLite, as the CLI's
+    ``--db`` takes it), ``postgresql://user@host/db`` (also ``postgres://``).
+    ``create=False`` opens only an existing SQLite file: a missing one raises
+    :class:`StoreUnavailableError` naming the path, and nothing is created.
     """
+    if isinstance(url, os.PathLike):
+        url = os.fspath(url)
     if not isinstance(url, str):
         raise StoreUnavailableError(f"store URL must be a string, got {type(url).__name__}")
     if url == "memory://" or url.startswith("memory://"):
         return MemoryStore(url)
-    if url.startswith("sqlite://"):
-        path = url[len("sqlite://") :]
-        if path.startswith("/"):
+    if url.startswith("sqlite://") or (url and "://" not in url):
+        path = url[len("sqlite://") :] if url.startswith("sqlite://") else url
+        if url.startswith("sqlite://") and path.startswith("/"):
             path = path[1:]
         if not path:
             raise StoreUnavailableError(f"no database path in {url!r}; use sqlite:///path.db")
+        if not create and path != ":memory:" and not os.path.exists(path):
+            raise StoreUnavailableError(f"no SQLite store at {path!r}: the file does not exist")
         return SqliteStore(path)
     if url.startswith(("postgresql://", "postgres://")):
         from index_store.postgres import PostgresStore
 
         return PostgresStore(url)
     raise StoreUnavailableError(
-        f"unknown store URL {url!r}; use memory://, sqlite:///path.db or postgresql://..."
+        f"unknown store URL {url!r}; use memory://, sqlite:///path.db, a file path "
+        "or postgresql://..."
     )
 
 

@@ -8,6 +8,7 @@ instead of failing, FTS5 full-text search over the turn log and summaries, and a
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 import time
@@ -120,6 +121,23 @@ def _compact_body(body: bytes) -> bytes:
         return body  # left as it was: the integrity check reports it
 
 
+def _create_private(path: str) -> None:
+    """Create a new store file readable by its owner only (0600): a store holds whole
+    conversations. SQLite gives the ``-wal`` and ``-shm`` files the database file's mode.
+    An existing file (or a symlink, never followed here) is left as it is."""
+    if path == ":memory:" or not path:
+        return
+    flags = os.O_CREAT | os.O_EXCL | os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        os.close(os.open(path, flags | getattr(os, "O_CLOEXEC", 0), 0o600))
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise StoreUnavailableError(
+            f"cannot open SQLite store {path!r}: {exc.strerror}; check the path and permissions"
+        ) from exc
+
+
 @attrs.define
 class SqliteStore(ThreadedAsync, SqlStore):
     """SQLite-backed index store; safe to share between threads and processes. The async
@@ -131,6 +149,7 @@ class SqliteStore(ThreadedAsync, SqlStore):
     _lock: threading.RLock = attrs.field(factory=threading.RLock, init=False)
 
     def __attrs_post_init__(self) -> None:
+        _create_private(self.path)
         try:
             self._conn = sqlite3.connect(
                 self.path,

@@ -154,13 +154,20 @@ def test_render_formats(imported: Path, fmt: str) -> None:
     assert "backoff" in out.stdout
 
 
-def test_import_reports_skipped_system_message(tmp_path: Path) -> None:
-    """The import says how many blocks it stored and that the system prompt was skipped."""
+def test_import_keeps_the_system_prompt_as_the_conversations_own(tmp_path: Path) -> None:
+    """The import says how many blocks it stored and that it kept the system prompt,
+    which render uses without --system (and --system still overrides)."""
     src = tmp_path / "chat.json"
     src.write_text(json.dumps(OPENAI_MESSAGES))
-    out = import_file(src, "openai", str(tmp_path / "x.db"), "c9")
+    db = str(tmp_path / "x.db")
+    out = import_file(src, "openai", db, "c9")
     assert out.returncode == 0
-    assert "imported 10 blocks into 'c9'" in out.stdout and "skipped 1 system" in out.stdout
+    assert "imported 10 blocks into 'c9'" in out.stdout
+    assert "its system prompt (1 system message, 31 chars) is kept with it" in out.stdout
+    rendered = json.loads(cli("render", "c9", "--db", db, "--format", "openai").stdout)
+    assert rendered[0] == OPENAI_MESSAGES[0]
+    other = cli("render", "c9", "--db", db, "--format", "openai", "--system", "Be brief.")
+    assert json.loads(other.stdout)[0] == {"role": "system", "content": "Be brief."}
 
 
 def test_import_anthropic(tmp_path: Path) -> None:
@@ -211,8 +218,9 @@ def test_malformed_import_names_the_element_and_stores_nothing(
     assert out.stderr.startswith(f"error: {where}")
     assert len(out.stderr.strip().splitlines()) == 1
     assert "Traceback" not in out.stderr
+    assert not db.exists()  # nothing stored: not even an empty store file
     render = cli("render", "b", "--db", str(db))
-    assert render.returncode == 1 and "not in the store" in render.stderr
+    assert render.returncode == 1 and "--db: no SQLite store at" in render.stderr
 
 
 def test_import_refuses_an_existing_conversation(imported: Path, tmp_path: Path) -> None:
@@ -269,7 +277,8 @@ def test_compact_then_render_starts_with_the_summary(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     assert "compacted" in out.stdout and "su:" in out.stdout
     text = cli("render", "c1", "--db", str(imported), "--format", "text").stdout
-    assert text.startswith("[CONVERSATION SUMMARY]")
+    # the conversation's own system prompt (kept by the import), then the summary
+    assert text.startswith("[SYSTEM]\nYou are a helpful coding agent.\n\n[CONVERSATION SUMMARY]")
 
 
 def test_usage_errors_exit_2(tmp_path: Path) -> None:

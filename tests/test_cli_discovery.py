@@ -22,7 +22,7 @@ from tests.test_cli import LONG_MESSAGES, OPENAI_MESSAGES, cli, import_file
 from timeline.cli import _parser, flag_terms
 from timeline.render.usage import percent_shares, plural
 
-SUBCOMMANDS = ("demo", "import", "list", "render", "inspect", "search", "compact")
+SUBCOMMANDS = ("demo", "import", "list", "render", "inspect", "search", "compact", "delete")
 
 
 def _subparsers() -> dict[str, argparse.ArgumentParser]:
@@ -103,6 +103,9 @@ def test_list_text_and_json(db: Path) -> None:
 
 def test_list_of_an_empty_store(tmp_path: Path) -> None:
     """An empty store lists nothing (text) and [] (json)."""
+    import index_store
+
+    index_store.open(tmp_path / "e.db").close()
     assert "no conversations" in cli("list", "--db", str(tmp_path / "e.db")).stdout
     assert json.loads(cli("list", "--db", str(tmp_path / "e.db"), "--json").stdout) == []
 
@@ -146,8 +149,12 @@ def test_inspect_json_shape(db: Path) -> None:
         "cache_checkpoints",
         "summaries",
         "truncated",
+        "trigger",
+        "categories",
+        "usage_report",
     } == set(usage)
     assert (usage["budget"], usage["free"], usage["used"]) == (None, None, None)
+    assert (usage["trigger"], usage["usage_report"]) == (None, None)
     assert {"blocks", "tokens", "share"} == set(usage["types"]["react.tool.result"])
     assert usage["types"]["react.tool.result"]["blocks"] == 2
 
@@ -222,7 +229,8 @@ def test_flag_terms_replaces_api_names() -> None:
     [
         ("demo", "--turns", "0"),
         ("demo", "--max-tokens", "lots"),
-        ("import", "f.json", "--db", "x.db", "--conversation", "c"),
+        ("import", "f.json", "--db", "x.db"),
+        ("import", "f.json", "--db", "x.db", "--conversation", "c", "--format", "yaml"),
         ("list",),
         ("render", "c1", "--db", "x.db", "--max-tokens", "-3"),
         ("inspect", "c1", "--db", "x.db", "--max-tokens", "0"),
@@ -237,17 +245,14 @@ def test_bad_flags_are_usage_errors(args: tuple[str, ...]) -> None:
     assert "error: " in out.stderr
 
 
-@pytest.mark.parametrize("command", ["render", "inspect", "compact", "search"])
-def test_unknown_conversation_is_one_error_line(tmp_path: Path, command: str) -> None:
-    """A conversation that is not stored: exit 1, one line (search finds nothing)."""
+@pytest.mark.parametrize("command", ["render", "inspect", "compact", "search", "delete"])
+def test_unknown_conversation_is_one_error_line(db: Path, command: str) -> None:
+    """A conversation that is not stored: exit 1, one line saying so (search too)."""
     query = ["q"] if command == "search" else []
     budget = ["--keep-recent", "5"] if command == "compact" else []
-    out = cli(command, "nope", *query, "--db", str(tmp_path / "e.db"), *budget)
-    if command == "search":
-        assert out.returncode == 0 and "no matches" in out.stdout
-    else:
-        assert out.returncode == 1 and out.stderr.startswith("error: ")
-        assert len(out.stderr.splitlines()) == 1 and "not in the store" in out.stderr
+    out = cli(command, "nope", *query, "--db", str(db), *budget)
+    assert out.returncode == 1 and out.stderr.startswith("error: ")
+    assert len(out.stderr.splitlines()) == 1 and "'nope' is not in the store" in out.stderr
 
 
 @pytest.mark.parametrize(

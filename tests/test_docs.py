@@ -101,6 +101,22 @@ def test_readme_retry_sends_the_smaller_render(
     assert first["system"] == retry["system"]
 
 
+def test_readme_usage_runs_twice_in_one_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The README's usage snippet, run twice in a row on its agent.db, carries on with the
+    stored conversation (no ConflictError): the second run holds both runs' turns."""
+    monkeypatch.chdir(tmp_path)
+    first = run_page(ROOT / "README.md")
+    first["store"].close()
+    second = run_page(ROOT / "README.md")
+    assert (tmp_path / "agent.db").is_file()
+    assert second["tl"].version == first["tl"].version + 1
+    turns = {b.turn_id for b in second["store"].turn_log("conv-1")}
+    assert len(turns) == 2
+    second["store"].close()
+
+
 def test_quickstart_runs_twice_in_one_directory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

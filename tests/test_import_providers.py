@@ -173,7 +173,8 @@ def test_chat_tool_call_id_of_the_wrong_type_is_named_once() -> None:
 
 
 def test_cli_imports_responses_input(tmp_path: Path) -> None:
-    """``timeline import --format responses`` stores Responses input; it renders back."""
+    """``timeline import --format responses`` stores Responses input with its system
+    prompt; it renders back."""
     payload = _source_timeline().render("Be brief.").to_openai_responses()
     src = tmp_path / "responses.json"
     src.write_text(json.dumps({"input": payload}))
@@ -186,9 +187,9 @@ def test_cli_imports_responses_input(tmp_path: Path) -> None:
         timeout=120,
     )
     assert out.returncode == 0, out.stderr
-    assert "skipped 1 system message" in out.stdout
-    out = subprocess.run(
-        [*run, "render", "r", "--db", db, "--format", "responses", "--system", "Be brief."],
+    assert "its system prompt (1 system message, 9 chars) is kept with it" in out.stdout
+    out = subprocess.run(  # the conversation's own system prompt: no --system needed
+        [*run, "render", "r", "--db", db, "--format", "responses"],
         capture_output=True,
         text=True,
         timeout=120,

@@ -120,4 +120,5 @@ def test_cli_imports_responses_input(tmp_path: Path) -> None:
     src.write_text(json.dumps({"instructions": "be terse", "input": items}))
     out = import_file(src, "responses", tmp_path / "r.db", "r")
     assert out.returncode == 0, out.stderr
-    assert "imported 4 blocks into 'r'" in out.stdout and "skipped 1 system" in out.stdout
+    assert "imported 4 blocks into 'r'" in out.stdout
+    assert "its system prompt (1 system message, 8 chars) is kept with it" in out.stdout

@@ -246,3 +246,58 @@ def test_demo_turns_negative_in_a_real_process(tmp_path: Path, turns: str) -> No
     assert done.returncode == 2
     assert "Traceback" not in done.stderr and "error:" in done.stderr
     assert not (tmp_path / "d.db").exists()
+
+
+HOSTILE = "</title></script><script>alert(1)</script><img src=x onerror=alert(2)>\"'"
+
+
+def test_hostile_conversation_page_runs_only_its_own_script(tmp_path: Path) -> None:
+    """A conversation whose id, tool name, arguments, output, image mime and block type
+    carry markup: inspect --html writes a page with exactly one executable script (the
+    page's own), no event-handler attribute and no element the writer did not make."""
+    from html.parser import HTMLParser
+
+    from timeline import Block, Timeline, blocks
+
+    db = tmp_path / "h.db"
+    store = index_store.open(db)
+    tl = Timeline(f"c{HOSTILE}")
+    tl.begin_turn()
+    tl.append(blocks.user_prompt(HOSTILE))
+    call = tl.append(blocks.tool_call(f"tool{HOSTILE}", {"path": HOSTILE}))
+    tl.append(blocks.tool_result(call.call_id or "", HOSTILE))
+    tl.append(blocks.user_attachment(name=HOSTILE, mime=f"image/png{HOSTILE}", data=b"\x89PNG"))
+    tl.append(Block(type=f"x.{HOSTILE}", text=HOSTILE))
+    tl.render(HOSTILE)
+    tl.persist(store)
+    store.close()
+    page = tmp_path / "p.html"
+    argv = ["inspect", tl.conversation_id, "--db", str(db), "--html", str(page)]
+    done = subprocess.run(
+        [sys.executable, "-m", "timeline", *argv],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+
+    class Seen(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.tags: list[str] = []
+            self.attrs: list[str] = []
+            self.runnable = 0
+
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            self.tags.append(tag)
+            self.attrs += [k for k, _ in attrs]
+            if tag == "script" and "type" not in dict(attrs):
+                self.runnable += 1
+
+    seen = Seen()
+    seen.feed(page.read_text())
+    assert seen.runnable == 1  # the page's own
+    assert seen.tags.count("img") <= 1
+    assert seen.tags.count("title") == 1
+    assert not [a for a in seen.attrs if a.startswith("on")]
+    assert "<script>alert(1)" not in page.read_text()

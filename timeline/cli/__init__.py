@@ -1,7 +1,9 @@
-"""The ``timeline`` command: demo, import, list, render, inspect, search, compact.
+"""The ``timeline`` command: demo, import, list, render, inspect, search, compact, delete.
 
 Exit codes: 0 ok, 1 runtime error (one ``error: ...`` line; --debug for the traceback),
-2 usage error. Errors name the command-line flags, not the library's argument names.
+2 usage error. Errors name the command-line flags and files, not the library's argument
+names, and are printed with control characters escaped (an id or a path from a file
+cannot drive the terminal).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import warnings
 from collections.abc import Sequence
 
 from timeline.cli.commands import cmd_compact, cmd_demo, cmd_inspect, cmd_render
-from timeline.cli.output import paint
+from timeline.cli.output import paint, printable
 from timeline.cli.parser import build_parser as _parser
 from timeline.model.errors import TimelineError
 
@@ -37,6 +39,12 @@ def flag_terms(message: str) -> str:
     for pattern, flag in _FLAG_TERMS:
         message = pattern.sub(flag, message)
     return message
+
+
+def _os_error(exc: OSError) -> str:
+    """``path: reason`` instead of ``[Errno 2] No such file or directory: 'path'``."""
+    reason = (exc.strerror or str(exc)).lower()
+    return f"{exc.filename}: {reason}" if exc.filename else reason
 
 
 def _quiet_stdout() -> None:
@@ -77,7 +85,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (TimelineError, OSError, ValueError, json.JSONDecodeError) as exc:
         if args.debug:
             traceback.print_exc()
-        print(f"{paint('error', '31', sys.stderr)}: {flag_terms(str(exc))}", file=sys.stderr)
+        text = _os_error(exc) if isinstance(exc, OSError) else flag_terms(str(exc))
+        print(f"{paint('error', '31', sys.stderr)}: {printable(text)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130
@@ -87,7 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         text = " ".join(str(exc).split())
         text = f"unexpected {type(exc).__name__}: {text} (a bug: --debug shows the traceback)"
         text = text.encode("utf-8", "backslashreplace").decode("utf-8")
-        print(f"{paint('error', '31', sys.stderr)}: {text}", file=sys.stderr)
+        print(f"{paint('error', '31', sys.stderr)}: {printable(text)}", file=sys.stderr)
         return 1
 
 

@@ -1,22 +1,27 @@
-"""What each ``timeline`` subcommand does (the parser and error handling are in ``cli``).
+"""What each ``timeline`` subcommand does (the parser and error handling are in ``cli``;
+``import`` is in :mod:`timeline.cli.importing`).
 
 The ``--json`` shapes are documented in ``docs/cli.md`` and kept stable: keys are only
-ever added.
+ever added. Human-readable output passes everything that came from a conversation
+through :func:`~timeline.cli.output.printable`; ``--json`` is exact.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from typing import Any
 
-from timeline.cli.output import color_enabled, emit_json, progress
+from timeline.cli.importing import cmd_import
+from timeline.cli.output import color_enabled, emit_json, printable
+from timeline.cli.search import cmd_search
+from timeline.cli.stored import load, open_store, require
 from timeline.model.errors import TimelineError
 from timeline.render.usage import plural
 
 __all__ = [
     "cmd_compact",
+    "cmd_delete",
     "cmd_demo",
     "cmd_import",
     "cmd_inspect",
@@ -24,36 +29,6 @@ __all__ = [
     "cmd_render",
     "cmd_search",
 ]
-
-
-def _store(db: str) -> Any:
-    import index_store
-
-    return index_store.open(db if "://" in db else f"sqlite:///{db}")
-
-
-def _policy(max_tokens: int | None) -> Any:
-    from timeline.compaction.policy import CompactionPolicy
-
-    return CompactionPolicy(max_tokens=max_tokens) if max_tokens else CompactionPolicy()
-
-
-def read_system(value: str | None) -> str:
-    """``--system``: the text itself, or ``@file`` for a file's text without the one
-    trailing newline an editor adds."""
-    if not value:
-        return ""
-    if value.startswith("@"):
-        with open(value[1:], encoding="utf-8-sig") as fh:
-            text = fh.read()
-        return text[:-2] if text.endswith("\r\n") else text.removesuffix("\n")
-    return value
-
-
-def _load(args: argparse.Namespace, store: Any) -> Any:
-    from timeline.core.timeline import Timeline
-
-    return Timeline.load(store, args.conversation, policy=_policy(args.max_tokens))
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -69,59 +44,15 @@ def cmd_demo(args: argparse.Namespace) -> int:
     )
 
 
-def cmd_import(args: argparse.Namespace) -> int:
-    from timeline.io.stream import import_file
-
-    store = _store(args.db)
-    try:
-        if store.load_window(args.conversation) is not None:
-            raise TimelineError(
-                f"conversation {args.conversation!r} already exists in {args.db}; "
-                "import into a new --conversation id"
-            )
-        with (
-            open(args.file, "rb") as fh,
-            progress(f"importing {os.path.basename(args.file)}", _size(fh)) as advance,
-        ):
-            try:
-                tl, skipped = import_file(fh, args.format, args.conversation, advance)
-            except UnicodeDecodeError as exc:
-                raise TimelineError(f"{args.file}: not valid JSON: not UTF-8 ({exc})") from exc
-            except TimelineError as exc:
-                if str(exc).startswith("not valid JSON"):
-                    raise TimelineError(f"{args.file}: {exc}") from exc
-                raise
-        version = tl.persist(store)
-    finally:
-        store.close()
-    note = (
-        f" (skipped {plural(skipped, 'system message')}: pass the system prompt to render "
-        "with --system)"
-        if skipped
-        else ""
-    )
-    print(
-        f"imported {plural(len(tl.blocks), 'block')} into {args.conversation!r} "
-        f"(version {version}){note}"
-    )
-    return 0
-
-
-def _size(fh: Any) -> int | None:
-    try:
-        return os.fstat(fh.fileno()).st_size or None
-    except OSError:
-        return None
-
-
 def cmd_render(args: argparse.Namespace) -> int:
-    store = _store(args.db)
+    store = open_store(args.db)
     try:
-        view = _load(args, store).render(read_system(args.system))
+        loaded = load(args, store)
+        view = loaded.timeline.render(loaded.system)
     finally:
         store.close()
     if args.format == "text":
-        print(view.to_text())
+        print(printable(view.to_text(), lines=True))
         return 0
     payload: Any = {
         "anthropic": view.to_anthropic,
@@ -136,28 +67,30 @@ def cmd_render(args: argparse.Namespace) -> int:
 def cmd_inspect(args: argparse.Namespace) -> int:
     from timeline.cli.inspect import context_usage, usage_report
 
-    store = _store(args.db)
+    store = open_store(args.db)
     try:
-        tl = _load(args, store)
-        system = read_system(args.system)
+        loaded = load(args, store)
+        tl, system = loaded.timeline, loaded.system
         if args.html:
+            from timeline.cli.files import store_files, write_private
             from timeline.cli.html_view import timeline_html
 
             log = store.turn_log(args.conversation)
             summaries = store.summaries(args.conversation)
             page = timeline_html(tl, system, log=log, summaries=summaries)
+            protected = store_files(getattr(store, "path", None))
+            write_private(
+                args.html, page.encode(), flag="--html", force=args.force, protected=protected
+            )
         usage = context_usage(tl, system)
     finally:
         store.close()
-    if args.html:
-        with open(args.html, "w", encoding="utf-8") as fh:
-            fh.write(page)
     if args.json:
         emit_json(usage)
     else:
         print(usage_report(usage, color=color_enabled(sys.stdout)))
         if args.html:
-            print(f"wrote {args.html}")
+            print(f"wrote {printable(args.html)} (readable by you only)")
     return 0
 
 
@@ -184,7 +117,7 @@ def _conversation_row(store: Any, cid: str) -> dict[str, Any] | None:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    store = _store(args.db)
+    store = open_store(args.db)
     try:
         found = [_conversation_row(store, cid) for cid in store.conversations()]
     finally:
@@ -194,70 +127,64 @@ def cmd_list(args: argparse.Namespace) -> int:
         emit_json(rows)
         return 0
     if not rows:
-        print(f"no conversations in {args.db}")
+        print(f"no conversations in {printable(args.db)}")
         return 0
-    width = max(len("conversation"), *(len(r["conversation"]) for r in rows))
+    ids = {r["conversation"]: printable(r["conversation"]) for r in rows}
+    width = max(len("conversation"), *(len(shown) for shown in ids.values()))
     print(
         f"{'conversation':<{width}} {'version':>7} {'blocks':>7} {'turns':>6} "
         f"{'summaries':>9}  updated"
     )
     for r in rows:
+        name = ids[r["conversation"]]
         if r["error"]:
-            print(f"{r['conversation']:<{width}} unreadable: {r['error']}")
+            print(f"{name:<{width}} unreadable: {printable(r['error'])}")
             continue
         print(
-            f"{r['conversation']:<{width}} {r['version']:>7} {r['blocks']:>7,} {r['turns']:>6,} "
-            f"{r['summaries']:>9}  {r['updated'] or '-'}"
+            f"{name:<{width}} {r['version']:>7} {r['blocks']:>7,} {r['turns']:>6,} "
+            f"{r['summaries']:>9}  {printable(r['updated'] or '-')}"
         )
     print(plural(len(rows), "conversation"))
     return 0
 
 
-def cmd_search(args: argparse.Namespace) -> int:
-    store = _store(args.db)
+def cmd_delete(args: argparse.Namespace) -> int:
+    """Delete a stored conversation: its window, turn log, summaries and checkpoints."""
+    store = open_store(args.db)
     try:
-        hits = store.search(args.conversation, args.query, limit=args.limit)
+        require(store, args.conversation)
+        blocks = len(store.turn_log(args.conversation))
+        summaries = len(store.summaries(args.conversation))
+        store.delete(args.conversation)
     finally:
         store.close()
+    result = {"conversation": args.conversation, "deleted": True, "blocks": blocks}
+    result["summaries"] = summaries
     if args.json:
-        emit_json(
-            [
-                {
-                    "path": h.path,
-                    "turn_id": h.turn_id,
-                    "kind": h.kind,
-                    "score": h.score,
-                    "type": h.block.type,
-                    "block_id": h.block.id,
-                    "snippet": h.snippet,
-                }
-                for h in hits
-            ]
+        emit_json(result)
+    else:
+        print(
+            f"deleted conversation {printable(repr(args.conversation))} from "
+            f"{printable(args.db)}: {plural(blocks, 'block')}, "
+            f"{plural(summaries, 'summary', 'summaries')}"
         )
-        return 0
-    if not hits:
-        print(f"no matches for {args.query!r}")
-        return 0
-    for h in hits:
-        snippet = " ".join(h.snippet.split())
-        print(f"{h.score:8.3f}  {h.kind:7}  {h.path}  (turn {h.turn_id})\n          {snippet}")
-    print(plural(len(hits), "match", "matches"))
     return 0
 
 
 def cmd_compact(args: argparse.Namespace) -> int:
-    if args.max_tokens is None and args.keep_recent is None:
-        raise TimelineError(
-            "compact needs a budget: pass --max-tokens (the context budget) or --keep-recent "
-            "(tokens to keep verbatim)"
-        )
-    store = _store(args.db)
+    store = open_store(args.db)
     try:
-        tl = _load(args, store)
-        stats = tl.compact(
-            read_system(args.system), force=True, keep_recent_tokens=args.keep_recent
-        )
+        loaded = load(args, store)
+        tl, system = loaded.timeline, loaded.system
+        if tl.policy.budget is None and args.keep_recent is None:
+            raise TimelineError(
+                "compact needs a budget: pass --max-tokens (the context budget) or "
+                "--keep-recent (tokens to keep verbatim)"
+            )
+        stats = tl.compact(system, force=True, keep_recent_tokens=args.keep_recent)
         done = stats is not None and stats.skipped is None
+        if done:
+            tl.render(system)  # records the budget and system prompt it was compacted with
         version = tl.persist(store) if done else tl.version
     finally:
         store.close()
@@ -277,11 +204,11 @@ def cmd_compact(args: argparse.Namespace) -> int:
     elif stats is None:
         print("nothing to compact: no valid cut point before the kept window")
     elif stats.skipped is not None:
-        print(f"not compacted ({stats.skipped}): nothing changed")
+        print(f"not compacted ({printable(stats.skipped)}): nothing changed")
     else:
         print(
             f"compacted {plural(stats.compacted_blocks, 'block')}: {stats.tokens_before:,} -> "
-            f"{stats.tokens_after or 0:,} tokens, summary at {stats.summary_path} "
+            f"{stats.tokens_after or 0:,} tokens, summary at {printable(stats.summary_path or '')} "
             f"(version {version})"
         )
     return 0

@@ -10,11 +10,12 @@ import json
 import os
 import shlex
 import time
-from typing import Any
+from typing import Any, cast
 
 import attrs
 
 from timeline import blocks
+from timeline.cli.output import printable
 from timeline.compaction.policy import CompactionPolicy
 from timeline.core.timeline import Timeline
 from timeline.driver import ReactDriver
@@ -107,7 +108,7 @@ def run_demo(
     import index_store
     from timeline.cli.output import progress
 
-    store = index_store.open(db if "://" in db else f"sqlite:///{db}")
+    store = index_store.open(db)
     try:
         exists = store.load_window(conversation) is not None
         if exists and not force and not created_by_demo(store, conversation):
@@ -130,6 +131,24 @@ class _Totals:
     peak: int = 0
 
 
+@attrs.define
+class _Counting:
+    """The store, counting the blocks each commit adds to the turn log: the per-turn
+    'archived' column without reading the whole turn log back every turn (which made
+    the demo quadratic in its turns)."""
+
+    store: Any
+    archived: int = 0
+
+    def commit(self, conversation_id: str, **kwargs: Any) -> int:
+        version: int = self.store.commit(conversation_id, **kwargs)
+        self.archived += len(kwargs["log"])
+        return version
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+
 def _run(
     store: Any,
     turns: int,
@@ -145,30 +164,31 @@ def _run(
         session, context_window=max_tokens, overflow_at=frozenset({25}), usage_overhead=350
     )
     tools = demo_tools(seed, memory=memory_read_tool(store, conversation))
-    driver = ReactDriver(tl, model, tools, system=DEMO_SYSTEM_PROMPT, store=store)
+    counting = _Counting(store)
+    driver = ReactDriver(tl, model, tools, system=DEMO_SYSTEM_PROMPT, store=cast(Any, counting))
     _print_header(turns, max_tokens, conversation, store.url)
     started = time.perf_counter()
     totals = _Totals()
     with progress("demo turns", turns) as advance:
         for t in range(turns):
-            _run_turn(t, session, driver, model, store, max_tokens, totals)
+            _run_turn(t, session, driver, model, counting, max_tokens, totals)
             advance(1)
     elapsed = time.perf_counter() - started
     _print_table(_closing_rows(store, tl, model, totals, turns, max_tokens, db, elapsed))
     version = store.load_window(conversation)
     print(
-        f"wrote conversation {conversation!r} to {db} "
+        f"wrote conversation {printable(repr(conversation))} to {printable(db)} "
         f"(version {version[0] if version else 0}); try next:"
     )
     for command in _next_commands(conversation, db):
-        print(f"  {command}")
+        print(f"  {printable(command)}")
     return 0
 
 
 def _print_header(turns: int, max_tokens: int, conversation: str, url: str) -> None:
     print(
         f"timeline demo: {plural(turns, 'turn')}, budget {max_tokens:,} tokens, "
-        f"conversation {conversation!r}, store {url}"
+        f"conversation {printable(repr(conversation))}, store {printable(url)}"
     )
     print(
         "request = the largest request sent to the model in the turn, in tokens as the "
@@ -185,7 +205,7 @@ def _run_turn(
     session: CodingSession,
     driver: ReactDriver,
     model: ScriptedModel,
-    store: Any,
+    store: _Counting,
     max_tokens: int,
     totals: _Totals,
 ) -> None:
@@ -198,7 +218,7 @@ def _run_turn(
     view = tl.render(DEMO_SYSTEM_PROMPT)
     largest = max(model.sent_tokens[-result.steps - result.overflow_retries :])
     totals.peak = max(totals.peak, largest)
-    archived = len(store.turn_log(tl.conversation_id))
+    archived = store.archived
     print(
         f"{t + 1:>4} {largest:>8,} {largest / max_tokens:>6.0%} {result.steps:>5} "
         f"{len(result.compactions):>7} {result.overflow_retries:>5} "

@@ -1,6 +1,6 @@
-"""The HTML page of a stored conversation (``timeline inspect ID --html OUT``): every block
-it held, evicted ones from the store's turn log included (the page itself is drawn by
-:mod:`timeline.render.html`)."""
+"""The HTML page of a stored conversation (``timeline inspect ID --html OUT``): what the
+model sees next, then every block the conversation held, evicted ones from the store's
+turn log included (the page itself is drawn by :mod:`timeline.render.html`)."""
 
 from __future__ import annotations
 
@@ -24,20 +24,29 @@ def _suppressed_render(tl: Timeline, system: str) -> RenderedContext:
         return tl.render(system)
 
 
-def _stored_items(
+def _summaries_after(tl: Timeline, summaries: Sequence[Block]) -> dict[str, list[Block]]:
+    """Each summary by the id of the last block it covers (where its compaction cut)."""
+    after: dict[str, list[Block]] = {}
+    seen: set[str] = set()
+    for s in [*summaries, *(b for b in tl.blocks if b.type == CONV_RANGE_SUMMARY)]:
+        if s.id not in seen:
+            seen.add(s.id)
+            after.setdefault(str(s.meta.get("last_block_id", "")), []).append(s)
+    return after
+
+
+def _chronology(
     tl: Timeline, view: RenderedContext, log: Sequence[Block], summaries: Sequence[Block]
 ) -> list[Item]:
     """Every block the conversation held, in order: the turn log (evicted blocks from it),
-    each summary right after the last block it covers, then what is not persisted yet."""
+    each summary right after the last block it covers, then what is not persisted yet.
+    Blocks in the next prompt carry its marks; the others are ``evicted`` (only in the
+    store), ``out`` (in memory, before the latest summary) or ``superseded`` (an earlier
+    summary)."""
     in_prompt = {item.block.id: item for item in view_items(view, tl.pinned_ids)}
     memory = {b.id: b for b in tl.blocks}
     pinned = set(tl.pinned_ids)
-    after: dict[str, list[Block]] = {}
-    seen_summaries: set[str] = set()
-    for s in [*summaries, *(b for b in tl.blocks if b.type == CONV_RANGE_SUMMARY)]:
-        if s.id not in seen_summaries:
-            seen_summaries.add(s.id)
-            after.setdefault(str(s.meta.get("last_block_id", "")), []).append(s)
+    after = _summaries_after(tl, summaries)
     items: list[Item] = []
     placed: set[str] = set()
 
@@ -46,16 +55,20 @@ def _stored_items(
         shown = in_prompt.get(b.id)
         if shown is not None:
             items.append(shown)
-            return
-        current = memory.get(b.id)
-        gone = "superseded" if b.type == CONV_RANGE_SUMMARY else "evicted"
-        marks = [gone] if current is None else []
-        block = current or b
-        marks += ["hidden"] if block.hidden else []
-        marks += ["pinned"] if block.id in pinned else []
-        items.append(Item(block, tl.block_tokens(block), tuple(marks)))
+        else:
+            current = memory.get(b.id)
+            block = current or b
+            if b.type == CONV_RANGE_SUMMARY:
+                marks = ["superseded"]
+            else:
+                marks = ["evicted" if current is None else "out"]
+            marks += ["hidden"] if block.hidden else []
+            marks += ["cleared"] if block.meta.get("cleared") else []
+            marks += ["pinned"] if block.id in pinned else []
+            items.append(Item(block, tl.block_tokens(block), tuple(marks)))
         for s in after.pop(b.id, []):
-            add(s)
+            if s.id not in placed:
+                add(s)
 
     for b in log:
         if b.type != CONV_RANGE_SUMMARY and b.id not in placed:
@@ -63,7 +76,7 @@ def _stored_items(
     for b in tl.blocks:
         if b.id not in placed and (b.type != CONV_RANGE_SUMMARY or b.id in in_prompt):
             add(b)
-    for group in after.values():  # summaries whose covered blocks are not in the log
+    for group in list(after.values()):  # summaries whose covered blocks are not in the log
         for s in group:
             if s.id not in placed:
                 add(s)
@@ -81,10 +94,11 @@ def timeline_html(
     """The page for a whole conversation: ``log`` (the store's turn log) adds the blocks
     evicted from memory and ``summaries`` the earlier compactions."""
     view = _suppressed_render(tl, system)
-    items = _stored_items(tl, view, log, summaries)
-    evicted = sum("evicted" in i.marks or "superseded" in i.marks for i in items)
+    prompt = view_items(view, tl.pinned_ids)
+    chronology = _chronology(tl, view, log, summaries)
+    evicted = sum("evicted" in i.marks or "superseded" in i.marks for i in chronology)
     head = (
-        f"conversation {escape(tl.conversation_id)!s}, version {tl.version}: "
-        f"{plural(len(items), 'block')}, {evicted:,} evicted to the store"
+        f"conversation {escape(repr(tl.conversation_id))}, version {tl.version}: "
+        f"{plural(len(chronology), 'block')}, {evicted:,} evicted to the store"
     )
-    return page(title or f"timeline {tl.conversation_id}", head, items, view)
+    return page(title or f"timeline {tl.conversation_id}", head, view, chronology, prompt)

@@ -1,9 +1,12 @@
 """A ``/context``-style report: what the next prompt spends its budget on.
 
 :func:`context_usage` is plain data (the documented ``timeline inspect --json`` shape);
-:func:`context_report` prints it. Per-type tokens add up to the prompt's tokens and the
+:func:`usage_report` prints it: a bar by category (system, summary, user, assistant, tool
+calls, tool results, thinking, free) drawn to the budget with the compaction trigger
+marked, then the rows by block type. Per-type tokens add up to the prompt's tokens and the
 shares to 100%: truncated blocks count at their truncated size, and the calibration from
-the provider's last usage report gets a row of its own.
+the provider's last usage report gets a row of its own (only when there is one). The
+colours are the HTML page's (:data:`~timeline.render.usage.CATEGORIES`).
 """
 
 from __future__ import annotations
@@ -11,70 +14,118 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+from timeline.cli.output import printable
 from timeline.compaction.policy import NoBudgetWarning, compaction_status
 from timeline.core.timeline import Timeline
-from timeline.render.usage import SYSTEM_ROW, plural, view_usage
+from timeline.render.usage import CATEGORIES, SYSTEM_ROW, UNDER_ROW, category_of, plural, view_usage
 
-__all__ = ["context_report", "context_usage", "usage_report"]
+__all__ = ["BAR", "context_report", "context_usage", "usage_report"]
 
-BAR = 30
-_PALETTE = (32, 36, 33, 35, 34, 31, 92, 96, 93, 95, 94, 91)
+BAR = 50
+"""Cells of the category bar (the whole budget, or the prompt without one)."""
+TYPE_BAR = 30
+_ANSI = {c.name: c.ansi for c in CATEGORIES}
+_TRIGGER_MARK = "┃"
 
 
 def context_usage(tl: Timeline, system: str = "") -> dict[str, Any]:
-    """The ``inspect --json`` document: conversation, version and :func:`view_usage`."""
+    """The ``inspect --json`` document: conversation, version and :func:`view_usage`,
+    plus the provider's last usage report (``usage_report``, or None)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NoBudgetWarning)  # the report says it
         usage = view_usage(tl.render(system))
+    report = tl.snapshot().state.usage
     return {
         "conversation": tl.conversation_id,
         "version": tl.version,
         "compaction": compaction_status(tl.policy),
         **usage,
+        "usage_report": None if report is None else {"prompt_tokens": report.prompt_tokens},
     }
 
 
-def _paint(text: str, code: int, color: bool) -> str:
-    return f"\x1b[{code}m{text}\x1b[0m" if color else text
+def _paint(text: str, code: str, color: bool) -> str:
+    return f"\x1b[{code}m{text}\x1b[0m" if color and text else text
 
 
 def context_report(tl: Timeline, system: str = "", *, color: bool = False) -> str:
-    """Context usage by block type with a bar each, checkpoints and summaries."""
-    usage = context_usage(tl, system)
-    return usage_report(usage, color=color)
+    """Context usage by category and block type with bars, checkpoints and summaries."""
+    return usage_report(context_usage(tl, system), color=color)
+
+
+def _cells(values: list[int], scale: int, width: int) -> list[int]:
+    """Whole cells per value, adding up to round(width * sum / scale) (largest remainder),
+    so small slices round fairly and the bar's length is right."""
+    exact = [width * v / scale for v in values]
+    cells = [int(x) for x in exact]
+    want = min(width, round(sum(exact)))
+    order = sorted(range(len(values)), key=lambda i: exact[i] - cells[i], reverse=True)
+    for i in order[: max(0, want - sum(cells))]:
+        cells[i] += 1
+    return cells
+
+
+def _category_bar(usage: dict[str, Any], color: bool) -> list[str]:
+    """The bar (one cell = 1/BAR of the budget) and a line per category."""
+    cats = {k: v for k, v in usage["categories"].items() if k != "free"}
+    budget, trigger = usage["budget"], usage["trigger"]
+    scale = max(budget or 0, usage["tokens"], 1)
+    cells = _cells([v["tokens"] for v in cats.values()], scale, BAR)
+    drawn = [(name, "█") for name, n in zip(cats, cells, strict=True) for _ in range(n)]
+    drawn += [("free", "░")] * (BAR - len(drawn))
+    if trigger:
+        at = min(BAR - 1, int(BAR * trigger / scale))
+        drawn[at] = ("trigger", _TRIGGER_MARK)
+    bar = "".join(_paint(ch, "1;31" if n == "trigger" else _ANSI[n], color) for n, ch in drawn)
+    note = f" {_TRIGGER_MARK} compaction at {trigger:,}" if trigger else ""
+    lines = [f"  {bar}{note}"]
+    width = max(len(k) for k in usage["categories"])
+    for name, row in usage["categories"].items():
+        swatch = _paint("■" if name != "free" else "□", _ANSI[name], color)
+        lines.append(f"  {swatch} {name:<{width}} {row['tokens']:>9,} tok  {row['share']:5.1f}%")
+    return lines
 
 
 def usage_report(usage: dict[str, Any], *, color: bool = False) -> str:
-    """The text form of :func:`context_usage` (ANSI colours only when ``color``)."""
+    """The text form of :func:`context_usage` (ANSI colours only when ``color``); names
+    from the conversation are escaped (:func:`~timeline.cli.output.printable`)."""
     tokens, budget = usage["tokens"], usage["budget"]
-    lines = [f"conversation {usage['conversation']!r} (version {usage['version']})"]
+    lines = [f"conversation {printable(repr(usage['conversation']))} (version {usage['version']})"]
     if budget:
         used = f"{tokens:,} of {budget:,} tokens ({usage['used']:.1f}% of the budget)"
     else:
         used = plural(tokens, "token")
     lines.append(f"next prompt: {used}, {plural(usage['blocks'], 'block')}")
     lines.append(usage["compaction"])
+    lines += _category_bar(usage, color)
     types: dict[str, dict[str, Any]] = usage["types"]
-    width = max([len(k) for k in types] + [10])
+    names = {k: printable(k) for k in types}
+    width = max([len(k) for k in names.values()] + [10])
     scale = max(budget or 0, tokens, 1)
-    for n, (name, row) in enumerate(types.items()):
-        filled = max(0, round(BAR * row["tokens"] / scale))
-        bar = _paint("█" * filled, _PALETTE[n % len(_PALETTE)], color) + "░" * (BAR - filled)
+    lines.append("by block type:")
+    for name, row in types.items():
+        filled = max(0, round(TYPE_BAR * row["tokens"] / scale))
+        bar = _paint("█" * filled, _ANSI[category_of(name)], color) + "░" * (TYPE_BAR - filled)
         count = plural(row["blocks"], "block") if row["blocks"] else ""
         lines.append(
-            f"  {name:<{width}} {count:>12} {row['tokens']:>9,} tok  {bar} {row['share']:5.1f}%"
+            f"  {names[name]:<{width}} {count:>12} {row['tokens']:>9,} tok  {bar} "
+            f"{row['share']:5.1f}%"
         )
-    if budget:
-        lines.append(f"  {'free':<{width}} {'':>12} {usage['free']:>9,} tok")
-    where = [", ".join(usage["cache_checkpoints"])] if usage["cache_checkpoints"] else []
+    if UNDER_ROW in types and usage.get("usage_report"):
+        reported = usage["usage_report"]["prompt_tokens"]
+        lines.append(
+            f"  (the provider's last usage report, {reported:,} tokens, counted "
+            f"{-types[UNDER_ROW]['tokens']:,} fewer than this estimate of that prompt)"
+        )
+    where = [printable(", ".join(usage["cache_checkpoints"]))] if usage["cache_checkpoints"] else []
     if SYSTEM_ROW in types:
         where.insert(0, "system")
     lines.append(f"cache checkpoints: {' + '.join(where) or 'none'}")
     for s in usage["summaries"]:
         lines.append(
-            f"summary {s['path']}: covers {plural(s['covered_turns'], 'turn')}, "
+            f"summary {printable(s['path'])}: covers {plural(s['covered_turns'], 'turn')}, "
             f"{plural(s['chars'], 'char')}"
         )
     if usage["truncated"]:
-        lines.append(f"truncated for this render: {', '.join(usage['truncated'])}")
+        lines.append(f"truncated for this render: {printable(', '.join(usage['truncated']))}")
     return "\n".join(lines)

@@ -5,12 +5,44 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import IO, Any
 
-__all__ = ["color_enabled", "emit_json", "paint", "progress"]
+__all__ = ["color_enabled", "emit_json", "paint", "printable", "progress"]
+
+_CONTROL = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]"
+)
+"""What a terminal acts on instead of showing: C0 controls (ESC starts every escape
+sequence, OSC 52 included), DEL, C1 controls (CSI and OSC as single characters), and the
+bidirectional and line-separator formatting characters that reorder or hide text."""
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    named = _NAMED.get(char)
+    if named is not None:
+        return named
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def printable(text: str, *, lines: bool = False) -> str:
+    """``text`` safe to print on a terminal: every control character shown as its escape
+    (``\\x1b``, ``\\u202e``), so text from a conversation (a tool's output, an id)
+    cannot move the cursor, clear the screen, set the clipboard (OSC 52) or hide text.
+    ``lines=True`` keeps newlines and tabs (multi-line text); otherwise the result is
+    one line. ``--json`` output is never passed through this: it stays exact."""
+    if lines:
+        return "\n".join(
+            _CONTROL.sub(lambda m: "\t" if m.group() == "\t" else _escape(m), part)
+            for part in text.split("\n")
+        )
+    return _CONTROL.sub(_escape, text)
 
 
 def color_enabled(stream: IO[str]) -> bool:

@@ -10,6 +10,7 @@ from typing import NoReturn, TypeAlias
 
 from timeline.cli.commands import (
     cmd_compact,
+    cmd_delete,
     cmd_demo,
     cmd_import,
     cmd_inspect,
@@ -29,6 +30,9 @@ Start with the demo, then look at what it stored:
   timeline list --db timeline-demo.db
   timeline inspect demo --db timeline-demo.db
   timeline inspect demo --db timeline-demo.db --html timeline.html
+
+Commands that only read (list, render, inspect, search) never create a store: a --db
+that does not exist is an error. Stores and HTML pages are created readable by you only.
 
 Exit codes: 0 ok, 1 runtime error (one line; --debug shows the traceback), 2 usage error.
 """
@@ -99,7 +103,8 @@ def _json_flag(s: argparse.ArgumentParser, what: str) -> None:
 
 
 def _stored(sub: Subparsers, name: str, help: str) -> argparse.ArgumentParser:
-    """A command over one stored conversation, rendered under a budget and system prompt."""
+    """A command over one stored conversation, rendered under a budget and system prompt
+    (by default the ones it was last rendered with, kept in the store)."""
     s = _command(sub, name, help)
     s.add_argument("conversation", metavar="ID", help="the conversation id")
     _db(s)
@@ -108,16 +113,24 @@ def _stored(sub: Subparsers, name: str, help: str) -> argparse.ArgumentParser:
         type=_count(1),
         default=None,
         metavar="N",
-        help="context budget in tokens (default: none, and then nothing compacts)",
+        help="context budget in tokens (default: the budget the conversation was last "
+        "rendered with; none, and then nothing compacts, if it had none)",
     )
     s.add_argument(
         "--system",
         default=None,
         metavar="TEXT|@FILE",
         help="system prompt text, or @FILE to read it from a file (one trailing "
-        "newline is dropped)",
+        "newline is dropped); default: the conversation's own, kept in the store",
     )
     return s
+
+
+def _query(text: str) -> str:
+    """An argparse type: a search query with at least one non-blank character."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("QUERY is empty; give the words to look for")
+    return text
 
 
 def _add_demo(sub: Subparsers) -> None:
@@ -147,9 +160,10 @@ def _add_import(sub: Subparsers) -> None:
     i.add_argument(
         "--format",
         choices=("openai", "anthropic", "responses"),
-        required=True,
+        default=None,
         help="the file's format: Chat Completions messages, Anthropic Messages, or Responses "
-        "API input items (read whole; the other two are streamed)",
+        "API input items (read whole; the other two are streamed). Default: detected from "
+        "the file's first messages",
     )
     _db(i)
     i.add_argument("--conversation", required=True, metavar="ID", help="a new conversation id")
@@ -181,7 +195,14 @@ def _add_inspect(sub: Subparsers) -> None:
         "--html",
         metavar="OUT",
         default=None,
-        help="also write the whole timeline as one static HTML page to OUT",
+        help="also write the whole timeline as one self-contained HTML page to OUT "
+        "(readable by you only; never over the store, nor over an existing file "
+        "without --force)",
+    )
+    n.add_argument(
+        "--force",
+        action="store_true",
+        help="let --html replace an existing file (a symlink there is replaced, not followed)",
     )
     n.set_defaults(func=cmd_inspect)
 
@@ -189,18 +210,27 @@ def _add_inspect(sub: Subparsers) -> None:
 def _add_search(sub: Subparsers) -> None:
     s = _command(sub, "search", "full-text search of everything the conversation held")
     s.add_argument("conversation", metavar="ID", help="the conversation id")
-    s.add_argument("query", metavar="QUERY", help="words to look for")
+    s.add_argument("query", metavar="QUERY", type=_query, help="words to look for")
     _db(s)
     s.add_argument("--limit", type=_count(1), default=10, metavar="N", help="most hits to show")
     _json_flag(s, "the hits")
     s.set_defaults(func=cmd_search)
 
 
+def _add_delete(sub: Subparsers) -> None:
+    d = _command(sub, "delete", "delete a stored conversation (window, turn log, summaries)")
+    d.add_argument("conversation", metavar="ID", help="the conversation id")
+    _db(d)
+    _json_flag(d, "what was deleted")
+    d.set_defaults(func=cmd_delete)
+
+
 def _add_compact(sub: Subparsers) -> None:
     c = _stored(
         sub,
         "compact",
-        "compact now and persist (like /compact); needs --max-tokens or --keep-recent",
+        "compact now and persist (like /compact); needs a budget (the conversation's own, "
+        "--max-tokens) or --keep-recent",
     )
     c.add_argument(
         "--keep-recent",
@@ -238,6 +268,7 @@ def build_parser() -> argparse.ArgumentParser:
         _add_inspect,
         _add_search,
         _add_compact,
+        _add_delete,
     ):
         add(sub)
     return p

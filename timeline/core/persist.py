@@ -19,7 +19,7 @@ from timeline.model.errors import ConflictError, NotFoundError
 from timeline.model.persistence import IndexStore, TimelineSnapshot
 from timeline.state.ledger import Ledger
 
-__all__ = ["Staged", "afetch", "apersist", "fetch", "persist", "stage"]
+__all__ = ["Staged", "afetch", "afind", "apersist", "fetch", "persist", "stage"]
 
 
 @attrs.frozen
@@ -111,12 +111,16 @@ def fetch(store: IndexStore, conversation_id: str) -> tuple[int, TimelineSnapsho
     return _found(conversation_id, store.load_window(conversation_id))
 
 
+async def afind(store: IndexStore, conversation_id: str) -> tuple[int, TimelineSnapshot] | None:
+    """The stored version and window of ``conversation_id`` (None if none), without
+    blocking the event loop."""
+    load_window = getattr(store, "aload_window", None)
+    if load_window is not None:
+        found: tuple[int, TimelineSnapshot] | None = await load_window(conversation_id)
+        return found
+    return await asyncio.to_thread(store.load_window, conversation_id)
+
+
 async def afetch(store: IndexStore, conversation_id: str) -> tuple[int, TimelineSnapshot]:
     """:func:`fetch` without blocking the event loop."""
-    load_window = getattr(store, "aload_window", None)
-    found: tuple[int, TimelineSnapshot] | None
-    if load_window is not None:
-        found = await load_window(conversation_id)
-    else:
-        found = await asyncio.to_thread(store.load_window, conversation_id)
-    return _found(conversation_id, found)
+    return _found(conversation_id, await afind(store, conversation_id))

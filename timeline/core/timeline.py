@@ -343,6 +343,17 @@ class Timeline:
         tl._ledger.loaded(version, snapshot)
         return tl
 
+    @classmethod
+    def load_or_create(cls, store: IndexStore, conversation_id: str, **kwargs: Any) -> Timeline:
+        """The timeline persisted under ``conversation_id``, or a new empty one when the
+        store has none (its first :meth:`persist` creates it): what a script that runs
+        again and again wants, instead of a ``ConflictError`` on the second run."""
+        found = store.load_window(conversation_id)
+        tl = cls(conversation_id, **kwargs)
+        if found is not None:
+            tl._ledger.loaded(*found)
+        return tl
+
     async def apersist(self, store: IndexStore) -> int:
         """:meth:`persist` without blocking the event loop (the store's async API when it
         has one, else its sync one in a worker thread). Do not change the timeline while
@@ -355,4 +366,15 @@ class Timeline:
         version, snapshot = await _persist.afetch(store, conversation_id)
         tl = cls(conversation_id, **kwargs)
         tl._ledger.loaded(version, snapshot)
+        return tl
+
+    @classmethod
+    async def aload_or_create(
+        cls, store: IndexStore, conversation_id: str, **kwargs: Any
+    ) -> Timeline:
+        """:meth:`load_or_create` without blocking the event loop."""
+        found = await _persist.afind(store, conversation_id)
+        tl = cls(conversation_id, **kwargs)
+        if found is not None:
+            tl._ledger.loaded(*found)
         return tl

@@ -14,6 +14,9 @@ and says which extra to install when the framework is missing.
 
 from __future__ import annotations
 
+import shlex
+from pathlib import Path
+
 from timeline.model.errors import TimelineError
 
 __all__ = ["IntegrationError", "MissingExtraError", "missing_extra"]
@@ -28,8 +31,23 @@ class MissingExtraError(TimelineError, ImportError):
     """The framework of an integration is not installed."""
 
 
+def _source_tree() -> Path | None:
+    """The checkout this package runs from (a clone, or an editable install), if any."""
+    root = Path(__file__).resolve().parents[2]
+    try:
+        pyproject = (root / "pyproject.toml").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    return root if 'name = "block-timeline"' in pyproject else None
+
+
 def missing_extra(framework: str, extra: str) -> MissingExtraError:
-    """The error for an integration whose framework is not installed."""
+    """The error for an integration whose framework is not installed: the install line
+    from the package index, and the one that works in a clone (``pip install -e``)."""
+    root = _source_tree()
+    where = shlex.quote(f"{root}[{extra}]") if root is not None else f"'.[{extra}]'"
+    clone = f"pip install -e {where}" + ("" if root is not None else " in a clone")
     return MissingExtraError(
-        f"timeline.integrations needs {framework}: pip install 'block-timeline[{extra}]'"
+        f"timeline.integrations needs {framework}: pip install 'block-timeline[{extra}]' "
+        f"(from a clone of the repository: {clone})"
     )

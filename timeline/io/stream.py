@@ -17,12 +17,12 @@ from typing import IO, Any, Final, Literal
 import ijson
 
 from timeline.core.timeline import Timeline
-from timeline.io._common import Builder
+from timeline.io._common import Builder, ImportedConversation, split_messages
 from timeline.io.importers import _import_anthropic, _import_openai, import_conversation
 from timeline.model.errors import InvalidBlockError
 from timeline.model.json_text import MAX_DEPTH
 
-__all__ = ["import_file"]
+__all__ = ["import_file", "import_stream"]
 
 _OPEN = ("start_map", "start_array")
 _CLOSE = ("end_map", "end_array")
@@ -134,14 +134,15 @@ class _Messages:
             )
 
 
-def import_file(
+def import_stream(
     file: IO[bytes],
     fmt: Literal["openai", "anthropic", "responses"],
     conversation_id: str,
     on_read: Callable[[int], None] = lambda n: None,
-) -> tuple[Timeline, int]:
-    """A new timeline holding the messages of ``file`` (a binary stream of JSON); returns
-    it and the count of skipped system messages. ``on_read`` gets each chunk's size."""
+) -> ImportedConversation:
+    """A new timeline holding the messages of ``file`` (a binary stream of JSON), with the
+    system prompt it carried and its count of system messages. ``on_read`` gets each
+    chunk's size."""
     if fmt == "responses":  # Responses input is read whole (no streaming parser for it)
         try:
             data = json.loads(_Counting(file, on_read).read(), parse_constant=_no_constant)
@@ -149,15 +150,30 @@ def import_file(
             raise InvalidBlockError("not valid JSON: nested too deeply") from exc
         except ValueError as exc:
             raise InvalidBlockError(f"not valid JSON: {exc}") from exc
-        imported = import_conversation(data, "responses", conversation_id)
-        return imported.timeline, imported.system_messages
+        return import_conversation(data, "responses", conversation_id)
     messages = _Messages(_Counting(file, on_read))
     b = Builder(conversation_id)
     if fmt == "openai":
         skipped = _import_openai(messages, b)
     elif fmt == "anthropic":
         skipped = _import_anthropic(messages, b)
-        skipped += 1 if messages.system else 0
+        system = split_messages({"system": messages.system, "messages": []})[1]
+        if system:
+            skipped += 1
+            b.system.insert(0, system)
     else:
         raise InvalidBlockError(f"unknown format {fmt!r}; use 'openai', 'anthropic' or 'responses'")
-    return b.tl, skipped
+    return ImportedConversation(b.tl, "\n\n".join(b.system), skipped)
+
+
+def import_file(
+    file: IO[bytes],
+    fmt: Literal["openai", "anthropic", "responses"],
+    conversation_id: str,
+    on_read: Callable[[int], None] = lambda n: None,
+) -> tuple[Timeline, int]:
+    """A new timeline holding the messages of ``file`` (a binary stream of JSON); returns
+    it and the count of skipped system messages (:func:`import_stream` also gives the
+    system prompt). ``on_read`` gets each chunk's size."""
+    imported = import_stream(file, fmt, conversation_id, on_read)
+    return imported.timeline, imported.system_messages

@@ -56,6 +56,14 @@ class TimelineState(msgspec.Struct, frozen=True, kw_only=True):
     cache: CacheState = CacheState()
     usage: UsageRecord | None = None
     system_tokens: int = 0
+    budget: int | None = None
+    """The prompt budget of the last render (None: it had none, so nothing compacted)."""
+    trigger_ratio: float | None = None
+    """The policy's compaction trigger at the last render, as a share of ``budget``."""
+    system: str | None = None
+    """The system prompt of the last render (None: never rendered). With ``budget``, what
+    a tool reading the store (``timeline inspect``) needs to show the conversation as it
+    was run."""
 
 
 class TimelineSnapshot(msgspec.Struct, frozen=True):

@@ -11,6 +11,7 @@ from timeline.compaction import CompactionStats
 from timeline.compaction.truncation import truncate_to_fit
 from timeline.model.block import Block
 from timeline.model.errors import BudgetError, PinnedOverBudgetError
+from timeline.model.persistence import CacheState
 from timeline.render.context import RenderedContext
 from timeline.render.prepare import Prep, overhead, raw_tokens
 from timeline.render.settings import Settings
@@ -140,7 +141,7 @@ def finish(
         anchor=stream.anchor,
         stream_positions=stream.positions,
     )
-    ledger.update_state(cache=cache_state, system_tokens=prep.system_tokens)
+    trigger = _record(ledger, settings, prep, cache_state, budget)
     shown = tuple(blocks)
     count_tokens, block_tokens = _deferred_counts(ledger, prep, stream, shown, tuple(costs), total)
     return RenderedContext(
@@ -156,7 +157,25 @@ def finish(
         system_tokens=prep.system_tokens,
         count_block_tokens=block_tokens,
         payloads=ledger.payloads if ledger.incremental else None,
+        compaction_trigger=trigger,
     )
+
+
+def _record(
+    ledger: Ledger, settings: Settings, prep: Prep, cache: CacheState, budget: int | None
+) -> int | None:
+    """Keep what this render leaves for the next one and for tools reading the store:
+    the cache checkpoints, the system prompt and its cost, the budget and the compaction
+    trigger (returned, in tokens; None without a budget)."""
+    ratio = settings.policy.trigger_ratio if budget is not None else None
+    ledger.update_state(
+        cache=cache,
+        system_tokens=prep.system_tokens,
+        budget=budget,
+        trigger_ratio=ratio,
+        system=str(prep.system),  # plain text: a str subclass would not encode
+    )
+    return int(ratio * budget) if ratio is not None and budget is not None else None
 
 
 def _deferred_counts(

@@ -44,6 +44,8 @@ class RenderedContext:
     """Computes :attr:`block_tokens`."""
     payloads: PayloadCache | None = attrs.field(default=None, repr=False, eq=False)
     """The timeline's payload memo (``None``: every payload is built from scratch)."""
+    compaction_trigger: int | None = None
+    """Prompt tokens at which the policy compacts (None without a budget)."""
     _tokens: list[int] = attrs.field(factory=list, init=False, repr=False, eq=False)
     _block_tokens: list[tuple[int, ...]] = attrs.field(
         factory=list, init=False, repr=False, eq=False

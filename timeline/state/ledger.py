@@ -222,7 +222,8 @@ class Ledger:
 
     def update_state(self, **changes: object) -> None:
         """Change fields of the persisted state that derive nothing (cache checkpoints,
-        the system prompt's cost, the usage calibration, the compaction marker)."""
+        the system prompt, its cost and the budget of the last render, the usage
+        calibration, the compaction marker)."""
         self._state = msgspec.structs.replace(self._state, **changes)
 
     def note_render(self, key: tuple[int, ...], raw_estimate: Callable[[], int]) -> None:

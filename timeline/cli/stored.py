@@ -1,0 +1,98 @@
+"""Opening ``--db`` and loading a stored conversation as it was run: its own budget,
+compaction trigger and system prompt (kept in the persisted window state), unless the
+command line gives others."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+import attrs
+
+from timeline.compaction.policy import CompactionPolicy
+from timeline.core.timeline import Timeline
+from timeline.model.errors import (
+    NotFoundError,
+    PolicyError,
+    StoreUnavailableError,
+    TimelineError,
+)
+
+__all__ = ["InputError", "Loaded", "load", "open_store", "read_system", "require"]
+
+
+class InputError(TimelineError, ValueError):
+    """A file or flag value the command cannot use; the message names the flag or file."""
+
+
+def open_store(db: str, *, create: bool = False) -> Any:
+    """The store at ``--db``. Only ``import`` and ``demo`` create one (``create=True``):
+    every other command on a missing file is an error naming it, and creates nothing."""
+    import index_store
+
+    try:
+        return index_store.open(db, create=create)
+    except StoreUnavailableError as exc:
+        raise StoreUnavailableError(f"--db: {exc}") from exc
+
+
+def require(store: Any, conversation: str) -> None:
+    """``NotFoundError`` unless ``conversation`` is in ``store``."""
+    if conversation not in store.conversations():
+        raise NotFoundError(
+            f"conversation {conversation!r} is not in the store", conversation_id=conversation
+        )
+
+
+def read_system(value: str) -> str:
+    """``--system``: the text itself, or ``@file`` for a file's text without the one
+    trailing newline an editor adds."""
+    if not value.startswith("@"):
+        return value
+    try:
+        with open(value[1:], encoding="utf-8-sig") as fh:
+            text = fh.read()
+    except OSError as exc:
+        raise InputError(f"--system {value}: cannot read it: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise InputError(f"--system {value}: not UTF-8 text ({exc.reason})") from exc
+    return text[:-2] if text.endswith("\r\n") else text.removesuffix("\n")
+
+
+@attrs.frozen
+class Loaded:
+    """A stored conversation, loaded with the budget and system prompt to render it with."""
+
+    timeline: Timeline
+    system: str
+
+
+def _policy(budget: int | None, trigger_ratio: float | None) -> CompactionPolicy:
+    """The policy for ``budget`` with the conversation's own trigger when it has one
+    (keep ratio scaled with it when the default would not sit below it)."""
+    if not budget:
+        return CompactionPolicy()
+    if trigger_ratio is None:
+        return CompactionPolicy(max_tokens=budget)
+    try:
+        return CompactionPolicy(max_tokens=budget, trigger_ratio=trigger_ratio)
+    except PolicyError:
+        keep = round(trigger_ratio * 7 / 9, 4)
+        return CompactionPolicy(max_tokens=budget, trigger_ratio=trigger_ratio, keep_ratio=keep)
+
+
+def load(args: argparse.Namespace, store: Any) -> Loaded:
+    """``args.conversation`` from ``store``; ``--max-tokens`` and ``--system`` override
+    the budget and system prompt the conversation was last rendered with."""
+    found = store.load_window(args.conversation)
+    if found is None:
+        raise NotFoundError(
+            f"conversation {args.conversation!r} is not in the store",
+            conversation_id=args.conversation,
+        )
+    state = found[1].state
+    budget = args.max_tokens if args.max_tokens is not None else state.budget
+    policy = _policy(budget, state.trigger_ratio)
+    tl = Timeline.load(store, args.conversation, policy=policy)
+    system = read_system(args.system) if args.system is not None else state.system or ""
+    return Loaded(tl, system)
