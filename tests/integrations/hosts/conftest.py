@@ -14,6 +14,23 @@ from typing import Any
 
 import pytest
 
+DELIBERATE: dict[str, str] = {
+    "test_pydantic_ai_agent_history.py::test_run_with_history_new": (
+        "one conversation per TimelineHistory: a run that branches from an earlier point "
+        "of it still sees the later runs (docs/integrations.md, deliberate differences)"
+    ),
+}
+"""Ported host tests that fail by design, each with its reason (the same reason, and the
+test, are listed in docs/integrations.md). They run as strict xfails: one that starts
+passing fails the suite, so the list never goes stale."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        key = f"{item.path.name}::{item.name}"
+        if key in DELIBERATE:
+            item.add_marker(pytest.mark.xfail(reason=DELIBERATE[key], strict=True))
+
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "asyncio: an async test (run in an event loop of its own)")
