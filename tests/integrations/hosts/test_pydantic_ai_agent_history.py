@@ -15,7 +15,7 @@ processors every test here passes on 2.68 that way.
 """
 
 import re
-from datetime import UTC
+from datetime import timezone
 
 import pytest
 from pydantic import BaseModel
@@ -63,10 +63,10 @@ def test_run_with_history_new():
         [
             ModelRequest(
                 parts=[
-                    SystemPromptPart(content="Foobar", timestamp=IsNow(tz=UTC)),
-                    UserPromptPart(content="Hello", timestamp=IsNow(tz=UTC)),
+                    SystemPromptPart(content="Foobar", timestamp=IsNow(tz=timezone.utc)),
+                    UserPromptPart(content="Hello", timestamp=IsNow(tz=timezone.utc)),
                 ],
-                timestamp=IsNow(tz=UTC),
+                timestamp=IsNow(tz=timezone.utc),
                 run_id=IsStr(),
                 conversation_id=IsStr(),
             ),
@@ -75,7 +75,7 @@ def test_run_with_history_new():
                 usage=RequestUsage(input_tokens=52, output_tokens=5),
                 model_name="test",
                 model_id="test:test",
-                timestamp=IsNow(tz=UTC),
+                timestamp=IsNow(tz=timezone.utc),
                 provider_name="test",
                 run_id=IsStr(),
                 conversation_id=IsStr(),
@@ -86,10 +86,10 @@ def test_run_with_history_new():
                         tool_name="ret_a",
                         content="a-apple",
                         tool_call_id=IsStr(),
-                        timestamp=IsNow(tz=UTC),
+                        timestamp=IsNow(tz=timezone.utc),
                     )
                 ],
-                timestamp=IsNow(tz=UTC),
+                timestamp=IsNow(tz=timezone.utc),
                 run_id=IsStr(),
                 conversation_id=IsStr(),
             ),
@@ -98,7 +98,7 @@ def test_run_with_history_new():
                 usage=RequestUsage(input_tokens=53, output_tokens=9),
                 model_name="test",
                 model_id="test:test",
-                timestamp=IsNow(tz=UTC),
+                timestamp=IsNow(tz=timezone.utc),
                 provider_name="test",
                 run_id=IsStr(),
                 conversation_id=IsStr(),
@@ -112,10 +112,10 @@ def test_run_with_history_new():
         [
             ModelRequest(
                 parts=[
-                    SystemPromptPart(content="Foobar", timestamp=IsNow(tz=UTC)),
-                    UserPromptPart(content="Hello", timestamp=IsNow(tz=UTC)),
+                    SystemPromptPart(content="Foobar", timestamp=IsNow(tz=timezone.utc)),
+                    UserPromptPart(content="Hello", timestamp=IsNow(tz=timezone.utc)),
                 ],
-                timestamp=IsNow(tz=UTC),
+                timestamp=IsNow(tz=timezone.utc),
                 run_id=IsStr(),
                 conversation_id=IsStr(),
             ),
@@ -124,7 +124,7 @@ def test_run_with_history_new():
                 usage=RequestUsage(input_tokens=52, output_tokens=5),
                 model_name="test",
                 model_id="test:test",
-                timestamp=IsNow(tz=UTC),
+                timestamp=IsNow(tz=timezone.utc),
                 provider_name="test",
                 run_id=IsStr(),
                 conversation_id=IsStr(),
@@ -135,10 +135,10 @@ def test_run_with_history_new():
                         tool_name="ret_a",
                         content="a-apple",
                         tool_call_id=IsStr(),
-                        timestamp=IsNow(tz=UTC),
+                        timestamp=IsNow(tz=timezone.utc),
                     )
                 ],
-                timestamp=IsNow(tz=UTC),
+                timestamp=IsNow(tz=timezone.utc),
                 run_id=IsStr(),
                 conversation_id=IsStr(),
             ),
@@ -147,14 +147,14 @@ def test_run_with_history_new():
                 usage=RequestUsage(input_tokens=53, output_tokens=9),
                 model_name="test",
                 model_id="test:test",
-                timestamp=IsNow(tz=UTC),
+                timestamp=IsNow(tz=timezone.utc),
                 provider_name="test",
                 run_id=IsStr(),
                 conversation_id=IsStr(),
             ),
             ModelRequest(
-                parts=[UserPromptPart(content="Hello again", timestamp=IsNow(tz=UTC))],
-                timestamp=IsNow(tz=UTC),
+                parts=[UserPromptPart(content="Hello again", timestamp=IsNow(tz=timezone.utc))],
+                timestamp=IsNow(tz=timezone.utc),
                 run_id=IsStr(),
                 conversation_id=IsStr(),
             ),
@@ -163,7 +163,7 @@ def test_run_with_history_new():
                 usage=RequestUsage(input_tokens=55, output_tokens=13),
                 model_name="test",
                 model_id="test:test",
-                timestamp=IsNow(tz=UTC),
+                timestamp=IsNow(tz=timezone.utc),
                 provider_name="test",
                 run_id=IsStr(),
                 conversation_id=IsStr(),
@@ -195,10 +195,10 @@ def test_run_with_history_new():
         [
             ModelRequest(
                 parts=[
-                    SystemPromptPart(content="Foobar", timestamp=IsNow(tz=UTC)),
-                    UserPromptPart(content="Hello", timestamp=IsNow(tz=UTC)),
+                    SystemPromptPart(content="Foobar", timestamp=IsNow(tz=timezone.utc)),
+                    UserPromptPart(content="Hello", timestamp=IsNow(tz=timezone.utc)),
                 ],
-                timestamp=IsNow(tz=UTC),
+                timestamp=IsNow(tz=timezone.utc),
                 run_id=IsStr(),
                 conversation_id=IsStr(),
             ),
@@ -207,7 +207,7 @@ def test_run_with_history_new():
                 usage=RequestUsage(input_tokens=52, output_tokens=5),
                 model_name="test",
                 model_id="test:test",
-                timestamp=IsNow(tz=UTC),
+                timestamp=IsNow(tz=timezone.utc),
                 provider_name="test",
                 run_id=IsStr(),
                 conversation_id=IsStr(),
@@ -218,10 +218,10 @@ def test_run_with_history_new():
                         tool_name="ret_a",
                         content="a-apple",
                         tool_call_id=IsStr(),
-                        timestamp=IsNow(tz=UTC),
+                        timestamp=IsNow(tz=timezone.utc),
                     )
                 ],
-                timestamp=IsNow(tz=UTC),
+                timestamp=IsNow(tz=timezone.utc),
                 run_id=IsStr(),
                 conversation_id=IsStr(),
             ),
@@ -230,14 +230,14 @@ def test_run_with_history_new():
                 usage=RequestUsage(input_tokens=53, output_tokens=9),
                 model_name="test",
                 model_id="test:test",
-                timestamp=IsNow(tz=UTC),
+                timestamp=IsNow(tz=timezone.utc),
                 provider_name="test",
                 run_id=IsStr(),
                 conversation_id=IsStr(),
             ),
             ModelRequest(
-                parts=[UserPromptPart(content="Hello again", timestamp=IsNow(tz=UTC))],
-                timestamp=IsNow(tz=UTC),
+                parts=[UserPromptPart(content="Hello again", timestamp=IsNow(tz=timezone.utc))],
+                timestamp=IsNow(tz=timezone.utc),
                 run_id=IsStr(),
                 conversation_id=IsStr(),
             ),
@@ -246,7 +246,7 @@ def test_run_with_history_new():
                 usage=RequestUsage(input_tokens=55, output_tokens=13),
                 model_name="test",
                 model_id="test:test",
-                timestamp=IsNow(tz=UTC),
+                timestamp=IsNow(tz=timezone.utc),
                 provider_name="test",
                 run_id=IsStr(),
                 conversation_id=IsStr(),
@@ -257,7 +257,7 @@ def test_run_with_history_new():
     assert result3.output == snapshot('{"ret_a":"a-apple"}')
     assert result3._output_tool_name == snapshot(None)  # pyright: ignore[reportPrivateUsage]
     assert result3.usage == snapshot(RunUsage(requests=1, input_tokens=55, output_tokens=13))
-    assert result3.timestamp == IsNow(tz=UTC)
+    assert result3.timestamp == IsNow(tz=timezone.utc)
 
 
 def test_run_with_history_new_structured():
@@ -282,10 +282,10 @@ def test_run_with_history_new_structured():
         [
             ModelRequest(
                 parts=[
-                    SystemPromptPart(content="Foobar", timestamp=IsNow(tz=UTC)),
-                    UserPromptPart(content="Hello", timestamp=IsNow(tz=UTC)),
+                    SystemPromptPart(content="Foobar", timestamp=IsNow(tz=timezone.utc)),
+                    UserPromptPart(content="Hello", timestamp=IsNow(tz=timezone.utc)),
                 ],
-                timestamp=IsNow(tz=UTC),
+                timestamp=IsNow(tz=timezone.utc),
                 run_id=IsStr(),
                 conversation_id=IsStr(),
             ),
@@ -294,7 +294,7 @@ def test_run_with_history_new_structured():
                 usage=RequestUsage(input_tokens=52, output_tokens=5),
                 model_name="test",
                 model_id="test:test",
-                timestamp=IsNow(tz=UTC),
+                timestamp=IsNow(tz=timezone.utc),
                 provider_name="test",
                 run_id=IsStr(),
                 conversation_id=IsStr(),
@@ -305,10 +305,10 @@ def test_run_with_history_new_structured():
                         tool_name="ret_a",
                         content="a-apple",
                         tool_call_id=IsStr(),
-                        timestamp=IsNow(tz=UTC),
+                        timestamp=IsNow(tz=timezone.utc),
                     )
                 ],
-                timestamp=IsNow(tz=UTC),
+                timestamp=IsNow(tz=timezone.utc),
                 run_id=IsStr(),
                 conversation_id=IsStr(),
             ),
@@ -323,7 +323,7 @@ def test_run_with_history_new_structured():
                 usage=RequestUsage(input_tokens=53, output_tokens=9),
                 model_name="test",
                 model_id="test:test",
-                timestamp=IsNow(tz=UTC),
+                timestamp=IsNow(tz=timezone.utc),
                 provider_name="test",
                 run_id=IsStr(),
                 conversation_id=IsStr(),
@@ -334,10 +334,10 @@ def test_run_with_history_new_structured():
                         tool_name="final_result",
                         content="Final result processed.",
                         tool_call_id=IsStr(),
-                        timestamp=IsNow(tz=UTC),
+                        timestamp=IsNow(tz=timezone.utc),
                     )
                 ],
-                timestamp=IsNow(tz=UTC),
+                timestamp=IsNow(tz=timezone.utc),
                 run_id=IsStr(),
                 conversation_id=IsStr(),
             ),
@@ -349,10 +349,10 @@ def test_run_with_history_new_structured():
         [
             ModelRequest(
                 parts=[
-                    SystemPromptPart(content="Foobar", timestamp=IsNow(tz=UTC)),
-                    UserPromptPart(content="Hello", timestamp=IsNow(tz=UTC)),
+                    SystemPromptPart(content="Foobar", timestamp=IsNow(tz=timezone.utc)),
+                    UserPromptPart(content="Hello", timestamp=IsNow(tz=timezone.utc)),
                 ],
-                timestamp=IsNow(tz=UTC),
+                timestamp=IsNow(tz=timezone.utc),
                 run_id=IsStr(),
                 conversation_id=IsStr(),
             ),
@@ -361,7 +361,7 @@ def test_run_with_history_new_structured():
                 usage=RequestUsage(input_tokens=52, output_tokens=5),
                 model_name="test",
                 model_id="test:test",
-                timestamp=IsNow(tz=UTC),
+                timestamp=IsNow(tz=timezone.utc),
                 provider_name="test",
                 run_id=IsStr(),
                 conversation_id=IsStr(),
@@ -372,10 +372,10 @@ def test_run_with_history_new_structured():
                         tool_name="ret_a",
                         content="a-apple",
                         tool_call_id=IsStr(),
-                        timestamp=IsNow(tz=UTC),
+                        timestamp=IsNow(tz=timezone.utc),
                     )
                 ],
-                timestamp=IsNow(tz=UTC),
+                timestamp=IsNow(tz=timezone.utc),
                 run_id=IsStr(),
                 conversation_id=IsStr(),
             ),
@@ -384,7 +384,7 @@ def test_run_with_history_new_structured():
                 usage=RequestUsage(input_tokens=53, output_tokens=9),
                 model_name="test",
                 model_id="test:test",
-                timestamp=IsNow(tz=UTC),
+                timestamp=IsNow(tz=timezone.utc),
                 provider_name="test",
                 run_id=IsStr(),
                 conversation_id=IsStr(),
@@ -395,19 +395,19 @@ def test_run_with_history_new_structured():
                         tool_name="final_result",
                         content="Final result processed.",
                         tool_call_id=IsStr(),
-                        timestamp=IsNow(tz=UTC),
+                        timestamp=IsNow(tz=timezone.utc),
                     ),
                 ],
-                timestamp=IsNow(tz=UTC),
+                timestamp=IsNow(tz=timezone.utc),
                 run_id=IsStr(),
                 conversation_id=IsStr(),
             ),
             # second call, notice no repeated system prompt
             ModelRequest(
                 parts=[
-                    UserPromptPart(content="Hello again", timestamp=IsNow(tz=UTC)),
+                    UserPromptPart(content="Hello again", timestamp=IsNow(tz=timezone.utc)),
                 ],
-                timestamp=IsNow(tz=UTC),
+                timestamp=IsNow(tz=timezone.utc),
                 run_id=IsStr(),
                 conversation_id=IsStr(),
             ),
@@ -416,7 +416,7 @@ def test_run_with_history_new_structured():
                 usage=RequestUsage(input_tokens=59, output_tokens=13),
                 model_name="test",
                 model_id="test:test",
-                timestamp=IsNow(tz=UTC),
+                timestamp=IsNow(tz=timezone.utc),
                 provider_name="test",
                 run_id=IsStr(),
                 conversation_id=IsStr(),
@@ -427,10 +427,10 @@ def test_run_with_history_new_structured():
                         tool_name="final_result",
                         content="Final result processed.",
                         tool_call_id=IsStr(),
-                        timestamp=IsNow(tz=UTC),
+                        timestamp=IsNow(tz=timezone.utc),
                     ),
                 ],
-                timestamp=IsNow(tz=UTC),
+                timestamp=IsNow(tz=timezone.utc),
                 run_id=IsStr(),
                 conversation_id=IsStr(),
             ),
@@ -499,7 +499,7 @@ def test_run_with_history_ending_on_model_request_and_no_user_prompt():
                         timestamp=IsDatetime(),
                     ),
                 ],
-                timestamp=IsNow(tz=UTC),
+                timestamp=IsNow(tz=timezone.utc),
                 instructions="New instructions",
                 run_id=IsStr(),
                 conversation_id=IsStr(),
@@ -564,7 +564,7 @@ def test_run_with_history_ending_on_model_response_with_tool_calls_and_no_user_p
                         timestamp=IsDatetime(),
                     )
                 ],
-                timestamp=IsNow(tz=UTC),
+                timestamp=IsNow(tz=timezone.utc),
                 run_id=IsStr(),
                 conversation_id=IsStr(),
             ),
@@ -674,7 +674,7 @@ async def test_message_history_ending_on_model_response_with_instructions():
         [
             ModelRequest(
                 parts=[],
-                timestamp=IsNow(tz=UTC),
+                timestamp=IsNow(tz=timezone.utc),
                 instructions="""\
 Summarize this conversation to include all important facts about the user and
         what their interactions were about.\
