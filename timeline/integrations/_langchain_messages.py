@@ -15,7 +15,7 @@ from typing import Any
 from timeline.formats._plan import MISSING_RESULT_TEXT, Part, part_text, plan_messages
 from timeline.integrations import IntegrationError, missing_extra
 from timeline.model import constructors as B
-from timeline.model.block import Block
+from timeline.model.block import CONV_RANGE_SUMMARY, Block
 from timeline.model.errors import InvalidBlockError
 from timeline.model.reasoning import anthropic_thinking, reasoning_item
 from timeline.render.context import RenderedContext
@@ -31,10 +31,41 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised without the extra
     raise missing_extra("langchain", "langchain") from exc
 
-__all__ = ["ID_PREFIX", "block_id", "from_langchain", "message_blocks", "to_langchain"]
+__all__ = [
+    "ID_PREFIX",
+    "SUMMARY_ID_PREFIX",
+    "SUMMARY_PREFIX",
+    "block_id",
+    "from_langchain",
+    "is_own_summary",
+    "message_blocks",
+    "summary_message",
+    "to_langchain",
+    "with_cache_control",
+]
 
 _CACHE = {"type": "ephemeral"}
 ID_PREFIX = "lc-"
+SUMMARY_PREFIX = "Here is a summary of the conversation to date:\n\n"
+"""How ``SummarizationMiddleware`` opens its summary message (ours reads the same)."""
+SUMMARY_ID_PREFIX = "timeline-summary-"
+
+
+def summary_message(block: Block) -> HumanMessage:
+    """The summary as ``SummarizationMiddleware`` shapes it: a separate ``HumanMessage``
+    with ``lc_source="summarization"``; its id names the summary block."""
+    return HumanMessage(
+        content=f"{SUMMARY_PREFIX}{block.text}",
+        additional_kwargs={"lc_source": "summarization"},
+        id=f"{SUMMARY_ID_PREFIX}{block.id}",
+    )
+
+
+def is_own_summary(message: BaseMessage) -> bool:
+    """A summary message this module made (not mirrored back: the timeline holds it)."""
+    return isinstance(message, HumanMessage) and str(message.id or "").startswith(
+        SUMMARY_ID_PREFIX
+    )
 
 
 def _text_of(content: Any) -> str:
@@ -208,18 +239,43 @@ def to_langchain(
             continue
         rest: list[dict[str, Any] | str] = []
         results: list[ToolMessage] = []
+        summaries: list[BaseMessage] = []
         for part in message.parts:
             if part.kind == "tool_result":
                 results.append(_tool_message(part, points, cache_control))
+            elif part.block.type == CONV_RANGE_SUMMARY:
+                summaries.append(_cached(summary_message(part.block), part.at(points) and cache_control))
             else:
                 rest.append(_with_cache(_user_part(part), part, points, cache_control))
         if carry and results and isinstance(results[-1].content[0], dict):
             results[-1].content[0]["cache_control"] = dict(_CACHE)
         carry = False
         out.extend(results)
+        out.extend(summaries)
         if rest:
             out.append(HumanMessage(content=rest))
     return out
+
+
+def _cached(message: BaseMessage, on: bool) -> BaseMessage:
+    return with_cache_control(message) if on else message
+
+
+def with_cache_control(message: BaseMessage) -> BaseMessage:
+    """A copy of ``message`` whose last content block carries an Anthropic cache
+    checkpoint (a string content becomes one text block)."""
+    content = message.content
+    blocks: list[Any] = (
+        [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+    )
+    for k in range(len(blocks) - 1, -1, -1):
+        if isinstance(blocks[k], dict) and blocks[k].get("type") not in ("thinking", "redacted_thinking"):
+            blocks[k] = {**blocks[k], "cache_control": dict(_CACHE)}
+            break
+        if isinstance(blocks[k], str):
+            blocks[k] = {"type": "text", "text": blocks[k], "cache_control": dict(_CACHE)}
+            break
+    return message.model_copy(update={"content": blocks})
 
 
 def _ai_message(parts: Sequence[Part], points: set[int], cache: bool) -> AIMessage:
