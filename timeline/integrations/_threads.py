@@ -193,6 +193,27 @@ class TimelineCache:
         """Drop the cached timeline (the next ``get`` reloads it from the store)."""
         self._timelines.pop(conversation_id, None)
 
+    def apply(self, conversation_id: str, change: Callable[[Timeline], T]) -> T:
+        """Apply ``change`` to the fresh timeline without persisting it (the next
+        :meth:`commit` writes it with its own change; when another writer moved the store
+        first, the reload drops it and the caller's next change must carry it again). Any
+        error empties the cache. Hold :meth:`lock` around it."""
+        try:
+            return change(self.fresh(conversation_id))
+        except BaseException:
+            self.forget(conversation_id)
+            raise
+
+    async def aapply(
+        self, conversation_id: str, change: Callable[[Timeline], Awaitable[T]]
+    ) -> T:
+        """:meth:`apply` for async code (``change`` is awaited)."""
+        try:
+            return await change(await self.afresh(conversation_id))
+        except BaseException:
+            self.forget(conversation_id)
+            raise
+
     def commit(self, conversation_id: str, change: Callable[[Timeline], T]) -> T:
         """Apply ``change`` to the fresh timeline and persist it; when another writer
         committed first, reload and apply it again. Any error leaves the store as it was

@@ -11,8 +11,10 @@ place of ``SummarizationMiddleware``. The conversation id is the run's ``thread_
   budget with the system prompt counted (a compaction the render makes takes effect at
   once; a block too big for any cut is sent truncated) and, for ``ChatAnthropic``, the
   cache checkpoints as ``cache_control``. Under the budget nothing changes.
-* The timeline is persisted before and after each model call, under a lock per (store,
-  thread) for threads and event loops, reloading when another writer moved it.
+* The timeline is persisted once per model call, after it (the call's messages and any
+  summary made before it), under a lock per (store, thread) for threads and event loops;
+  it reloads when another writer moved the store, and a conflicting write is applied
+  again to the reloaded timeline.
 
 A summarizer that is a LangChain chat model (``summarizer=ChatOpenAI(...)``) writes the
 summaries; its calls, like any LangChain call a summarizer makes, stay internal (off
@@ -173,7 +175,7 @@ class TimelineMiddleware(AgentMiddleware):
                 return tl.render(system)
 
         with self.timelines.lock(thread).hold():
-            view = self.timelines.commit(thread, change)
+            view = self.timelines.apply(thread, change)
         return compaction_update(messages, view)
 
     async def abefore_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
@@ -189,7 +191,7 @@ class TimelineMiddleware(AgentMiddleware):
                 return await tl.arender(system)
 
         async with self.timelines.lock(thread).ahold():
-            view = await self.timelines.acommit(thread, change)
+            view = await self.timelines.aapply(thread, change)
         return compaction_update(messages, view)
 
     # -- the model call -----------------------------------------------------------------
@@ -234,7 +236,7 @@ class TimelineMiddleware(AgentMiddleware):
 
         lock = self.timelines.lock(thread)
         with lock.hold():
-            messages = self.timelines.commit(thread, prepare)
+            messages = self.timelines.apply(thread, prepare)
         response = handler(request.override(messages=messages))  # type: ignore[arg-type]
         with lock.hold():
             self.timelines.commit(thread, lambda tl: self._record(tl, state, response))
@@ -261,7 +263,7 @@ class TimelineMiddleware(AgentMiddleware):
 
         lock = self.timelines.lock(thread)
         async with lock.ahold():
-            messages = await self.timelines.acommit(thread, prepare)
+            messages = await self.timelines.aapply(thread, prepare)
         response = await handler(request.override(messages=messages))  # type: ignore[arg-type]
         async with lock.ahold():
             await self.timelines.acommit(thread, record)
