@@ -63,9 +63,7 @@ def summary_message(block: Block) -> HumanMessage:
 
 def is_own_summary(message: BaseMessage) -> bool:
     """A summary message this module made (not mirrored back: the timeline holds it)."""
-    return isinstance(message, HumanMessage) and str(message.id or "").startswith(
-        SUMMARY_ID_PREFIX
-    )
+    return isinstance(message, HumanMessage) and str(message.id or "").startswith(SUMMARY_ID_PREFIX)
 
 
 def _text_of(content: Any) -> str:
@@ -244,7 +242,9 @@ def to_langchain(
             if part.kind == "tool_result":
                 results.append(_tool_message(part, points, cache_control))
             elif part.block.type == CONV_RANGE_SUMMARY:
-                summaries.append(_cached(summary_message(part.block), part.at(points) and cache_control))
+                summaries.append(
+                    _cached(summary_message(part.block), part.at(points) and cache_control)
+                )
             else:
                 rest.append(_with_cache(_user_part(part), part, points, cache_control))
         if carry and results and isinstance(results[-1].content[0], dict):
@@ -269,7 +269,10 @@ def with_cache_control(message: BaseMessage) -> BaseMessage:
         [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
     )
     for k in range(len(blocks) - 1, -1, -1):
-        if isinstance(blocks[k], dict) and blocks[k].get("type") not in ("thinking", "redacted_thinking"):
+        if isinstance(blocks[k], dict) and blocks[k].get("type") not in (
+            "thinking",
+            "redacted_thinking",
+        ):
             blocks[k] = {**blocks[k], "cache_control": dict(_CACHE)}
             break
         if isinstance(blocks[k], str):

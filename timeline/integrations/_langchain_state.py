@@ -110,9 +110,7 @@ def _head(message: BaseMessage, position: int) -> str:
     return block_id(message, position)
 
 
-def mirror(
-    tl: Timeline, messages: Sequence[BaseMessage], orphans: OrphanPolicy = "drop"
-) -> int:
+def mirror(tl: Timeline, messages: Sequence[BaseMessage], orphans: OrphanPolicy = "drop") -> int:
     """Append the messages the timeline does not hold yet: those after the last one it
     knows (by message id). A human message starts a turn; this module's own summary
     message is skipped (the timeline holds the summary). Returns how many were new."""
@@ -173,9 +171,10 @@ def compaction_update(
     visible = {b.id for b in view.blocks}
     kept: list[BaseMessage] = []
     for i, message in enumerate(messages):
-        if kept or (_head(message, i) in visible and not is_own_summary(message)):
-            if not is_own_summary(message):
-                kept.append(message)
+        if is_own_summary(message):
+            continue
+        if kept or _head(message, i) in visible:
+            kept.append(message)
     return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), own, *kept]}
 
 

@@ -204,9 +204,7 @@ class TimelineCache:
             self.forget(conversation_id)
             raise
 
-    async def aapply(
-        self, conversation_id: str, change: Callable[[Timeline], Awaitable[T]]
-    ) -> T:
+    async def aapply(self, conversation_id: str, change: Callable[[Timeline], Awaitable[T]]) -> T:
         """:meth:`apply` for async code (``change`` is awaited)."""
         try:
             return await change(await self.afresh(conversation_id))
