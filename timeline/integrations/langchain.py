@@ -24,20 +24,19 @@ summaries; its calls, like any LangChain call a summarizer makes, stay internal 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from timeline.compaction.policy import CompactionPolicy
-from timeline.compaction.summarizers import LLMSummarizer
 from timeline.core.timeline import Timeline
 from timeline.integrations import missing_extra
+from timeline.integrations._failures import raising_failures, watched
 from timeline.integrations._threads import TimelineCache, open_store, store_key
 from timeline.model.persistence import IndexStore
 from timeline.render.context import RenderedContext
 
 try:
     from langchain.agents.middleware import AgentMiddleware, ModelRequest
-    from langchain_core.language_models import BaseChatModel
-    from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+    from langchain_core.messages import AIMessage, BaseMessage
 except ImportError as exc:  # pragma: no cover - exercised without the extra
     raise missing_extra("langchain", "langchain") from exc
 
@@ -52,6 +51,11 @@ from timeline.integrations._langchain_state import (
     mirror,
     thread_id,
 )
+from timeline.integrations._langchain_summarizers import (
+    ChatModelSummarizer,
+    MessagesSummarizer,
+    as_summarizer,
+)
 
 try:  # langchain 1.4: internal calls are hidden by this transformer (1.5: by their tag)
     from langchain.agents.middleware.internal_call_transformer import InternalCallTransformer
@@ -62,42 +66,13 @@ except ImportError:  # pragma: no cover - older langchain
 
 __all__ = [
     "ChatModelSummarizer",
+    "MessagesSummarizer",
     "OrphanToolMessageWarning",
     "TimelineMiddleware",
     "from_langchain",
     "mirror",
     "to_langchain",
 ]
-
-
-class ChatModelSummarizer:
-    """A summarizer over a LangChain chat model (the library's summary prompt; the
-    model's calls internal, see :func:`internal_calls`)."""
-
-    def __init__(self, model: BaseChatModel, tool_output_chars: int = 2000) -> None:
-        self.model = model
-        self._sync = LLMSummarizer(self._complete, tool_output_chars)
-        self._chars = tool_output_chars
-
-    def _messages(self, system: str, prompt: str) -> list[BaseMessage]:
-        return [SystemMessage(system), HumanMessage(prompt)]
-
-    def _complete(self, system: str, prompt: str) -> str:
-        with internal_calls():
-            return self.model.invoke(self._messages(system, prompt)).text
-
-    def summarize(self, request: Any) -> str:
-        return self._sync.summarize(request)
-
-    async def asummarize(self, request: Any) -> str:
-        from timeline.compaction.summarizers import AsyncLLMSummarizer
-
-        async def complete(system: str, prompt: str) -> str:
-            with internal_calls():
-                reply = await self.model.ainvoke(self._messages(system, prompt))
-            return reply.text
-
-        return await AsyncLLMSummarizer(complete, self._chars).asummarize(request)
 
 
 def _is_anthropic(model: Any) -> bool:
@@ -117,13 +92,17 @@ class TimelineMiddleware(AgentMiddleware):
     """Bounded, compacted, persisted context for ``create_agent`` (see the module doc).
 
     ``store`` is an index store or its URL; ``policy`` the compaction policy (its budget
-    bounds every model request); ``summarizer`` a LangChain chat model or any timeline
-    summarizer (None: the deterministic one); other keywords go to :class:`Timeline`
+    bounds every model request); ``summarizer`` what ``SummarizationMiddleware`` takes (a
+    chat model or its name, a function or ``Runnable`` of the messages to summarize) or
+    any timeline summarizer (None: the deterministic one); other keywords go to :class:`Timeline`
     (token_counter, hooks). ``cache_control=None`` marks cache checkpoints for
     ``ChatAnthropic`` only. ``default_thread_id`` serves runs without a ``thread_id``.
     ``orphan_tool_messages``: a ``ToolMessage`` whose call is not in the history is not
     recorded, with an :class:`OrphanToolMessageWarning` (``"drop"``), or recorded as
     text (``"text"``); the model gets it as the state has it either way.
+    ``on_summary_failure``: a summarizer that raises gets the library's fallback summary
+    (``"fallback"``), or its exception reaches the agent with the history unchanged, as
+    with ``SummarizationMiddleware`` (``"raise"``).
     """
 
     transformers = _TRANSFORMERS
@@ -137,6 +116,7 @@ class TimelineMiddleware(AgentMiddleware):
         cache_control: bool | None = None,
         default_thread_id: str | None = None,
         orphan_tool_messages: OrphanPolicy = "drop",
+        on_summary_failure: Literal["fallback", "raise"] = "fallback",
         **timeline_kwargs: Any,
     ) -> None:
         super().__init__()
@@ -147,10 +127,13 @@ class TimelineMiddleware(AgentMiddleware):
         if orphan_tool_messages not in ("drop", "text"):
             raise ValueError("orphan_tool_messages must be 'drop' or 'text'")
         self.orphan_tool_messages: OrphanPolicy = orphan_tool_messages
-        if isinstance(summarizer, BaseChatModel):
-            summarizer = ChatModelSummarizer(summarizer)
+        if on_summary_failure not in ("fallback", "raise"):
+            raise ValueError("on_summary_failure must be 'fallback' or 'raise'")
+        self.on_summary_failure = on_summary_failure
         if summarizer is not None:
-            timeline_kwargs["summarizer"] = summarizer
+            summarizer = as_summarizer(summarizer)
+            raising = on_summary_failure == "raise"
+            timeline_kwargs["summarizer"] = watched(summarizer) if raising else summarizer
         self.timelines = TimelineCache(
             self.store, self.policy, timeline_kwargs, key=store_key(store)
         )
@@ -159,6 +142,17 @@ class TimelineMiddleware(AgentMiddleware):
     def timeline(self, thread_id: str) -> Timeline:
         """The thread's timeline (loaded from the store on first use)."""
         return self.timelines.get(thread_id)
+
+    def _render(self, tl: Timeline, system: str) -> RenderedContext:
+        """The timeline rendered, the summarizer's calls internal; with
+        ``on_summary_failure="raise"`` its failure raised (the caller drops the timeline)."""
+        with internal_calls(), raising_failures(self.on_summary_failure == "raise"):
+            return tl.render(system)
+
+    async def _arender(self, tl: Timeline, system: str) -> RenderedContext:
+        """:meth:`_render` for async code."""
+        with internal_calls(), raising_failures(self.on_summary_failure == "raise"):
+            return await tl.arender(system)
 
     # -- before each model call: mirror, compact, rewrite the state ------------------------
 
@@ -171,8 +165,7 @@ class TimelineMiddleware(AgentMiddleware):
 
         def change(tl: Timeline) -> RenderedContext:
             mirror(tl, messages, self.orphan_tool_messages)
-            with internal_calls():
-                return tl.render(system)
+            return self._render(tl, system)
 
         with self.timelines.lock(thread).hold():
             view = self.timelines.apply(thread, change)
@@ -187,8 +180,7 @@ class TimelineMiddleware(AgentMiddleware):
 
         async def change(tl: Timeline) -> RenderedContext:
             mirror(tl, messages, self.orphan_tool_messages)
-            with internal_calls():
-                return await tl.arender(system)
+            return await self._arender(tl, system)
 
         async with self.timelines.lock(thread).ahold():
             view = await self.timelines.aapply(thread, change)
@@ -230,8 +222,7 @@ class TimelineMiddleware(AgentMiddleware):
 
         def prepare(tl: Timeline) -> list[BaseMessage]:
             mirror(tl, state, self.orphan_tool_messages)
-            with internal_calls():
-                view = tl.render(system)
+            view = self._render(tl, system)
             return self._compose(tl, view, request)
 
         lock = self.timelines.lock(thread)
@@ -254,8 +245,7 @@ class TimelineMiddleware(AgentMiddleware):
 
         async def prepare(tl: Timeline) -> list[BaseMessage]:
             mirror(tl, state, self.orphan_tool_messages)
-            with internal_calls():
-                view = await tl.arender(system)
+            view = await self._arender(tl, system)
             return self._compose(tl, view, request)
 
         async def record(tl: Timeline) -> None:
