@@ -27,6 +27,8 @@ try:
         HumanMessage,
         SystemMessage,
         ToolMessage,
+        message_to_dict,
+        messages_from_dict,
     )
 except ImportError as exc:  # pragma: no cover - exercised without the extra
     raise missing_extra("langchain", "langchain") from exc
@@ -37,6 +39,7 @@ __all__ = [
     "SUMMARY_PREFIX",
     "block_id",
     "from_langchain",
+    "held_message",
     "is_own_summary",
     "message_blocks",
     "summary_message",
@@ -49,6 +52,8 @@ ID_PREFIX = "lc-"
 SUMMARY_PREFIX = "Here is a summary of the conversation to date:\n\n"
 """How ``SummarizationMiddleware`` opens its summary message (ours reads the same)."""
 SUMMARY_ID_PREFIX = "timeline-summary-"
+MESSAGE_META = "lc_message"
+"""The meta key under which a message's first block holds the message itself."""
 
 
 def summary_message(block: Block) -> HumanMessage:
@@ -169,9 +174,24 @@ def message_blocks(message: BaseMessage, position: int = 0) -> list[Block]:
     else:
         raise IntegrationError(f"cannot convert a LangChain {type(message).__name__}")
     base = block_id(message, position)
+    held = {MESSAGE_META: message_to_dict(message)}
     return [
-        Block(**{**_fields(b), "id": base if k == 0 else f"{base}.{k}"}) for k, b in enumerate(out)
+        Block(
+            **{
+                **_fields(b),
+                "id": base if k == 0 else f"{base}.{k}",
+                "meta": {**b.meta, **held} if k == 0 else b.meta,
+            }
+        )
+        for k, b in enumerate(out)
     ]
+
+
+def held_message(block: Block) -> BaseMessage | None:
+    """The message a block holds (the first block of each mirrored message holds it, as
+    LangChain serializes it), else None."""
+    data = block.meta.get(MESSAGE_META)
+    return messages_from_dict([data])[0] if isinstance(data, dict) else None
 
 
 def _list(content: Any) -> list[Any]:

@@ -20,8 +20,9 @@ from typing import Any
 
 from timeline.compaction.summarizers import AsyncLLMSummarizer, LLMSummarizer, SummaryRequest
 from timeline.integrations import missing_extra
-from timeline.integrations._langchain_messages import SUMMARY_PREFIX, to_langchain
+from timeline.integrations._langchain_messages import SUMMARY_PREFIX, held_message, to_langchain
 from timeline.integrations._langchain_state import internal_calls
+from timeline.model.block import TURN_HEADER, Block
 from timeline.render.context import RenderedContext
 
 try:
@@ -69,11 +70,28 @@ class ChatModelSummarizer:
 
 
 def request_messages(request: SummaryRequest) -> list[BaseMessage]:
-    """The blocks a summary covers as LangChain messages; a previous summary first, as
-    the summary message the agent saw."""
-    blocks = request.blocks
-    view = RenderedContext("", blocks, (), lambda: 0, None, len(blocks))
-    out = to_langchain(view, system=False)
+    """The blocks a summary covers as LangChain messages: each mirrored message as the
+    agent's state had it (its first block holds it), the rest converted; a previous
+    summary first, as the summary message the agent saw."""
+    out: list[BaseMessage] = []
+    run: list[Block] = []  # blocks holding no message (not mirrored): converted
+
+    def flush() -> None:
+        if any(b.type != TURN_HEADER for b in run):
+            view = RenderedContext("", tuple(run), (), lambda: 0, None, len(run))
+            out.extend(to_langchain(view, system=False))
+        run.clear()
+
+    restored: set[str] = set()
+    for block in request.blocks:
+        message = held_message(block)
+        if message is not None:
+            flush()
+            out.append(message)
+            restored.add(block.id)
+        elif block.id.split(".")[0] not in restored:
+            run.append(block)
+    flush()
     if request.previous_summary:
         out.insert(0, HumanMessage(f"{SUMMARY_PREFIX}{request.previous_summary}"))
     return out

@@ -15,6 +15,16 @@ from typing import Any
 import pytest
 
 DELIBERATE: dict[str, str] = {
+    "test_langchain_summarization.py::test_summarization_middleware_full_workflow_async": (
+        "a token counter over messages assigned after construction (the host's "
+        "token_counter attribute): the timeline counts text with the counter it was built "
+        "with (docs/integrations.md, deliberate differences)"
+    ),
+    "test_langchain_summarization.py::test_summarization_middleware_keep_messages": (
+        "one conversation per thread: unrelated states given to one middleware continue "
+        "that thread's conversation, measured as compacted, not as the state passed in "
+        "(docs/integrations.md, deliberate differences)"
+    ),
     "test_pydantic_ai_agent_history.py::test_run_with_history_new": (
         "one conversation per TimelineHistory: a run that branches from an earlier point "
         "of it still sees the later runs (docs/integrations.md, deliberate differences)"

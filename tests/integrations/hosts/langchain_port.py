@@ -8,6 +8,8 @@ mapped to a compaction policy (docs/integrations.md, "their option -> ours"):
 * ``keep=("messages", k)``: ``keep_recent_turns=k`` (every human message starts a turn);
 * ``model`` / ``summarizer``: the summarizer (a chat model is called with the library's
   prompt, its calls internal); ``on_summary_failure="raise"`` as the host raises;
+  ``summary_prompt`` has no counterpart (the library's prompt): the one ported test
+  that sets it passes a ``summarizer`` too, which makes the host ignore it as well;
 * each middleware its own store and thread (the tests call ``before_model`` without a
   thread id).
 """
@@ -44,6 +46,7 @@ def summarization_middleware(
     trigger: Any = None,
     keep: Any = ("messages", 20),
     summarizer: Any = None,
+    summary_prompt: str | None = None,
 ) -> TimelineMiddleware:
     """A ``TimelineMiddleware`` standing in for ``SummarizationMiddleware(model, ...)``."""
     return TimelineMiddleware(
