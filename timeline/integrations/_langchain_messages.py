@@ -17,6 +17,7 @@ from timeline.integrations import IntegrationError, missing_extra
 from timeline.model import constructors as B
 from timeline.model.block import CONV_RANGE_SUMMARY, Block
 from timeline.model.errors import InvalidBlockError
+from timeline.model.native import anthropic_compaction, native_item, provider_block
 from timeline.model.reasoning import anthropic_thinking, reasoning_item
 from timeline.render.context import RenderedContext
 
@@ -126,6 +127,29 @@ def _thinking_of(content: Any) -> tuple[list[Block], list[dict[str, Any]]]:
     return blocks, other
 
 
+_SERVER_TOOL_TYPES = frozenset({"server_tool_use", "mcp_tool_use", "container_upload"})
+
+
+def _native_of(content: Any) -> list[Block]:
+    """Anthropic server-tool blocks (``server_tool_use``, ``*_tool_result``, MCP) and
+    compaction blocks in an AI message's content, as opaque provider blocks: kept exactly
+    (sent back to Anthropic as they came), their text form counted and searchable."""
+    out: list[Block] = []
+    for item in content if isinstance(content, list) else ():
+        kind = item.get("type") if isinstance(item, dict) else None
+        if not isinstance(kind, str):
+            continue
+        raw = {k: v for k, v in item.items() if k != "index"}  # a streamed chunk's position
+        try:
+            if kind == "compaction":
+                out.append(anthropic_compaction(raw))
+            elif kind in _SERVER_TOOL_TYPES or kind.endswith("_tool_result"):
+                out.append(provider_block("anthropic", raw))
+        except InvalidBlockError:
+            continue  # not an Anthropic block after all: the message keeps it as it is
+    return out
+
+
 def block_id(message: BaseMessage, position: int) -> str:
     """Stable block ids from the message id (or its content and position without one)."""
     if message.id:
@@ -154,6 +178,7 @@ def message_blocks(message: BaseMessage, position: int = 0) -> list[Block]:
         )
     elif isinstance(message, AIMessage):
         signed, thinking = _thinking_of(message.content)
+        signed += _native_of(message.content)
         text = _text_of(message.content)
         if text or not message.tool_calls:
             out.append(B.assistant_completion(text))
@@ -310,6 +335,8 @@ def _ai_message(parts: Sequence[Part], points: set[int], cache: bool) -> AIMessa
         thinking += b.meta.get("lc_thinking", [])
         if part.kind == "reasoning":
             content.append(reasoning_item(b) or {})
+        elif part.kind == "provider":  # the provider's own item, in its place
+            content.append(native_item(b) or {})
         elif part.kind == "tool_call":
             args = json.loads(b.text) if b.text else {}
             calls.append(

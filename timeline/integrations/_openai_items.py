@@ -3,10 +3,14 @@
 Every item is kept **as stored**: the first block made from it carries the item itself
 in ``meta["oa_item"]`` (later blocks of the same item, such as a user message's images,
 are marked ``meta["oa_part"]``), so the session gives back exactly what it was given.
-The blocks are what the timeline counts, compacts, summarizes and searches. Items that
-have no block of their own (hosted-tool calls, outputs whose call is not in the live
-history) become ``openai.item`` blocks holding the item as JSON data: counted in the
-budget, never summarized as text, sent back unchanged.
+The blocks are what the timeline counts, compacts, summarizes and searches. Hosted-tool,
+MCP, computer-use and other items the library does not model become opaque provider
+blocks (``provider.item``, or ``provider.input`` for what the client sends back, see
+:mod:`timeline.model.native`): their text form searchable and summarized, a call never
+cut from its output; a ``compaction`` item (provider-native compaction) a
+``provider.compaction`` block. Items that fit no block (an output whose call is not in
+the live history, a call id used twice) become ``openai.item`` blocks holding the item as
+JSON data: counted in the budget, never summarized as text, sent back unchanged.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from timeline.model import constructors as B
 from timeline.model.block import REACT_TOOL_CALL, TURN_HEADER, Block
 from timeline.model.block_types import register_block_type
 from timeline.model.errors import EmptyPromptError, InvalidBlockError
+from timeline.model.native import openai_compaction, provider_block
 from timeline.model.reasoning import REASONING_MIME, openai_reasoning
 from timeline.render.context import RenderedContext
 
@@ -89,6 +94,9 @@ def _images(content: Any) -> list[tuple[str, bytes]]:
     return out
 
 
+_MODELLED = frozenset({"message", "function_call", "function_call_output"})
+
+
 def _kind(item: Mapping[str, Any]) -> str:
     return str(item.get("type") or "message")
 
@@ -127,7 +135,15 @@ def _native_blocks(item: Item, calls: set[str]) -> list[Block]:
         return [B.tool_result(str(item["call_id"]), text)]
     if kind == "reasoning":  # sent back unchanged, counted in the budget
         return [openai_reasoning(item)]
-    raise InvalidBlockError(f"no block type for a {kind!r} item")
+    if kind == "compaction":  # provider-native compaction: sent back unchanged
+        return [openai_compaction(item)]
+    if kind in _MODELLED:  # a message or call output the timeline cannot hold as one
+        raise InvalidBlockError(f"not a {kind} the timeline can hold")
+    # hosted tools, MCP, computer use, custom tools...: an opaque provider block (its text
+    # form searchable and summarized, a call never cut from its output)
+    if kind.endswith(("_output", "_response")):  # what the client sends back
+        return [provider_block("responses", item, side="user")]
+    return [provider_block("responses", item)]
 
 
 def item_blocks(item: Item, calls: set[str], *, opaque: bool = False) -> list[Block]:

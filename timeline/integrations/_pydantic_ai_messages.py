@@ -30,12 +30,15 @@ from timeline.render.context import RenderedContext
 try:
     from pydantic_ai.messages import (
         BinaryContent,
+        CompactionPart,
         ModelMessage,
         ModelMessagesTypeAdapter,
         ModelRequest,
         ModelRequestPart,
         ModelResponse,
         ModelResponsePart,
+        NativeToolCallPart,
+        NativeToolReturnPart,
         RetryPromptPart,
         SystemPromptPart,
         TextPart,
@@ -51,6 +54,7 @@ __all__ = [
     "FP",
     "MARK",
     "MESSAGE",
+    "NATIVE",
     "OPAQUE",
     "PART",
     "fingerprint",
@@ -68,6 +72,23 @@ MESSAGE = "pai_message"
 PART = "pai_part"
 OPAQUE = "pydantic_ai.message"
 register_block_type(OPAQUE, role="user", label="[PYDANTIC-AI MESSAGE]")
+NATIVE = "pydantic_ai.native"
+register_block_type(NATIVE, role="assistant", label="[PROVIDER]")
+"""A provider's own part of a response (a native tool's call or return, a provider-native
+compaction) as text: counted, searchable and summarized. The message itself, which holds
+the part exactly, is what goes back to pydantic-ai."""
+
+
+def native_text(part: Any) -> str | None:
+    """The text form of a native tool call or return, or of a compaction part (None for
+    any other part)."""
+    if isinstance(part, NativeToolCallPart):
+        return f"{part.tool_name} call ({part.provider_name}): {json.dumps(part.args_as_dict())}"
+    if isinstance(part, NativeToolReturnPart):
+        return f"{part.tool_name} result ({part.provider_name}): {_text(part.content)}"
+    if isinstance(part, CompactionPart):
+        return f"compaction ({part.provider_name}): {part.content or '(encrypted)'}"
+    return None
 
 
 def fingerprint(message: ModelMessage) -> str:
@@ -146,6 +167,11 @@ def _response_blocks(message: ModelResponse) -> list[Block]:
                 out.append(B.assistant_completion("\n".join(texts)))
                 texts = []
             out.append(B.tool_call(part.tool_name, part.args_as_dict(), call_id=part.tool_call_id))
+        elif (native := native_text(part)) is not None:
+            if texts:
+                out.append(B.assistant_completion("\n".join(texts)))
+                texts = []
+            out.append(Block(type=NATIVE, text=native, author="assistant"))
     if texts or not out:
         out.append(B.assistant_completion("\n".join(texts)))
     if thinking:  # kept with the message so signed thinking goes back to the model
