@@ -23,7 +23,7 @@ stored yet).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import msgspec
@@ -51,6 +51,7 @@ from timeline.model.persistence import IndexStore
 from timeline.render.context import RenderedContext
 
 try:
+    from agents.memory.session import _CompactionSnapshot
     from agents.memory.session_settings import (
         SessionSettings,
         coerce_session_settings,
@@ -106,6 +107,49 @@ def _last_item(blocks: list[Block]) -> tuple[int, Block] | None:
             continue
         return i, b
     return None
+
+
+def _pop(tl: Timeline) -> Item | None:
+    """Remove the newest item (or the summary, when nothing follows it) from the live
+    history of ``tl``; the item as stored, or as rendered for a summary."""
+    blocks = list(tl.blocks)
+    found = _last_item(blocks)
+    if found is None:
+        return None
+    at, head = found
+    removed = blocks[at:]
+    del blocks[at:]
+    while blocks and blocks[-1].type == TURN_HEADER:
+        blocks.pop()
+    tl.restore(msgspec.structs.replace(tl.snapshot(), blocks=blocks))
+    item = head.meta.get(ITEM)
+    if isinstance(item, dict) and head.type != CONV_RANGE_SUMMARY:
+        return item
+    given = [b for b in removed if b.type != TURN_HEADER]
+    popped = rendered_items(given)
+    if head.type == REACT_TOOL_CALL:  # not the synthetic output the payload adds
+        popped = [i for i in popped if i.get("type") == "function_call"]
+    return popped[-1] if popped else None
+
+
+def _drop_leading(tl: Timeline, expired: Callable[[Item], bool]) -> None:
+    """Remove the oldest stored items while ``expired`` says so (the first one it keeps,
+    or a summary, stops it)."""
+    blocks = list(tl.blocks)
+    cut = 0
+    for i, block in enumerate(blocks):
+        if block.type == TURN_HEADER or block.meta.get(PART):
+            continue
+        item = block.meta.get(ITEM)
+        if block.type == CONV_RANGE_SUMMARY or not isinstance(item, dict) or not expired(item):
+            cut = i
+            break
+    else:
+        cut = len(blocks)
+    while 0 < cut < len(blocks) and blocks[cut - 1].type == TURN_HEADER:
+        cut -= 1  # the kept item's turn header stays with it
+    if cut:
+        tl.restore(msgspec.structs.replace(tl.snapshot(), blocks=blocks[cut:]))
 
 
 class TimelineSession:
@@ -191,27 +235,44 @@ class TimelineSession:
         keeps it: nothing is lost."""
 
         async def change(tl: Timeline) -> Item | None:
-            blocks = list(tl.blocks)
-            found = _last_item(blocks)
-            if found is None:
-                return None
-            at, head = found
-            removed = blocks[at:]
-            del blocks[at:]
-            while blocks and blocks[-1].type == TURN_HEADER:
-                blocks.pop()
-            tl.restore(msgspec.structs.replace(tl.snapshot(), blocks=blocks))
-            item = head.meta.get(ITEM)
-            if isinstance(item, dict) and head.type != CONV_RANGE_SUMMARY:
-                return item
-            given = [b for b in removed if b.type != TURN_HEADER]
-            popped = rendered_items(given)
-            if head.type == REACT_TOOL_CALL:  # not the synthetic output the payload adds
-                popped = [i for i in popped if i.get("type") == "function_call"]
-            return popped[-1] if popped else None
+            return _pop(tl)
 
         async with self._lock.ahold():
             return await self.timelines.acommit(self.session_id, change)
+
+    async def _get_compaction_snapshot(
+        self, limit: int, *, prune_prefix: Callable[[Item], bool] | None = None
+    ) -> _CompactionSnapshot:
+        """The SDK's compaction-snapshot protocol, as ``SQLiteSession`` offers it to
+        ``OpenAIResponsesCompactionSession``: the newest ``limit`` items as ``get_items``
+        gives them, whether they are all of them, and an atomic replacement of a suffix
+        of them (the older history stays; ``prune_prefix`` drops expired leading items)."""
+        async with self._lock.ahold():
+            tl = await self.timelines.afresh(self.session_id)
+            every = await self._items(tl, self.system)
+        items = every[-limit:] if limit > 0 else []
+
+        async def replace_suffix(start: int, output: list[Any]) -> bool:
+            expected = items[start:]
+            new = [as_item(i) for i in output]
+            if not expected:
+                return False
+
+            async def change(tl: Timeline) -> bool:
+                current = await self._items(tl, self.system)
+                if current[-len(expected) :] != expected:
+                    return False  # another writer moved the history: nothing replaced
+                for _ in expected:
+                    _pop(tl)
+                if prune_prefix is not None:
+                    _drop_leading(tl, prune_prefix)
+                _mirror(tl, new)
+                return True
+
+            async with self._lock.ahold():
+                return await self.timelines.acommit(self.session_id, change)
+
+        return _CompactionSnapshot(items, len(every) <= limit, replace_suffix)  # type: ignore[arg-type]
 
     async def clear_session(self) -> None:
         """Forget the live history (the store keeps the turn log, still searchable)."""
