@@ -18,6 +18,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from timeline import CompactionPolicy, LLMSummarizer, Timeline
+from timeline.integrations import IntegrationError
 from timeline.integrations.langchain import (
     OrphanToolMessageWarning,
     TimelineMiddleware,
@@ -184,8 +185,10 @@ def test_an_orphan_tool_message_kept_as_text_by_policy() -> None:
         agent.invoke({"messages": orphan_state()}, {"configurable": {"thread_id": "o"}})
     notes = [b for b in mw.timeline("o").blocks if "stale result" in b.text]
     assert len(notes) == 1 and "call_id=gone" in notes[0].text
-    with pytest.raises(ValueError, match="orphan_tool_messages"):
+    with pytest.raises(IntegrationError, match=r"orphan_tool_messages must be .* not 'crash'"):
         TimelineMiddleware("memory://", orphan_tool_messages="crash")  # type: ignore[arg-type]
+    with pytest.raises(IntegrationError, match=r"on_summary_failure must be .* not 'never'"):
+        TimelineMiddleware("memory://", on_summary_failure="never")  # type: ignore[arg-type]
 
 
 def test_an_orphan_in_a_loaded_timeline_is_dropped_too() -> None:

@@ -28,7 +28,7 @@ from typing import Any, Literal
 
 from timeline.compaction.policy import CompactionPolicy
 from timeline.core.timeline import Timeline
-from timeline.integrations import missing_extra
+from timeline.integrations import IntegrationError, missing_extra
 from timeline.integrations._failures import raising_failures, watched
 from timeline.integrations._threads import TimelineCache, open_store, store_key
 from timeline.model.persistence import IndexStore
@@ -125,10 +125,16 @@ class TimelineMiddleware(AgentMiddleware):
         self.cache_control = cache_control
         self.default_thread_id = default_thread_id
         if orphan_tool_messages not in ("drop", "text"):
-            raise ValueError("orphan_tool_messages must be 'drop' or 'text'")
+            raise IntegrationError(
+                f"TimelineMiddleware orphan_tool_messages must be 'drop' or 'text', "
+                f"not {orphan_tool_messages!r}"
+            )
         self.orphan_tool_messages: OrphanPolicy = orphan_tool_messages
         if on_summary_failure not in ("fallback", "raise"):
-            raise ValueError("on_summary_failure must be 'fallback' or 'raise'")
+            raise IntegrationError(
+                f"TimelineMiddleware on_summary_failure must be 'fallback' or 'raise', "
+                f"not {on_summary_failure!r}"
+            )
         self.on_summary_failure = on_summary_failure
         if summarizer is not None:
             summarizer = as_summarizer(summarizer)
