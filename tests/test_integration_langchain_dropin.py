@@ -196,3 +196,25 @@ def test_an_orphan_in_a_loaded_timeline_is_dropped_too() -> None:
     tl = Timeline("m", policy=POLICY)
     with pytest.warns(OrphanToolMessageWarning):
         assert mirror(tl, orphan_state()) == 3
+
+
+def test_the_summarizers_call_is_marked_in_astream_events_v2() -> None:
+    """Item 9, astream_events v2 (which shows every run): the summarizer's model call is
+    tagged ``nostream`` and carries ``lc_source="summarization"``, as
+    SummarizationMiddleware marks its own, so a consumer filters it like theirs; the
+    agent's own model call carries neither."""
+    summarizer_model = answering("SUMMARY-TEXT")
+    mw = TimelineMiddleware("memory://", POLICY, summarizer=summarizer_model, default_thread_id="t")
+    agent = create_agent(answering(), middleware=[mw])
+
+    async def starts() -> list[dict[str, Any]]:
+        events = agent.astream_events({"messages": history()}, version="v2")
+        return [e async for e in events if e["event"] == "on_chat_model_start"]
+
+    runs = asyncio.run(starts())
+    assert len(runs) == 2
+    summary_run, agent_run = runs
+    assert "nostream" in summary_run["tags"]
+    assert summary_run["metadata"]["lc_source"] == "summarization"
+    assert "nostream" not in agent_run["tags"]
+    assert agent_run["metadata"].get("lc_source") != "summarization"
