@@ -33,7 +33,8 @@ from timeline.integrations.langchain import TimelineMiddleware, from_langchain, 
 
 BUDGET = 4_000
 POLICY = CompactionPolicy(max_tokens=BUDGET, keep_recent_turns=2)
-SUMMARY = "[CONVERSATION SUMMARY]"
+SUMMARY = "Here is a summary of the conversation to date:"
+"""How the summary message opens (SummarizationMiddleware's shape, #25 item 8)."""
 COUNTER = TiktokenCounter()
 
 
@@ -81,6 +82,13 @@ def tokens_received(messages: list[BaseMessage]) -> int:
     return total
 
 
+def is_summary(message: BaseMessage) -> bool:
+    """A summary message as SummarizationMiddleware marks it."""
+    return isinstance(message, HumanMessage) and (
+        message.additional_kwargs.get("lc_source") == "summarization"
+    )
+
+
 def check_pairs(messages: list[BaseMessage]) -> None:
     """Every tool call is answered right after its AI message; no orphan results."""
     open_calls: set[str] = set()
@@ -120,8 +128,12 @@ def test_sixty_tool_turns_stay_within_budget(tmp_path: Path) -> None:
     agent = create_agent(model, [lookup], middleware=[mw], checkpointer=saver, system_prompt="ops")
     run_turns(agent, "t-1", range(0, 40))
     run_turns(agent, "t-1", range(40, 56), asynchronous=True)
-    raw = agent.get_state({"configurable": {"thread_id": "t-1"}}).values["messages"]
-    assert tokens_received(raw) > 4 * BUDGET  # without the middleware it could not fit
+    state = agent.get_state({"configurable": {"thread_id": "t-1"}}).values["messages"]
+    # the state is compacted as SummarizationMiddleware compacts it: the summary first
+    assert state[0].additional_kwargs.get("lc_source") == "summarization"
+    assert tokens_received(state) <= BUDGET
+    held = store.turn_log("t-1")  # every message stays in the store
+    assert sum(COUNTER.count(b.text) for b in held) > 4 * BUDGET  # it could never fit
 
     again = TimelineMiddleware(store, POLICY)
     model2 = ScriptedChat()
@@ -137,6 +149,7 @@ def test_sixty_tool_turns_stay_within_budget(tmp_path: Path) -> None:
         summaries = [m for m in messages if SUMMARY in m.text]
         assert len(summaries) <= 1
         assert all(m.text.count(SUMMARY) == 1 for m in summaries)
+        assert all(is_summary(m) == (m in summaries) for m in messages)
     assert not any(SUMMARY in m.text for m in model.seen[0])
     assert all(any(SUMMARY in m.text for m in r) for r in requests[40:])
     assert "check topic-56" in model2.seen[0][-1].text

@@ -154,8 +154,8 @@ def test_a_timeline_can_start_from_an_existing_summary() -> None:
 
 
 def test_sync_processor_and_fed_back_output_mirror_once() -> None:
-    """The sync processor (history.process) returns marked messages; feeding them back
-    appends nothing twice."""
+    """The sync processor (history.process) gives the run's messages back as they were
+    (no mark, ``run_id`` kept); feeding them back appends nothing twice."""
     history = TimelineHistory("sync", "memory://", POLICY)
     model = Scripted()
     agent = Agent(FunctionModel(model), capabilities=[ProcessHistory(history.process)])
@@ -165,5 +165,35 @@ def test_sync_processor_and_fed_back_output_mirror_once() -> None:
     assert history.mirror(out[:-1]) == 0
     assert history.mirror(out) == 1  # only the final answer is new
     assert len(history.timeline.blocks) == count + 1
-    processed: Any = out[0].metadata
-    assert processed["timeline"]["conversation"] == "sync"
+    assert out[0].metadata is None
+    assert out[0].run_id is not None and {m.run_id for m in out} == {out[0].run_id}
+
+
+def test_multi_step_tool_run_new_messages_are_whole() -> None:
+    """Item 11: a run of five tool steps under the budget: the processor gives the run's
+    own messages back (``run_id`` and every field kept), so ``new_messages()`` is the
+    whole run (12 messages), equal to a run without the processor."""
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        steps = sum(isinstance(p, ToolReturnPart) for m in messages for p in m.parts)
+        if steps < 5:
+            return ModelResponse([ToolCallPart("lookup", {"topic": f"t{steps}"}, f"c{steps}")])
+        return ModelResponse([TextPart("All checked.")])
+
+    def run(capabilities: list[Any]) -> Any:
+        agent = Agent(FunctionModel(model), capabilities=capabilities, system_prompt="ops")
+        agent.tool_plain(lookup)
+        return agent.run_sync("check everything")
+
+    plain = run([])
+    history = TimelineHistory("steps", "memory://", CompactionPolicy(max_tokens=100_000))
+    result = run([ProcessHistory(history)])
+    new = result.new_messages()
+    assert len(new) == 12
+    assert all(m.run_id == result.run_id for m in new)
+    assert texts(new) == texts(plain.new_messages())
+    assert all(m.metadata is None for m in new)
+    history.flush(new)  # the final answer, which no request of the run saw
+    again = TimelineHistory("steps", history.store, CompactionPolicy(max_tokens=100_000))
+    follow_up = ModelRequest([UserPromptPart("and now?")])
+    assert again.process([follow_up]) == [*new, follow_up]  # as stored, from the store

@@ -111,3 +111,21 @@ def test_preserve_recent_blocks(make_tl: Callable[..., Timeline]) -> None:
     tl.compact("sys", keep_recent_tokens=1)
     view = tl.render("sys")
     assert len(view.blocks) - 1 >= 7
+
+
+def test_block_count_trigger_with_small_blocks(make_tl: Callable[..., Timeline]) -> None:
+    """max_blocks bounds the block count even when the blocks are too small for a summary
+    to save tokens (a block-count bound is what the caller asked for: #25, LangChain's
+    message-count trigger maps to it)."""
+    tl = make_tl(policy=CompactionPolicy(max_tokens=1_000_000, max_blocks=12, keep_recent_turns=2))
+    reasons = set()
+    for i in range(20):
+        tl.begin_turn()
+        tl.append(blocks.user_prompt(f"q{i}"))
+        tl.append(blocks.assistant_completion(f"a{i}"))
+        view = tl.render("sys")
+        if view.compaction is not None:
+            reasons.add(view.compaction.reason)
+            assert view.compaction.skipped is None
+        assert len(view.blocks) <= 13
+    assert reasons == {"blocks"}

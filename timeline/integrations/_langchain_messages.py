@@ -15,8 +15,9 @@ from typing import Any
 from timeline.formats._plan import MISSING_RESULT_TEXT, Part, part_text, plan_messages
 from timeline.integrations import IntegrationError, missing_extra
 from timeline.model import constructors as B
-from timeline.model.block import Block
+from timeline.model.block import CONV_RANGE_SUMMARY, Block
 from timeline.model.errors import InvalidBlockError
+from timeline.model.native import anthropic_compaction, native_item, provider_block
 from timeline.model.reasoning import anthropic_thinking, reasoning_item
 from timeline.render.context import RenderedContext
 
@@ -27,14 +28,48 @@ try:
         HumanMessage,
         SystemMessage,
         ToolMessage,
+        message_to_dict,
+        messages_from_dict,
     )
 except ImportError as exc:  # pragma: no cover - exercised without the extra
     raise missing_extra("langchain", "langchain") from exc
 
-__all__ = ["ID_PREFIX", "block_id", "from_langchain", "message_blocks", "to_langchain"]
+__all__ = [
+    "ID_PREFIX",
+    "SUMMARY_ID_PREFIX",
+    "SUMMARY_PREFIX",
+    "block_id",
+    "from_langchain",
+    "held_message",
+    "is_own_summary",
+    "message_blocks",
+    "summary_message",
+    "to_langchain",
+    "with_cache_control",
+]
 
 _CACHE = {"type": "ephemeral"}
 ID_PREFIX = "lc-"
+SUMMARY_PREFIX = "Here is a summary of the conversation to date:\n\n"
+"""How ``SummarizationMiddleware`` opens its summary message (ours reads the same)."""
+SUMMARY_ID_PREFIX = "timeline-summary-"
+MESSAGE_META = "lc_message"
+"""The meta key under which a message's first block holds the message itself."""
+
+
+def summary_message(block: Block) -> HumanMessage:
+    """The summary as ``SummarizationMiddleware`` shapes it: a separate ``HumanMessage``
+    with ``lc_source="summarization"``; its id names the summary block."""
+    return HumanMessage(
+        content=f"{SUMMARY_PREFIX}{block.text}",
+        additional_kwargs={"lc_source": "summarization"},
+        id=f"{SUMMARY_ID_PREFIX}{block.id}",
+    )
+
+
+def is_own_summary(message: BaseMessage) -> bool:
+    """A summary message this module made (not mirrored back: the timeline holds it)."""
+    return isinstance(message, HumanMessage) and str(message.id or "").startswith(SUMMARY_ID_PREFIX)
 
 
 def _text_of(content: Any) -> str:
@@ -92,6 +127,29 @@ def _thinking_of(content: Any) -> tuple[list[Block], list[dict[str, Any]]]:
     return blocks, other
 
 
+_SERVER_TOOL_TYPES = frozenset({"server_tool_use", "mcp_tool_use", "container_upload"})
+
+
+def _native_of(content: Any) -> list[Block]:
+    """Anthropic server-tool blocks (``server_tool_use``, ``*_tool_result``, MCP) and
+    compaction blocks in an AI message's content, as opaque provider blocks: kept exactly
+    (sent back to Anthropic as they came), their text form counted and searchable."""
+    out: list[Block] = []
+    for item in content if isinstance(content, list) else ():
+        kind = item.get("type") if isinstance(item, dict) else None
+        if not isinstance(kind, str):
+            continue
+        raw = {k: v for k, v in item.items() if k != "index"}  # a streamed chunk's position
+        try:
+            if kind == "compaction":
+                out.append(anthropic_compaction(raw))
+            elif kind in _SERVER_TOOL_TYPES or kind.endswith("_tool_result"):
+                out.append(provider_block("anthropic", raw))
+        except InvalidBlockError:
+            continue  # not an Anthropic block after all: the message keeps it as it is
+    return out
+
+
 def block_id(message: BaseMessage, position: int) -> str:
     """Stable block ids from the message id (or its content and position without one)."""
     if message.id:
@@ -120,6 +178,7 @@ def message_blocks(message: BaseMessage, position: int = 0) -> list[Block]:
         )
     elif isinstance(message, AIMessage):
         signed, thinking = _thinking_of(message.content)
+        signed += _native_of(message.content)
         text = _text_of(message.content)
         if text or not message.tool_calls:
             out.append(B.assistant_completion(text))
@@ -140,9 +199,24 @@ def message_blocks(message: BaseMessage, position: int = 0) -> list[Block]:
     else:
         raise IntegrationError(f"cannot convert a LangChain {type(message).__name__}")
     base = block_id(message, position)
+    held = {MESSAGE_META: message_to_dict(message)}
     return [
-        Block(**{**_fields(b), "id": base if k == 0 else f"{base}.{k}"}) for k, b in enumerate(out)
+        Block(
+            **{
+                **_fields(b),
+                "id": base if k == 0 else f"{base}.{k}",
+                "meta": {**b.meta, **held} if k == 0 else b.meta,
+            }
+        )
+        for k, b in enumerate(out)
     ]
+
+
+def held_message(block: Block) -> BaseMessage | None:
+    """The message a block holds (the first block of each mirrored message holds it, as
+    LangChain serializes it), else None."""
+    data = block.meta.get(MESSAGE_META)
+    return messages_from_dict([data])[0] if isinstance(data, dict) else None
 
 
 def _list(content: Any) -> list[Any]:
@@ -208,18 +282,48 @@ def to_langchain(
             continue
         rest: list[dict[str, Any] | str] = []
         results: list[ToolMessage] = []
+        summaries: list[BaseMessage] = []
         for part in message.parts:
             if part.kind == "tool_result":
                 results.append(_tool_message(part, points, cache_control))
+            elif part.block.type == CONV_RANGE_SUMMARY:
+                summaries.append(
+                    _cached(summary_message(part.block), part.at(points) and cache_control)
+                )
             else:
                 rest.append(_with_cache(_user_part(part), part, points, cache_control))
         if carry and results and isinstance(results[-1].content[0], dict):
             results[-1].content[0]["cache_control"] = dict(_CACHE)
         carry = False
         out.extend(results)
+        out.extend(summaries)
         if rest:
             out.append(HumanMessage(content=rest))
     return out
+
+
+def _cached(message: BaseMessage, on: bool) -> BaseMessage:
+    return with_cache_control(message) if on else message
+
+
+def with_cache_control(message: BaseMessage) -> BaseMessage:
+    """A copy of ``message`` whose last content block carries an Anthropic cache
+    checkpoint (a string content becomes one text block)."""
+    content = message.content
+    blocks: list[Any] = (
+        [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+    )
+    for k in range(len(blocks) - 1, -1, -1):
+        if isinstance(blocks[k], dict) and blocks[k].get("type") not in (
+            "thinking",
+            "redacted_thinking",
+        ):
+            blocks[k] = {**blocks[k], "cache_control": dict(_CACHE)}
+            break
+        if isinstance(blocks[k], str):
+            blocks[k] = {"type": "text", "text": blocks[k], "cache_control": dict(_CACHE)}
+            break
+    return message.model_copy(update={"content": blocks})
 
 
 def _ai_message(parts: Sequence[Part], points: set[int], cache: bool) -> AIMessage:
@@ -231,6 +335,8 @@ def _ai_message(parts: Sequence[Part], points: set[int], cache: bool) -> AIMessa
         thinking += b.meta.get("lc_thinking", [])
         if part.kind == "reasoning":
             content.append(reasoning_item(b) or {})
+        elif part.kind == "provider":  # the provider's own item, in its place
+            content.append(native_item(b) or {})
         elif part.kind == "tool_call":
             args = json.loads(b.text) if b.text else {}
             calls.append(

@@ -1,77 +1,84 @@
 """LangChain v1 / LangGraph: ``TimelineMiddleware``, ``from_langchain``, ``to_langchain``.
 
-``TimelineMiddleware(store, policy)`` goes in ``create_agent(..., middleware=[mw])``.
-The conversation id is the run's ``thread_id``. Before every model call the state's new
-messages are mirrored into that thread's timeline (by message id, so idempotent), the
-model gets the rendered, compacted context instead of the raw state, and the timeline is
-persisted after the call. For ``ChatAnthropic`` the cache checkpoints travel as
-``cache_control`` on the content blocks. ``invoke`` and ``ainvoke`` both work.
+``TimelineMiddleware(store, policy)`` goes in ``create_agent(..., middleware=[mw])``, in
+place of ``SummarizationMiddleware``. The conversation id is the run's ``thread_id``.
+
+* Before each model call (``before_model``) the state's new messages are mirrored into
+  the thread's timeline and the timeline compacts when due; a new summary replaces the
+  messages it covers in the agent's state, shaped as ``SummarizationMiddleware`` shapes
+  its own: a separate ``HumanMessage`` with ``lc_source="summarization"``.
+* The model call (``wrap_model_call``) gets the request's own messages, bounded by the
+  budget with the system prompt counted (a compaction the render makes takes effect at
+  once; a block too big for any cut is sent truncated) and, for ``ChatAnthropic``, the
+  cache checkpoints as ``cache_control``. Under the budget nothing changes.
+* The timeline is persisted once per model call, after it (the call's messages and any
+  summary made before it), under a lock per (store, thread) for threads and event loops;
+  it reloads when another writer moved the store, and a conflicting write is applied
+  again to the reloaded timeline.
+
+A summarizer that is a LangChain chat model (``summarizer=ChatOpenAI(...)``) writes the
+summaries; its calls, like any LangChain call a summarizer makes, stay internal (off
+``stream_mode="messages"`` and ``astream_events``), as ``SummarizationMiddleware``'s do.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from timeline.compaction.policy import CompactionPolicy
 from timeline.core.timeline import Timeline
 from timeline.integrations import IntegrationError, missing_extra
-from timeline.integrations._threads import TimelineCache, open_store
-from timeline.model.errors import ConflictError
+from timeline.integrations._failures import raising_failures, watched
+from timeline.integrations._threads import TimelineCache, open_store, store_key
 from timeline.model.persistence import IndexStore
 from timeline.render.context import RenderedContext
 
 try:
     from langchain.agents.middleware import AgentMiddleware, ModelRequest
-    from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+    from langchain_core.messages import AIMessage, BaseMessage
 except ImportError as exc:  # pragma: no cover - exercised without the extra
     raise missing_extra("langchain", "langchain") from exc
 
-from timeline.integrations._langchain_messages import (
-    block_id,
-    from_langchain,
-    message_blocks,
-    to_langchain,
+from timeline.integrations._langchain_messages import from_langchain, to_langchain
+from timeline.integrations._langchain_state import (
+    OrphanPolicy,
+    OrphanToolMessageWarning,
+    compaction_update,
+    compose,
+    ensure_ids,
+    internal_calls,
+    mirror,
+    thread_id,
+)
+from timeline.integrations._langchain_summarizers import (
+    ChatModelSummarizer,
+    MessagesSummarizer,
+    as_summarizer,
 )
 
-__all__ = ["TimelineMiddleware", "from_langchain", "mirror", "to_langchain"]
+try:  # langchain 1.4: internal calls are hidden by this transformer (1.5: by their tag)
+    from langchain.agents.middleware.internal_call_transformer import InternalCallTransformer
+
+    _TRANSFORMERS: tuple[Any, ...] = (InternalCallTransformer,)
+except ImportError:  # pragma: no cover - older langchain
+    _TRANSFORMERS = ()
+
+__all__ = [
+    "ChatModelSummarizer",
+    "MessagesSummarizer",
+    "OrphanToolMessageWarning",
+    "TimelineMiddleware",
+    "from_langchain",
+    "mirror",
+    "to_langchain",
+]
 
 
-def mirror(tl: Timeline, messages: Sequence[BaseMessage]) -> int:
-    """Append the messages the timeline does not hold yet: those after the last one it
-    knows (by message id). A human message starts a turn. Returns how many were new."""
-    known = {b.id for b in tl.blocks}
-    start = 0
-    for i in range(len(messages) - 1, -1, -1):
-        if block_id(messages[i], i) in known:
-            start = i + 1
-            break
-    for i in range(start, len(messages)):
-        message = messages[i]
-        if isinstance(message, HumanMessage) or not tl.current_turn_id:
-            tl.begin_turn()
-        tl.extend(message_blocks(message, i))
-    return len(messages) - start
-
-
-def _thread_id(request: ModelRequest[Any], default: str | None) -> str:
-    info = getattr(request.runtime, "execution_info", None)
-    thread = getattr(info, "thread_id", None)
-    if not thread:
-        try:
-            from langgraph.config import get_config
-
-            thread = get_config().get("configurable", {}).get("thread_id")
-        except RuntimeError:  # not inside a runnable context
-            thread = None
-    if not thread:
-        thread = default
-    if not thread:
-        raise IntegrationError(
-            "TimelineMiddleware needs a thread id: invoke the agent with "
-            'config={"configurable": {"thread_id": ...}} or pass default_thread_id='
-        )
-    return str(thread)
+def _is_anthropic(model: Any) -> bool:
+    return type(model).__name__ == "ChatAnthropic" or "anthropic" in str(
+        getattr(model, "_llm_type", "")
+    )
 
 
 def _results(response: Any) -> list[BaseMessage]:
@@ -81,28 +88,35 @@ def _results(response: Any) -> list[BaseMessage]:
     return list(getattr(inner, "result", []))
 
 
-def _is_anthropic(model: Any) -> bool:
-    return type(model).__name__ == "ChatAnthropic" or "anthropic" in str(
-        getattr(model, "_llm_type", "")
-    )
-
-
 class TimelineMiddleware(AgentMiddleware):
     """Bounded, compacted, persisted context for ``create_agent`` (see the module doc).
 
     ``store`` is an index store or its URL; ``policy`` the compaction policy (its budget
-    bounds every model request); other keywords go to :class:`Timeline` (summarizer,
-    token_counter, hooks). ``cache_control=None`` marks cache checkpoints for
+    bounds every model request); ``summarizer`` what ``SummarizationMiddleware`` takes (a
+    chat model or its name, a function or ``Runnable`` of the messages to summarize) or
+    any timeline summarizer (None: the deterministic one); other keywords go to :class:`Timeline`
+    (token_counter, hooks). ``cache_control=None`` marks cache checkpoints for
     ``ChatAnthropic`` only. ``default_thread_id`` serves runs without a ``thread_id``.
+    ``orphan_tool_messages``: a ``ToolMessage`` whose call is not in the history is not
+    recorded, with an :class:`OrphanToolMessageWarning` (``"drop"``), or recorded as
+    text (``"text"``); the model gets it as the state has it either way.
+    ``on_summary_failure``: a summarizer that raises gets the library's fallback summary
+    (``"fallback"``), or its exception reaches the agent with the history unchanged, as
+    with ``SummarizationMiddleware`` (``"raise"``).
     """
+
+    transformers = _TRANSFORMERS
 
     def __init__(
         self,
         store: IndexStore | str,
         policy: CompactionPolicy | None = None,
         *,
+        summarizer: Any = None,
         cache_control: bool | None = None,
         default_thread_id: str | None = None,
+        orphan_tool_messages: OrphanPolicy = "drop",
+        on_summary_failure: Literal["fallback", "raise"] = "fallback",
         **timeline_kwargs: Any,
     ) -> None:
         super().__init__()
@@ -110,50 +124,119 @@ class TimelineMiddleware(AgentMiddleware):
         self.policy = policy if policy is not None else CompactionPolicy()
         self.cache_control = cache_control
         self.default_thread_id = default_thread_id
-        self.timelines = TimelineCache(self.store, self.policy, timeline_kwargs)
+        if orphan_tool_messages not in ("drop", "text"):
+            raise IntegrationError(
+                f"TimelineMiddleware orphan_tool_messages must be 'drop' or 'text', "
+                f"not {orphan_tool_messages!r}"
+            )
+        self.orphan_tool_messages: OrphanPolicy = orphan_tool_messages
+        if on_summary_failure not in ("fallback", "raise"):
+            raise IntegrationError(
+                f"TimelineMiddleware on_summary_failure must be 'fallback' or 'raise', "
+                f"not {on_summary_failure!r}"
+            )
+        self.on_summary_failure = on_summary_failure
+        if summarizer is not None:
+            summarizer = as_summarizer(summarizer)
+            raising = on_summary_failure == "raise"
+            timeline_kwargs["summarizer"] = watched(summarizer) if raising else summarizer
+        self.timelines = TimelineCache(
+            self.store, self.policy, timeline_kwargs, key=store_key(store)
+        )
+        self._systems: dict[str, str] = {}
 
     def timeline(self, thread_id: str) -> Timeline:
         """The thread's timeline (loaded from the store on first use)."""
         return self.timelines.get(thread_id)
 
-    def _prepare(self, tl: Timeline, request: ModelRequest[Any]) -> ModelRequest[Any]:
-        mirror(tl, request.messages)
-        view = tl.render(request.system_prompt or "")
-        return self._override(view, request)
+    def _render(self, tl: Timeline, system: str) -> RenderedContext:
+        """The timeline rendered, the summarizer's calls internal; with
+        ``on_summary_failure="raise"`` its failure raised (the caller drops the timeline)."""
+        with internal_calls(), raising_failures(self.on_summary_failure == "raise"):
+            return tl.render(system)
 
-    def _override(self, view: RenderedContext, request: ModelRequest[Any]) -> ModelRequest[Any]:
-        cache = (
-            self.cache_control if self.cache_control is not None else _is_anthropic(request.model)
-        )
-        provider = "anthropic" if _is_anthropic(request.model) else None
-        messages = to_langchain(view, cache_control=cache, system=False, provider=provider)
-        return request.override(messages=messages)  # type: ignore[arg-type]
+    async def _arender(self, tl: Timeline, system: str) -> RenderedContext:
+        """:meth:`_render` for async code."""
+        with internal_calls(), raising_failures(self.on_summary_failure == "raise"):
+            return await tl.arender(system)
 
-    def _record(self, tl: Timeline, request: ModelRequest[Any], response: Any) -> list[BaseMessage]:
+    # -- before each model call: mirror, compact, rewrite the state ------------------------
+
+    def before_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        """Mirror the state, compact when due; a new summary replaces what it covers."""
+        thread = thread_id(runtime, self.default_thread_id)
+        messages = list(state["messages"])
+        ensure_ids(messages)
+        system = self._systems.get(thread, "")
+
+        def change(tl: Timeline) -> RenderedContext:
+            mirror(tl, messages, self.orphan_tool_messages)
+            return self._render(tl, system)
+
+        with self.timelines.lock(thread).hold():
+            view = self.timelines.apply(thread, change)
+        return compaction_update(messages, view)
+
+    async def abefore_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        """:meth:`before_model` for ``ainvoke`` / ``astream``."""
+        thread = thread_id(runtime, self.default_thread_id)
+        messages = list(state["messages"])
+        ensure_ids(messages)
+        system = self._systems.get(thread, "")
+
+        async def change(tl: Timeline) -> RenderedContext:
+            mirror(tl, messages, self.orphan_tool_messages)
+            return await self._arender(tl, system)
+
+        async with self.timelines.lock(thread).ahold():
+            view = await self.timelines.aapply(thread, change)
+        return compaction_update(messages, view)
+
+    # -- the model call -----------------------------------------------------------------
+
+    def _state_messages(self, request: ModelRequest[Any]) -> list[BaseMessage]:
+        state = getattr(request, "state", None) or {}
+        messages = list(state.get("messages", request.messages))
+        ensure_ids(messages)
+        return messages
+
+    def _compose(
+        self, tl: Timeline, view: RenderedContext, request: ModelRequest[Any]
+    ) -> list[BaseMessage]:
+        anthropic = _is_anthropic(request.model)
+        cache = self.cache_control if self.cache_control is not None else anthropic
+        provider = "anthropic" if anthropic else None
+        return compose(request.messages, tl, view, cache_control=cache, provider=provider)
+
+    def _record(self, tl: Timeline, state: Sequence[BaseMessage], response: Any) -> None:
         results = _results(response)
-        mirror(tl, [*request.messages, *results])
+        mirror(tl, [*state, *results], self.orphan_tool_messages)
         for message in results:
             usage = getattr(message, "usage_metadata", None) or {}
             if usage.get("input_tokens"):
                 tl.record_usage(prompt_tokens=int(usage["input_tokens"]))
-        return results
 
     def wrap_model_call(
         self,
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], Any],
     ) -> Any:
-        thread = _thread_id(request, self.default_thread_id)
-        tl = self.timelines.get(thread)
-        response = handler(self._prepare(tl, request))
-        self._record(tl, request, response)
-        try:
-            tl.persist(self.store)
-        except ConflictError:  # another worker persisted this thread: take theirs, add ours
-            self.timelines.forget(thread)
-            tl = self.timelines.get(thread)
-            mirror(tl, [*request.messages, *_results(response)])
-            tl.persist(self.store)
+        thread = thread_id(request.runtime, self.default_thread_id)
+        system = request.system_prompt or ""
+        self._systems[thread] = system
+        state = self._state_messages(request)
+
+        def prepare(tl: Timeline) -> list[BaseMessage]:
+            mirror(tl, state, self.orphan_tool_messages)
+            view = self._render(tl, system)
+            return self._compose(tl, view, request)
+
+        lock = self.timelines.lock(thread)
+        with lock.hold():
+            messages = self.timelines.apply(thread, prepare)
+        response = handler(request.override(messages=messages))  # type: ignore[arg-type]
+        with lock.hold():
+            self.timelines.commit(thread, lambda tl: self._record(tl, state, response))
         return response
 
     async def awrap_model_call(
@@ -161,17 +244,23 @@ class TimelineMiddleware(AgentMiddleware):
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], Awaitable[Any]],
     ) -> Any:
-        thread = _thread_id(request, self.default_thread_id)
-        tl = await self.timelines.aget(thread)
-        mirror(tl, request.messages)
-        view = await tl.arender(request.system_prompt or "")
-        response = await handler(self._override(view, request))
-        self._record(tl, request, response)
-        try:
-            await tl.apersist(self.store)
-        except ConflictError:
-            self.timelines.forget(thread)
-            tl = await self.timelines.aget(thread)
-            mirror(tl, [*request.messages, *_results(response)])
-            await tl.apersist(self.store)
+        thread = thread_id(request.runtime, self.default_thread_id)
+        system = request.system_prompt or ""
+        self._systems[thread] = system
+        state = self._state_messages(request)
+
+        async def prepare(tl: Timeline) -> list[BaseMessage]:
+            mirror(tl, state, self.orphan_tool_messages)
+            view = await self._arender(tl, system)
+            return self._compose(tl, view, request)
+
+        async def record(tl: Timeline) -> None:
+            self._record(tl, state, response)
+
+        lock = self.timelines.lock(thread)
+        async with lock.ahold():
+            messages = await self.timelines.aapply(thread, prepare)
+        response = await handler(request.override(messages=messages))  # type: ignore[arg-type]
+        async with lock.ahold():
+            await self.timelines.acommit(thread, record)
         return response

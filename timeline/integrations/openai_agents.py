@@ -7,19 +7,23 @@
     result = await Runner.run(agent, "hi", session=session,
                               run_config=RunConfig(call_model_input_filter=session.input_filter))
 
-``get_items()`` returns the rendered, compacted Responses input items; ``add_items``
-mirrors what the run produced into the timeline and persists it. ``Runner.run`` reads
-the session once per run, so a long tool loop inside one run would grow past the budget:
-``session.input_filter`` bounds every model call of the run too (it mirrors the run's
-new items into the timeline and hands the model the rendered context instead).
-Hosted-tool items (web search, file search...) are not kept in the timeline.
+A drop-in for ``SQLiteSession``: ``get_items()`` gives the items back as they were added
+(ids, ``status``, content form), except where compaction replaced older ones with a
+summary, which then comes first; ``limit`` and ``session_settings.limit`` count items.
+Every operation holds a lock of the (store, session id) shared by all threads, event
+loops and session objects of the process, starts from the store's latest version
+(another instance's writes are seen) and, when another process committed first,
+reloads and applies itself again, so no item is lost.
+
+``Runner.run`` reads the session once per run, so a long tool loop inside one run would
+grow past the budget: ``session.input_filter`` bounds every model call of the run too
+(the history as the session holds it, compacted when due, plus the run's items not
+stored yet).
 """
 
 from __future__ import annotations
 
-import base64
-import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import msgspec
@@ -27,121 +31,135 @@ import msgspec
 from timeline.compaction.policy import CompactionPolicy
 from timeline.core.timeline import Timeline
 from timeline.integrations import missing_extra
-from timeline.integrations._threads import TimelineCache, open_store
-from timeline.model import constructors as B
-from timeline.model.block import CONV_RANGE_SUMMARY, TURN_HEADER, Block
-from timeline.model.errors import ConflictError, EmptyPromptError
+from timeline.integrations._openai_items import (
+    ITEM,
+    PART,
+    Item,
+    as_item,
+    counting_blocks,
+    item_blocks,
+    model_input,
+    rendered_items,
+    starts_turn,
+    stored_items,
+    unsaved_tail,
+)
+from timeline.integrations._threads import TimelineCache, open_store, store_key
+from timeline.model.block import CONV_RANGE_SUMMARY, REACT_TOOL_CALL, TURN_HEADER, Block
+from timeline.model.errors import ConflictError, InvalidBlockError
 from timeline.model.persistence import IndexStore
-from timeline.model.reasoning import openai_reasoning
 from timeline.render.context import RenderedContext
 
 try:
+    from agents.memory.session import _CompactionSnapshot
+    from agents.memory.session_settings import (
+        SessionSettings,
+        coerce_session_settings,
+        resolve_session_limit,
+    )
     from agents.run_config import CallModelData, ModelInputData
 except ImportError as exc:  # pragma: no cover - exercised without the extra
     raise missing_extra("openai-agents", "openai-agents") from exc
 
 __all__ = ["TimelineSession", "from_responses_items", "to_responses_items"]
 
-Item = dict[str, Any]
 
-
-def _content_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    texts = []
-    for part in content or ():
-        if isinstance(part, dict) and part.get("type") in ("input_text", "output_text", "text"):
-            texts.append(str(part.get("text", "")))
-        elif isinstance(part, dict) and part.get("type") == "refusal":
-            texts.append(str(part.get("refusal", "")))
-    return "\n".join(texts)
-
-
-def _images(content: Any) -> list[tuple[str, bytes]]:
-    out = []
-    for part in content if isinstance(content, list) else ():
-        url = part.get("image_url") if isinstance(part, dict) else None
-        if isinstance(url, str) and url.startswith("data:") and ";base64," in url:
-            head, data = url[5:].split(";base64,", 1)
-            out.append((head, base64.b64decode(data)))
-    return out
-
-
-def _item_blocks(item: Item) -> list[Block]:
-    kind = item.get("type", "message")
-    if kind == "function_call":
-        args = json.loads(item.get("arguments") or "{}")
-        return [B.tool_call(str(item["name"]), args, call_id=str(item["call_id"]))]
-    if kind == "function_call_output":
-        output = item.get("output", "")
-        text = output if isinstance(output, str) else _content_text(output)
-        return [B.tool_result(str(item["call_id"]), text)]
-    if kind == "message":
-        role = item.get("role")
-        text = _content_text(item.get("content"))
-        if role == "assistant":
-            return [B.assistant_completion(text)]
-        if role == "user":
-            out = [B.user_prompt(text)]
-            for k, (mime, data) in enumerate(_images(item.get("content"))):
-                out.append(B.user_attachment(name=f"image-{k + 1}", mime=mime, data=data))
-            return out
-        return [B.note(text)]  # system / developer items inside the history
-    if kind == "reasoning":  # sent back unchanged, counted in the budget
-        return [openai_reasoning(item)]
-    return []  # hosted-tool items are not kept (see the module doc)
-
-
-def from_responses_items(items: Sequence[Item]) -> list[Block]:
+def from_responses_items(items: Sequence[Any]) -> list[Block]:
     """Blocks for Responses input items: messages (user images too), function calls and
-    their outputs, reasoning items (``assistant.reasoning``). Hosted-tool items have no
-    block and are dropped."""
-    return [b for item in items for b in _item_blocks(item)]
+    their outputs, reasoning items (``assistant.reasoning``); any other item (hosted
+    tools...) as an ``openai.item`` block holding it. Each block set carries its item."""
+    out: list[Block] = []
+    calls: set[str] = set()
+    for raw in items:
+        blocks = item_blocks(as_item(raw), calls)
+        calls.update(b.call_id or "" for b in blocks if b.type == REACT_TOOL_CALL)
+        out += blocks
+    return out
 
 
 def to_responses_items(view: RenderedContext) -> list[Item]:
     """Responses input items for a rendered view (system prompt excluded: the Agents
-    SDK sends the agent's instructions itself). The SDK may change them freely: a
-    payload is its caller's own (every dict and list in it new)."""
-    try:
-        items = view.to_openai_responses()
-    except EmptyPromptError:  # a new or cleared session: no history yet
-        return []
-    if view.system and items and items[0].get("role") in ("system", "developer"):
-        items = items[1:]
-    # an assistant message without a response id is valid input in the easy form only
-    return [
-        {"type": "message", "role": "assistant", "content": _content_text(i["content"])}
-        if i.get("role") == "assistant" and "id" not in i
-        else i
-        for i in items
-    ]
+    SDK sends the agent's instructions itself): stored items as stored, the rest (a
+    summary, a truncated block) rendered. The caller's own: every dict and list new."""
+    return stored_items(view, {b.id: b for b in view.blocks})
 
 
-def _key(item: Item) -> tuple[str, ...]:
-    """What identifies an item across the SDK's copies of it."""
-    kind = str(item.get("type", "message"))
-    if kind in ("function_call", "function_call_output"):
-        return (kind, str(item.get("call_id")))
-    if kind == "message":
-        return (
-            kind,
-            str(item.get("role")),
-            _content_text(item.get("content")),
-            str(item.get("id", "")),
-        )
-    return (kind, str(item.get("id", "")), json.dumps(item, sort_keys=True, default=str))
+def _mirror(tl: Timeline, items: Sequence[Item]) -> None:
+    """Append each item's blocks, a user message opening a turn."""
+    calls = {b.call_id or "" for b in tl.blocks if b.type == REACT_TOOL_CALL}
+    for item in items:
+        if starts_turn(item) or not tl.current_turn_id:
+            tl.begin_turn()
+        blocks = item_blocks(item, calls)
+        try:
+            tl.extend(blocks)
+        except InvalidBlockError:  # e.g. a call id used twice: kept as it is, opaque
+            blocks = item_blocks(item, calls, opaque=True)
+            tl.extend(blocks)
+        calls.update(b.call_id or "" for b in blocks if b.type == REACT_TOOL_CALL)
+
+
+def _last_item(blocks: list[Block]) -> tuple[int, Block] | None:
+    """Where the newest item (or summary) starts in ``blocks``, and its head block."""
+    for i in range(len(blocks) - 1, -1, -1):
+        b = blocks[i]
+        if b.type == TURN_HEADER or b.meta.get(PART):
+            continue
+        return i, b
+    return None
+
+
+def _pop(tl: Timeline) -> Item | None:
+    """Remove the newest item (or the summary, when nothing follows it) from the live
+    history of ``tl``; the item as stored, or as rendered for a summary."""
+    blocks = list(tl.blocks)
+    found = _last_item(blocks)
+    if found is None:
+        return None
+    at, head = found
+    removed = blocks[at:]
+    del blocks[at:]
+    while blocks and blocks[-1].type == TURN_HEADER:
+        blocks.pop()
+    tl.restore(msgspec.structs.replace(tl.snapshot(), blocks=blocks))
+    item = head.meta.get(ITEM)
+    if isinstance(item, dict) and head.type != CONV_RANGE_SUMMARY:
+        return item
+    given = [b for b in removed if b.type != TURN_HEADER]
+    popped = rendered_items(given)
+    if head.type == REACT_TOOL_CALL:  # not the synthetic output the payload adds
+        popped = [i for i in popped if i.get("type") == "function_call"]
+    return popped[-1] if popped else None
+
+
+def _drop_leading(tl: Timeline, expired: Callable[[Item], bool]) -> None:
+    """Remove the oldest stored items while ``expired`` says so (the first one it keeps,
+    or a summary, stops it)."""
+    blocks = list(tl.blocks)
+    cut = 0
+    for i, block in enumerate(blocks):
+        if block.type == TURN_HEADER or block.meta.get(PART):
+            continue
+        item = block.meta.get(ITEM)
+        if block.type == CONV_RANGE_SUMMARY or not isinstance(item, dict) or not expired(item):
+            cut = i
+            break
+    else:
+        cut = len(blocks)
+    while 0 < cut < len(blocks) and blocks[cut - 1].type == TURN_HEADER:
+        cut -= 1  # the kept item's turn header stays with it
+    if cut:
+        tl.restore(msgspec.structs.replace(tl.snapshot(), blocks=blocks[cut:]))
 
 
 class TimelineSession:
     """A ``Session`` backed by a persisted timeline (see the module doc).
 
-    ``store`` is an index store or its URL; ``policy`` the compaction policy; other
-    keywords go to :class:`Timeline`. ``system`` is counted against the budget in
-    ``get_items`` (the filter uses the agent's instructions).
+    ``store`` is an index store or its URL; ``policy`` the compaction policy;
+    ``session_settings`` as for ``SQLiteSession`` (``limit``); other keywords go to
+    :class:`Timeline`. ``system`` is counted against the budget in ``get_items`` (the
+    filter uses the agent's instructions).
     """
-
-    session_settings: Any = None
 
     def __init__(
         self,
@@ -150,124 +168,149 @@ class TimelineSession:
         policy: CompactionPolicy | None = None,
         *,
         system: str = "",
+        session_settings: SessionSettings | dict[str, Any] | None = None,
         **timeline_kwargs: Any,
     ) -> None:
         self.session_id = session_id
+        self._owns_store = isinstance(store, str)
         self.store = open_store(store)
         self.policy = policy if policy is not None else CompactionPolicy()
         self.system = system
-        self.timelines = TimelineCache(self.store, self.policy, timeline_kwargs)
-        self._served: list[Item] = []
-        self._run_keys: set[tuple[str, ...]] = set()
+        self.session_settings: SessionSettings = (
+            coerce_session_settings(session_settings)
+            if session_settings is not None
+            else SessionSettings()
+        )
+        self.timelines = TimelineCache(
+            self.store, self.policy, timeline_kwargs, key=store_key(store)
+        )
+        self._lock = self.timelines.lock(session_id)
 
     @property
     def timeline(self) -> Timeline:
+        """The session's timeline as this object holds it (loaded on first use)."""
         return self.timelines.get(self.session_id)
 
-    async def _timeline(self) -> Timeline:
-        return await self.timelines.aget(self.session_id)
-
-    def _mirror(self, tl: Timeline, items: Sequence[Item]) -> int:
-        added = 0
-        for item in items:
-            key = _key(item)
-            if key in self._run_keys:
-                continue
-            new = _item_blocks(item)
-            if not new:
-                continue
-            is_user = item.get("type", "message") == "message" and item.get("role") == "user"
-            if is_user or not tl.current_turn_id:
-                tl.begin_turn()
-            tl.extend(new)
-            self._run_keys.add(key)
-            added += 1
-        return added
-
-    async def _persist(self, items: Sequence[Item]) -> None:
-        tl = await self._timeline()
-        try:
-            await tl.apersist(self.store)
-        except ConflictError:  # another worker wrote this session: take theirs, add ours
-            self.timelines.forget(self.session_id)
-            tl = await self._timeline()
-            self._run_keys.clear()
-            self._mirror(tl, items)
-            await tl.apersist(self.store)
-
-    async def _render(self, system: str) -> RenderedContext:
-        tl = await self._timeline()
-        return await tl.arender(system)
+    async def _items(self, tl: Timeline, system: str, tail: Sequence[Block] = ()) -> list[Item]:
+        """The history of ``tl`` as items, rendered (compacted when due) with ``system``
+        and ``tail``. A compaction is persisted at once; when another writer committed
+        first, theirs wins and the next call starts from it."""
+        view = await tl.arender(system, tail=tail)
+        if view.compaction is not None:
+            try:
+                await tl.apersist(self.store)
+            except ConflictError:
+                self.timelines.forget(self.session_id)
+        return stored_items(view, {b.id: b for b in tl.blocks})
 
     # -- the Session protocol ------------------------------------------------------------
 
     async def get_items(self, limit: int | None = None) -> list[Item]:
-        """The rendered, compacted history as Responses input items (the latest
-        ``limit`` of them when given, never starting with an orphan call output)."""
-        items = to_responses_items(await self._render(self.system))
-        if limit is not None:
-            items = items[-limit:] if limit > 0 else []
-            while items and items[0].get("type") == "function_call_output":
-                items = items[1:]
-        self._served = [dict(i) for i in items]
-        self._run_keys = set()
-        return items
+        """The history, oldest first: items as they were added, a summary in place of
+        those compaction replaced. ``limit`` (else ``session_settings.limit``): the
+        latest that many items; 0 gives none."""
+        session_limit = resolve_session_limit(limit, self.session_settings)
+        async with self._lock.ahold():
+            tl = await self.timelines.afresh(self.session_id)
+            items = await self._items(tl, self.system)
+        if session_limit is None or session_limit < 0:
+            return items
+        return items[-session_limit:] if session_limit > 0 else []
 
-    async def add_items(self, items: list[Item]) -> None:
-        """Mirror the run's items into the timeline (each once) and persist."""
-        tl = await self._timeline()
-        self._mirror(tl, [dict(i) for i in items])
-        await self._persist(items)
+    async def add_items(self, items: list[Any]) -> None:
+        """Append the items (each one, duplicates too) and persist."""
+        new = [as_item(i) for i in items]  # TypeError before anything is written
+        if not new:
+            return
+
+        async def change(tl: Timeline) -> None:
+            _mirror(tl, new)
+
+        async with self._lock.ahold():
+            await self.timelines.acommit(self.session_id, change)
 
     async def pop_item(self) -> Item | None:
-        """Remove the most recent item from the live history (the store's turn log keeps
-        it: nothing is lost) and return it."""
-        tl = await self._timeline()
-        blocks = list(tl.blocks)
-        while blocks and blocks[-1].type == TURN_HEADER:
-            blocks.pop()
-        if not blocks or blocks[-1].type == CONV_RANGE_SUMMARY:
-            return None
-        last = blocks.pop()
-        while blocks and blocks[-1].type == TURN_HEADER:
-            blocks.pop()
-        snapshot = tl.snapshot()
-        tl.restore(msgspec.structs.replace(snapshot, blocks=blocks))
-        await self._persist([])
-        popped = to_responses_items(_one_block_view(last))
-        if last.type == "react.tool.call":  # not the synthetic output the view adds
-            popped = [i for i in popped if i.get("type") == "function_call"]
-        return popped[-1] if popped else None
+        """Remove the most recent item (a summary when nothing follows it) from the live
+        history and return it; None when the history is empty. The store's turn log
+        keeps it: nothing is lost."""
+
+        async def change(tl: Timeline) -> Item | None:
+            return _pop(tl)
+
+        async with self._lock.ahold():
+            return await self.timelines.acommit(self.session_id, change)
+
+    async def _get_compaction_snapshot(
+        self, limit: int, *, prune_prefix: Callable[[Item], bool] | None = None
+    ) -> _CompactionSnapshot:
+        """The SDK's compaction-snapshot protocol, as ``SQLiteSession`` offers it to
+        ``OpenAIResponsesCompactionSession``: the newest ``limit`` items as ``get_items``
+        gives them, whether they are all of them, and an atomic replacement of a suffix
+        of them (the older history stays; ``prune_prefix`` drops expired leading items)."""
+        async with self._lock.ahold():
+            tl = await self.timelines.afresh(self.session_id)
+            every = await self._items(tl, self.system)
+        items = every[-limit:] if limit > 0 else []
+
+        async def replace_suffix(start: int, output: list[Any]) -> bool:
+            expected = items[start:]
+            new = [as_item(i) for i in output]
+            if not expected:
+                return False
+
+            async def change(tl: Timeline) -> bool:
+                current = await self._items(tl, self.system)
+                if current[-len(expected) :] != expected:
+                    return False  # another writer moved the history: nothing replaced
+                for _ in expected:
+                    _pop(tl)
+                if prune_prefix is not None:
+                    _drop_leading(tl, prune_prefix)
+                _mirror(tl, new)
+                return True
+
+            async with self._lock.ahold():
+                return await self.timelines.acommit(self.session_id, change)
+
+        return _CompactionSnapshot(items, len(every) <= limit, replace_suffix)  # type: ignore[arg-type]
 
     async def clear_session(self) -> None:
         """Forget the live history (the store keeps the turn log, still searchable)."""
-        tl = await self._timeline()
-        tl.clear()
-        self._served = []
-        self._run_keys = set()
-        await self._persist([])
+
+        async def change(tl: Timeline) -> None:
+            tl.clear()
+
+        async with self._lock.ahold():
+            await self.timelines.acommit(self.session_id, change)
+
+    def close(self) -> None:
+        """Close the store when this session opened it from a URL."""
+        close = getattr(self.store, "close", None)
+        if self._owns_store and callable(close):
+            close()
 
     # -- bounding the model calls inside one run -----------------------------------------
 
     async def input_filter(self, data: CallModelData[Any]) -> ModelInputData:
-        """``RunConfig(call_model_input_filter=session.input_filter)``: mirrors the run's
-        new items into the timeline and sends the rendered, compacted context."""
-        items = [dict(i) for i in data.model_data.input]
-        served = self._served
-        head = items[: len(served)]
-        if len(items) >= len(served) and [_key(i) for i in head] == [_key(i) for i in served]:
-            new = items[len(served) :]
-        else:  # the SDK reshaped the history: skip what we served by identity
-            known = {_key(i) for i in served}
-            new = [i for i in items if _key(i) not in known]
-        tl = await self._timeline()
-        self._mirror(tl, new)
+        """``RunConfig(call_model_input_filter=session.input_filter)``: the model gets the
+        session's history as ``get_items`` gives it (compacted when the run's items push
+        it over the trigger) plus the run's items the SDK has not stored yet, counted
+        against the budget with the agent's instructions."""
+        items = [as_item(i) for i in data.model_data.input]
         instructions = data.model_data.instructions or ""
-        view = await tl.arender(instructions)
-        await self._persist(new)
-        return ModelInputData(input=to_responses_items(view), instructions=instructions or None)  # type: ignore[arg-type]
+        async with self._lock.ahold():
+            tl = await self.timelines.afresh(self.session_id)
+            held = {b.id: b for b in tl.blocks}
+            stored = stored_items(_plain_view(tl), held)
+            tail = unsaved_tail(items, stored)
+            history = await self._items(tl, instructions, counting_blocks(tail))
+        return ModelInputData(
+            input=model_input([*history, *tail]),  # type: ignore[arg-type]
+            instructions=instructions or None,
+        )
 
 
-def _one_block_view(block: Block) -> RenderedContext:
-    """A view of one block, to give a popped block back in item form."""
-    return RenderedContext("", (block,), (), lambda: 0, None, 1)
+def _plain_view(tl: Timeline) -> RenderedContext:
+    """The live history without rendering it (what is stored, in order)."""
+    blocks = tuple(tl.blocks)
+    return RenderedContext("", blocks, (), lambda: 0, None, len(blocks))

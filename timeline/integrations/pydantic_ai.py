@@ -6,18 +6,19 @@
     agent = Agent(model, capabilities=[ProcessHistory(history)])
 
 Before every model request pydantic-ai hands the processor the run's messages; the new
-ones are mirrored into the timeline and the request gets the rendered, compacted context.
-pydantic-ai writes that output back into the run, so every message it returns carries
-``metadata["timeline"]`` and is recognised when it comes back: the timeline stays the
-source of truth and a summary is never taken for a user prompt (summaries never nest).
-The timeline is persisted after each processing; ``await history.aflush(messages)``
-also records a run's final answer (which no later request of that run sees).
+ones are mirrored into the timeline and the request gets the timeline's history:
+**the messages themselves** (the very objects it was given, or as they were stored,
+with ``run_id``, timestamps, usage and every other field), except where compaction
+replaced older ones with a summary. So under the budget the processor changes nothing,
+and ``result.new_messages()`` is the whole run. pydantic-ai writes the output back into
+the run; what the processor made itself (a summary) carries ``metadata["timeline"]`` and
+is recognised when it comes back, so summaries never nest. The timeline is persisted
+after each processing; ``await history.aflush(messages)`` also records a run's final
+answer (which no later request of that run sees).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,29 +26,30 @@ import msgspec
 
 from timeline.compaction.policy import CompactionPolicy
 from timeline.core.timeline import Timeline
-from timeline.formats._plan import MISSING_RESULT_TEXT, Part, part_text, plan_messages
 from timeline.integrations import IntegrationError, missing_extra
-from timeline.integrations._threads import TimelineCache, open_store
+from timeline.integrations._pydantic_ai_messages import (
+    FP,
+    MARK,
+    PART,
+    fingerprint,
+    from_pydantic_ai,
+    message_blocks,
+    render_messages,
+    stored_message,
+    to_pydantic_ai,
+    with_system,
+)
+from timeline.integrations._threads import TimelineCache, open_store, store_key
 from timeline.model import constructors as B
-from timeline.model.block import Block
-from timeline.model.errors import ConflictError
+from timeline.model.block import REACT_TOOL_CALL, REACT_TOOL_RESULT, TURN_HEADER, Block
 from timeline.model.persistence import IndexStore, TimelineSnapshot
 from timeline.render.context import RenderedContext
 
 try:
     from pydantic_ai.messages import (
-        BinaryContent,
         ModelMessage,
         ModelRequest,
-        ModelRequestPart,
-        ModelResponse,
-        ModelResponsePart,
-        RetryPromptPart,
         SystemPromptPart,
-        TextPart,
-        ThinkingPart,
-        ToolCallPart,
-        ToolReturnPart,
         UserPromptPart,
     )
 except ImportError as exc:  # pragma: no cover - exercised without the extra
@@ -55,156 +57,25 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra
 
 __all__ = ["MARK", "TimelineHistory", "from_pydantic_ai", "to_pydantic_ai"]
 
-MARK = "timeline"
-"""The ``metadata`` key on every message this module returns."""
+
+def _new_messages(tl: Timeline, messages: Sequence[ModelMessage]) -> list[ModelMessage]:
+    """The messages after the last one the timeline holds (by fingerprint), skipping the
+    processor's own (marked) ones: what happened since the last processing. Equal
+    messages after that point are all new."""
+    known = {b.meta.get(FP) for b in tl.blocks}
+    start = 0
+    for i in range(len(messages) - 1, -1, -1):
+        m = messages[i]
+        if not (m.metadata and MARK in m.metadata) and fingerprint(m) in known:
+            start = i + 1
+            break
+    return [m for m in messages[start:] if not (m.metadata and MARK in m.metadata)]
 
 
-def _fingerprint(message: ModelMessage) -> str:
-    parts = [
-        (type(p).__name__, repr(getattr(p, "content", getattr(p, "args", ""))))
-        for p in message.parts
-    ]
-    raw = f"{message.kind}|{message.timestamp}|{parts}".encode()
-    return hashlib.sha1(raw, usedforsecurity=False).hexdigest()[:16]
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    try:
-        return json.dumps(content, sort_keys=True, default=str)
-    except (TypeError, ValueError):
-        return str(content)
-
-
-def _request_blocks(message: ModelRequest) -> list[Block]:
-    out: list[Block] = []
-    for part in message.parts:
-        if isinstance(part, UserPromptPart):
-            if isinstance(part.content, str):
-                out.append(B.user_prompt(part.content))
-                continue
-            texts = [c for c in part.content if isinstance(c, str)]
-            out.append(B.user_prompt("\n".join(texts)))
-            for k, item in enumerate(c for c in part.content if isinstance(c, BinaryContent)):
-                out.append(
-                    B.user_attachment(name=f"file-{k + 1}", mime=item.media_type, data=item.data)
-                )
-        elif isinstance(part, ToolReturnPart):
-            error = getattr(part, "outcome", "success") not in ("success",)
-            out.append(
-                B.tool_result(
-                    part.tool_call_id, _text(part.content), tool_id=part.tool_name, is_error=error
-                )
-            )
-        elif isinstance(part, RetryPromptPart):
-            if part.tool_name:
-                out.append(
-                    B.tool_result(
-                        part.tool_call_id,
-                        part.model_response(),
-                        tool_id=part.tool_name,
-                        is_error=True,
-                    )
-                )
-            else:
-                out.append(B.user_prompt(part.model_response()))
-        # SystemPromptPart: the system prompt is rendered as the system, not a block
-    return out
-
-
-def _response_blocks(message: ModelResponse) -> list[Block]:
-    out: list[Block] = []
-    thinking: list[dict[str, Any]] = []
-    texts: list[str] = []
-    for part in message.parts:
-        if isinstance(part, TextPart):
-            texts.append(part.content)
-        elif isinstance(part, ThinkingPart):
-            thinking.append(
-                {
-                    "content": part.content,
-                    "signature": part.signature,
-                    "id": part.id,
-                    "provider_name": part.provider_name,
-                }
-            )
-        elif isinstance(part, ToolCallPart):
-            if texts:
-                out.append(B.assistant_completion("\n".join(texts)))
-                texts = []
-            out.append(B.tool_call(part.tool_name, part.args_as_dict(), call_id=part.tool_call_id))
-    if texts or not out:
-        out.append(B.assistant_completion("\n".join(texts)))
-    if thinking:  # kept with the message so signed thinking goes back to the model
-        out[0] = msgspec.structs.replace(out[0], meta={**out[0].meta, "pai_thinking": thinking})
-    return out
-
-
-def from_pydantic_ai(messages: Sequence[ModelMessage]) -> list[Block]:
-    """Blocks for pydantic-ai messages (user prompts and files, tool calls and returns,
-    retries as error results, text, thinking in ``meta["pai_thinking"]``). System prompt
-    parts are left out: render them as the system."""
-    out: list[Block] = []
-    for m in messages:
-        out += _request_blocks(m) if isinstance(m, ModelRequest) else _response_blocks(m)
-    return out
-
-
-def _tool_return(part: Part) -> ToolReturnPart:
-    b = part.block
-    text = MISSING_RESULT_TEXT if part.index < 0 else "\n".join(r.text for r in part.results)
-    return ToolReturnPart(tool_name=b.tool_id or "", content=text, tool_call_id=b.call_id or "")
-
-
-def to_pydantic_ai(view: RenderedContext, conversation_id: str = "") -> list[ModelMessage]:
-    """pydantic-ai messages for a rendered view, ending with a ``ModelRequest``; each
-    carries ``metadata["timeline"]`` naming its blocks. The system prompt opens the first
-    request."""
-    out: list[ModelMessage] = []
-    for message in plan_messages(view.blocks):
-        ids = [p.block.id for p in message.parts if p.index >= 0]
-        meta = {MARK: {"conversation": conversation_id, "blocks": ids}}
-        if message.role == "assistant":
-            rparts: list[ModelResponsePart] = []
-            for part in message.parts:
-                b = part.block
-                for t in b.meta.get("pai_thinking", ()):
-                    rparts.append(ThinkingPart(**t))
-                if part.kind == "tool_call":
-                    args = json.loads(b.text) if b.text else {}
-                    rparts.append(ToolCallPart(b.tool_id or "", args, tool_call_id=b.call_id or ""))
-                else:
-                    rparts.append(TextPart(part_text(b)))
-            out.append(ModelResponse(rparts, metadata=meta))
-            continue
-        qparts: list[ModelRequestPart] = []
-        for part in message.parts:
-            if part.kind == "tool_result":
-                qparts.append(_tool_return(part))
-            elif part.kind in ("image", "document"):
-                qparts.append(
-                    UserPromptPart(
-                        [BinaryContent(part.block.data or b"", media_type=part.block.mime)]
-                    )
-                )
-            else:
-                qparts.append(UserPromptPart(part_text(part.block)))
-        out.append(ModelRequest(qparts, metadata=meta))
-    if view.system:
-        system = SystemPromptPart(view.system)
-        if out and isinstance(out[0], ModelRequest):
-            out[0] = ModelRequest([system, *out[0].parts], metadata=out[0].metadata)
-        else:
-            out.insert(
-                0,
-                ModelRequest(
-                    [system], metadata={MARK: {"conversation": conversation_id, "blocks": []}}
-                ),
-            )
-    if not out or not isinstance(out[-1], ModelRequest):
-        raise IntegrationError("the rendered history must end with a request (user side)")
-    return out
+def _starts_turn(message: ModelMessage) -> bool:
+    return isinstance(message, ModelRequest) and any(
+        isinstance(p, UserPromptPart) for p in message.parts
+    )
 
 
 class TimelineHistory:
@@ -224,7 +95,10 @@ class TimelineHistory:
         self.conversation_id = conversation_id
         self.store = open_store(store)
         self.policy = policy if policy is not None else CompactionPolicy()
-        self.timelines = TimelineCache(self.store, self.policy, timeline_kwargs)
+        self.timelines = TimelineCache(
+            self.store, self.policy, timeline_kwargs, key=store_key(store)
+        )
+        self._lock = self.timelines.lock(conversation_id)
         self.system = ""
 
     @property
@@ -250,44 +124,70 @@ class TimelineHistory:
         )
         tl.restore(TimelineSnapshot(self.conversation_id, [summary], tl.snapshot().state))
 
-    def mirror(self, messages: Sequence[ModelMessage]) -> int:
-        """Append the messages the timeline does not hold yet; returns how many."""
-        tl = self.timeline
-        known = {b.meta.get("pai_fp") for b in tl.blocks}
-        added = 0
-        for message in messages:
-            if message.metadata and MARK in message.metadata:
-                continue  # ours, coming back: already in the timeline
+    def _mirror(self, tl: Timeline, messages: Sequence[ModelMessage]) -> int:
+        new = _new_messages(tl, messages)
+        for message in new:
             if isinstance(message, ModelRequest):
                 for part in message.parts:
                     if isinstance(part, SystemPromptPart):
                         self.system = part.content
-            fp = _fingerprint(message)
-            if fp in known:
-                continue
-            new = from_pydantic_ai([message])
-            if not new:
-                continue
-            starts_turn = isinstance(message, ModelRequest) and any(
-                isinstance(p, UserPromptPart) for p in message.parts
-            )
-            if starts_turn or not tl.current_turn_id:
+            if _starts_turn(message) or not tl.current_turn_id:
                 tl.begin_turn()
-            new[0] = msgspec.structs.replace(new[0], meta={**new[0].meta, "pai_fp": fp})
-            tl.extend(new)
-            known.add(fp)
-            added += 1
-        return added
+            tl.extend(message_blocks(message))
+        return len(new)
+
+    def mirror(self, messages: Sequence[ModelMessage]) -> int:
+        """Append the messages the timeline does not hold yet (not persisted: the
+        processor and :meth:`flush` persist); returns how many."""
+        return self._mirror(self.timeline, messages)
 
     def _output(
         self, view: RenderedContext, incoming: Sequence[ModelMessage]
     ) -> list[ModelMessage]:
-        out = to_pydantic_ai(view, self.conversation_id)
+        """The view as messages: each mirrored message as given (the incoming object, or
+        as stored), the rest (a summary, a truncated block) rendered."""
+        held = {b.id: b for b in self.timeline.blocks}
+        given = {fingerprint(m): m for m in incoming}
+        groups: list[list[Block] | ModelMessage] = []  # rendered runs of blocks, messages
+        whole = False  # the current message is given whole (its parts go with it)
+        kept: list[Block] = []  # the blocks of the messages given whole
+        for block in view.blocks[: view.stable_count]:
+            if block.type == TURN_HEADER or (block.meta.get(PART) and whole):
+                kept += [block] if whole else []
+                continue
+            stored = None
+            if not block.meta.get(PART) and held.get(block.id) == block:
+                stored = stored_message(block)
+            whole = stored is not None
+            if stored is not None:
+                kept.append(block)
+                groups.append(given.get(block.meta.get(FP, ""), stored))
+            elif groups and isinstance(groups[-1], list):
+                groups[-1].append(block)
+            else:
+                groups.append([block])
+        calls = frozenset(b.call_id or "" for b in kept if b.type == REACT_TOOL_CALL)
+        answered = frozenset(b.call_id or "" for b in kept if b.type == REACT_TOOL_RESULT)
+        out: list[ModelMessage] = []
+        for group in groups:
+            if isinstance(group, list):
+                out += render_messages(
+                    group, self.conversation_id, calls=calls, answered=answered, lead=not out
+                )
+            else:
+                out.append(group)
+        with_system(out, view.system, self.conversation_id)
+        return self._ending(out, incoming)
+
+    @staticmethod
+    def _ending(out: list[ModelMessage], incoming: Sequence[ModelMessage]) -> list[ModelMessage]:
+        """The history must end with a request; a rendered last request gets the
+        instructions of the last incoming one."""
+        if not out or not isinstance(out[-1], ModelRequest):
+            raise IntegrationError("the rendered history must end with a request (user side)")
         last_in = next((m for m in reversed(incoming) if isinstance(m, ModelRequest)), None)
-        if last_in is not None and last_in.instructions:
-            last = out[-1]
-            if not isinstance(last, ModelRequest):  # pragma: no cover - to_pydantic_ai ensures
-                raise IntegrationError("the rendered history must end with a request")
+        last = out[-1]
+        if last_in is not None and last is not last_in and not last.instructions:
             out[-1] = ModelRequest(
                 last.parts, instructions=last_in.instructions, metadata=last.metadata
             )
@@ -295,45 +195,40 @@ class TimelineHistory:
 
     async def __call__(self, messages: list[ModelMessage]) -> list[ModelMessage]:
         """The processor: mirror, render (compacting when needed), persist, return."""
-        tl = await self.timelines.aget(self.conversation_id)
-        self.mirror(messages)
-        view = await tl.arender(self.system)
-        await self._apersist(messages)
-        return self._output(view, messages)
+
+        async def change(tl: Timeline) -> RenderedContext:
+            self._mirror(tl, messages)
+            return await tl.arender(self.system)
+
+        async with self._lock.ahold():
+            view = await self.timelines.acommit(self.conversation_id, change)
+            return self._output(view, messages)
 
     def process(self, messages: list[ModelMessage]) -> list[ModelMessage]:
         """The sync processor, for ``ProcessHistory(history.process)``."""
-        tl = self.timeline
-        self.mirror(messages)
-        view = tl.render(self.system)
-        try:
-            tl.persist(self.store)
-        except ConflictError:
-            self.timelines.forget(self.conversation_id)
-            self.mirror(messages)
-            self.timeline.persist(self.store)
-        return self._output(view, messages)
 
-    async def _apersist(self, messages: Sequence[ModelMessage]) -> None:
-        tl = self.timeline
-        try:
-            await tl.apersist(self.store)
-        except ConflictError:  # another worker wrote this conversation: take theirs, add ours
-            self.timelines.forget(self.conversation_id)
-            tl = await self.timelines.aget(self.conversation_id)
-            self.mirror(messages)
-            await tl.apersist(self.store)
+        def change(tl: Timeline) -> RenderedContext:
+            self._mirror(tl, messages)
+            return tl.render(self.system)
+
+        with self._lock.hold():
+            view = self.timelines.commit(self.conversation_id, change)
+            return self._output(view, messages)
 
     async def aflush(self, messages: Sequence[ModelMessage]) -> int:
         """Mirror and persist ``messages`` (a run's ``all_messages()``) without rendering,
         so the final answer is stored too; returns the store version."""
-        await self.timelines.aget(self.conversation_id)
-        self.mirror(messages)
-        await self._apersist(messages)
-        return self.timeline.version
+
+        async def change(tl: Timeline) -> int:
+            self._mirror(tl, messages)
+            return 0
+
+        async with self._lock.ahold():
+            await self.timelines.acommit(self.conversation_id, change)
+            return self.timeline.version
 
     def flush(self, messages: Sequence[ModelMessage]) -> int:
         """:meth:`aflush` for sync code."""
-        self.mirror(messages)
-        self.timeline.persist(self.store)
-        return self.timeline.version
+        with self._lock.hold():
+            self.timelines.commit(self.conversation_id, lambda tl: self._mirror(tl, messages))
+            return self.timeline.version

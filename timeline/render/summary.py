@@ -143,9 +143,10 @@ def _apply(
     summary = _summary_block(pending, cut_block, content, error, sid, ts)
     replaced = _replaced_tokens(ledger, plan.cut)
     cost = ledger.memo.uncached(summary)
-    if cost >= replaced:
+    if cost >= replaced and pending.stats.reason != "blocks":
         # a summary at least as big as what it replaces would grow the prompt: skip it,
-        # changing nothing, and do not plan it again until something is appended
+        # changing nothing, and do not plan it again until something is appended (unless
+        # the block count triggered it: max_blocks bounds blocks, which it still reduces)
         ledger.note_skipped()
         skipped = attrs.evolve(
             pending.stats,

@@ -1,0 +1,110 @@
+"""Running the frameworks' own tests (ported, see each file's header) under this suite.
+
+The hosts run their async tests with pytest-asyncio (``asyncio_mode = "auto"``) or
+anyio's plugin. Here an async test marked for anyio runs under anyio's plugin (on
+asyncio); any other async test runs in a fresh event loop of its own, as pytest-asyncio
+would run it, so the ported files keep their marks unchanged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from typing import Any
+
+import pytest
+
+DELIBERATE: dict[str, str] = {
+    "test_langchain_summarization.py::test_summarization_middleware_full_workflow_async": (
+        "a token counter over messages assigned after construction (the host's "
+        "token_counter attribute): the timeline counts text with the counter it was built "
+        "with (docs/integrations.md, deliberate differences)"
+    ),
+    "test_langchain_summarization.py::test_summarization_middleware_keep_messages": (
+        "one conversation per thread: unrelated states given to one middleware continue "
+        "that thread's conversation, measured as compacted, not as the state passed in "
+        "(docs/integrations.md, deliberate differences)"
+    ),
+    "test_pydantic_ai_agent_history.py::test_run_with_history_new": (
+        "one conversation per TimelineHistory: a run that branches from an earlier point "
+        "of it still sees the later runs (docs/integrations.md, deliberate differences)"
+    ),
+}
+"""Ported host tests that fail by design, each with its reason (the same reason, and the
+test, are listed in docs/integrations.md). They run as strict xfails: one that starts
+passing fails the suite, so the list never goes stale."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        key = f"{item.path.name}::{item.name}"
+        if key in DELIBERATE:
+            item.add_marker(pytest.mark.xfail(reason=DELIBERATE[key], strict=True))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "asyncio: an async test (run in an event loop of its own)")
+    config.addinivalue_line(
+        "markers", "allow_call_model_methods: the SDK's mark for a test that may call a model"
+    )
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Any:
+    """Note whether a ported Agents SDK test case built a ``TimelineSession``."""
+    from tests.integrations.hosts import agents_port
+
+    before = agents_port.BUILT
+    yield
+    item.stash[_BUILT] = agents_port.BUILT > before
+
+
+_BUILT = pytest.StashKey[bool]()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """A passing case of a ported Agents SDK test that built no ``TimelineSession`` (a
+    parametrized case run with the SDK's ``SimpleListSession`` or no session) is
+    reported as skipped: it tests the SDK, not the session, and is not counted."""
+    outcome = yield
+    report = outcome.get_result()
+    ours = item.stash.get(_BUILT, True)
+    if (
+        call.when == "call"
+        and report.passed
+        and not ours
+        and item.path.name.startswith("test_agents_")
+    ):
+        report.outcome = "skipped"
+        report.longrepr = (
+            str(item.path),
+            item.location[1] or 0,
+            "Skipped: builds no TimelineSession",
+        )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
+    fn = pyfuncitem.obj
+    if not inspect.iscoroutinefunction(fn) or pyfuncitem.get_closest_marker("anyio"):
+        return None
+    names = pyfuncitem._fixtureinfo.argnames
+    kwargs: dict[str, Any] = {name: pyfuncitem.funcargs[name] for name in names}
+    asyncio.run(fn(**kwargs))
+    return True
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(autouse=True)
+def _no_tracing() -> None:
+    """The SDK's conftest installs a test trace processor; without it, no export."""
+    try:
+        from agents import set_tracing_disabled
+    except ImportError:  # pragma: no cover - the extra is missing
+        return
+    set_tracing_disabled(True)
