@@ -258,7 +258,11 @@ def chat_errors(messages: list[dict[str, Any]]) -> list[str]:
             errors.append(f"{where}: calls {pending} are not answered right after their message")
             pending = []
         content = m.get("content")
-        if m["role"] == "assistant" and content is None and not m.get("tool_calls"):
+        if (
+            m["role"] == "assistant"
+            and content is None
+            and not (m.get("tool_calls") or m.get("audio"))
+        ):
             errors.append(f"{where}: no content and no tool calls")
         if isinstance(content, str) and _blank(content):
             errors.append(f"{where}: empty content")
