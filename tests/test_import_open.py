@@ -319,3 +319,23 @@ class TestServerToolsAndCompaction:
             sent = view.to_openai_responses()[1]
         assert {k: v for k, v in sent.items() if k != "cache_control"} == unknown
         assert "brand_new_block" in view.to_openai()[-1]["content"]
+
+
+def test_anthropic_plain_text_document_goes_back_as_it_came() -> None:
+    """A document with a text source is an attachment (its text is searchable and other
+    providers get it as text) that Anthropic gets back as the same document part."""
+    document = {
+        "type": "document",
+        "source": {"type": "text", "media_type": "text/plain", "data": "Dummy TXT file\n"},
+        "title": "notes.txt",
+    }
+    content = [{"type": "text", "text": "Summarise it."}, document]
+    imported = import_conversation(
+        {"messages": [{"role": "user", "content": content}]}, "anthropic", "d"
+    )
+    attachment = imported.timeline.blocks[-1]
+    assert (attachment.type, attachment.text) == ("user.attachment", "Dummy TXT file\n")
+    view = imported.timeline.render("")
+    assert _plain(view.to_anthropic()["messages"][0]["content"]) == content
+    assert "Dummy TXT file" in view.to_openai()[0]["content"][1]["text"]
+    _valid(view)

@@ -85,7 +85,10 @@ def _user_part(part: Mapping[str, Any], where: str, b: Builder) -> None:
             b.provider_item("anthropic", _plain(part), where, "user")
             return
         b.attachments += 1
-        b.append(attachment_from(fields, f"attachment-{b.attachments}"), where)
+        block = attachment_from(fields, f"attachment-{b.attachments}")
+        if "text" in fields:  # a plain-text document goes back to Anthropic as it came
+            block = with_native(block, "anthropic", _plain(part))
+        b.append(block, where)
     elif kind == "tool_result":
         if not part.get("tool_use_id"):
             raise fail(where, "tool_result needs tool_use_id")
