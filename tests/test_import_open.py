@@ -176,6 +176,20 @@ class TestAudio:
         assert "[audio reply audio_abc]" in str(view.to_anthropic())
         _valid(view)
 
+    def test_an_audio_reply_keeps_its_transcript_as_text(self) -> None:
+        """A recorded audio reply's transcript is what other providers and search read;
+        Chat still gets the id alone (the request param takes nothing else)."""
+        reply = {"id": "audio_1", "transcript": "It is sunny.", "expires_at": 1}
+        data = [
+            {"role": "user", "content": "weather?"},
+            {"role": "assistant", "content": None, "audio": reply},
+        ]
+        imported = import_conversation(data, "openai", "a")
+        assert imported.timeline.blocks[-1].text == "[audio reply audio_1]\nIt is sunny."
+        view = imported.timeline.render("")
+        assert view.to_openai()[-1]["audio"] == {"id": "audio_1"}
+        assert "It is sunny." in view.to_openai_responses()[-1]["content"]
+
 
 SERVER_TOOLS: list[dict[str, Any]] = [
     {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "q"}},

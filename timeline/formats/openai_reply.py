@@ -11,7 +11,7 @@ from timeline.formats._reply import ToolCallRequest, Usage, as_dict, get_int
 from timeline.model import constructors as B
 from timeline.model.block import Block
 from timeline.model.errors import InvalidBlockError
-from timeline.model.native import openai_compaction, provider_block, with_native
+from timeline.model.native import chat_audio_reply, openai_compaction, provider_block, with_native
 from timeline.model.reasoning import openai_reasoning
 
 __all__ = ["reply_from_chat", "reply_from_responses"]
@@ -43,9 +43,7 @@ def reply_from_chat(completion: Any, make: Callable[..., R]) -> R:
     content: list[Block] = [B.assistant_completion(text)] if text else []
     audio = message.get("audio")
     if isinstance(audio, Mapping) and isinstance(audio.get("id"), str):
-        transcript = str(audio.get("transcript") or "")
-        note = f"[audio reply {audio['id']}]" + (f"\n{transcript}" if transcript else "")
-        content.append(provider_block("chat", {"id": audio["id"]}, kind="audio", text=note))
+        content.append(chat_audio_reply(audio))
     usage = data.get("usage")
     return make(
         text=text,

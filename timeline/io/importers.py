@@ -31,7 +31,7 @@ from timeline.io.anthropic import import_anthropic
 from timeline.io.responses import import_responses
 from timeline.model import constructors as B
 from timeline.model.errors import InvalidBlockError
-from timeline.model.native import with_native
+from timeline.model.native import chat_audio_reply, with_native
 
 __all__ = ["ImportedConversation", "import_conversation", "import_messages"]
 
@@ -105,9 +105,9 @@ def _openai_assistant(m: Mapping[str, Any], content: Any, where: str, b: Builder
         b.tl.append(B.assistant_completion(content))
     elif content not in (None, "") and not isinstance(content, str):
         raise fail(f"{where}.content", "expected a string, a list of text parts or null")
-    if isinstance(m.get("audio"), Mapping):  # what is sent back: the audio's id
-        audio = {"id": check_text(m["audio"].get("id"), f"{where}.audio.id")}
-        b.provider_item("chat", audio, f"{where}.audio", kind="audio")
+    if isinstance(m.get("audio"), Mapping):  # its id goes back, its transcript is text
+        check_text(m["audio"].get("id"), f"{where}.audio.id")
+        b.append(chat_audio_reply(m["audio"]), f"{where}.audio")
     for j, call in enumerate(check_list(m.get("tool_calls"), f"{where}.tool_calls")):
         _openai_call(call, f"{where}.tool_calls[{j}]", b)
 
