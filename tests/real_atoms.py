@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 Atom = tuple[Any, ...]
@@ -57,7 +57,12 @@ def _parts(role: str, content: Any, kinds: tuple[str, ...]) -> Iterator[Atom]:
             yield ("part", role, _canon(part))
 
 
-def anthropic_atoms(messages: list[dict[str, Any]]) -> Counter[Atom]:
+def anthropic_atoms(
+    messages: list[dict[str, Any]], ids: Mapping[str, str] | None = None
+) -> Counter[Atom]:
+    """The atoms of Anthropic ``messages``; ``ids`` maps payload call ids back to the
+    original ones (a reused id is sent as another, unique id)."""
+    ids = ids or {}
     out: Counter[Atom] = Counter()
     for m in messages:
         if m["role"] in _SYSTEM:
@@ -66,32 +71,44 @@ def anthropic_atoms(messages: list[dict[str, Any]]) -> Counter[Atom]:
         parts = [{"type": "text", "text": content}] if isinstance(content, str) else content
         for part in parts:
             if part.get("type") == "tool_result":
-                out[("result", part["tool_use_id"], bool(part.get("is_error")))] += 1
+                call_id = ids.get(part["tool_use_id"], part["tool_use_id"])
+                out[("result", call_id, bool(part.get("is_error")))] += 1
                 out.update(_parts("tool", part.get("content"), ("text",)))
+            elif part.get("type") == "tool_use":
+                use = {**part, "id": ids.get(part["id"], part["id"])}
+                out.update(_parts(m["role"], [use], ("text",)))
             else:
                 out.update(_parts(m["role"], [part], ("text",)))
     return out
 
 
-def chat_atoms(messages: list[dict[str, Any]]) -> Counter[Atom]:
+def chat_atoms(
+    messages: list[dict[str, Any]], ids: Mapping[str, str] | None = None
+) -> Counter[Atom]:
+    """The atoms of Chat ``messages`` (``ids``: as for :func:`anthropic_atoms`)."""
+    ids = ids or {}
     out: Counter[Atom] = Counter()
     for m in messages:
         role = m["role"]
         if role in _SYSTEM:
             continue
         if role == "tool":
-            out[("result", m["tool_call_id"])] += 1
+            out[("result", ids.get(m["tool_call_id"], m["tool_call_id"]))] += 1
         out.update(_parts(role, m.get("content"), ("text",)))
         for call in m.get("tool_calls") or []:
             fn = call.get("function") or call.get("custom") or {}
-            out[("call", call["id"], fn.get("name"), _canon(fn))] += 1
+            out[("call", ids.get(call["id"], call["id"]), fn.get("name"), _canon(fn))] += 1
         for key, value in m.items():
             if key not in ("role", "content", "tool_calls", "tool_call_id") and value is not None:
                 out[("field", role, key, _canon(value))] += 1
     return out
 
 
-def responses_atoms(items: list[dict[str, Any]]) -> Counter[Atom]:
+def responses_atoms(
+    items: list[dict[str, Any]], ids: Mapping[str, str] | None = None
+) -> Counter[Atom]:
+    """The atoms of Responses ``items`` (``ids``: as for :func:`anthropic_atoms`)."""
+    ids = ids or {}
     out: Counter[Atom] = Counter()
     for item in items:
         kind = item.get("type", "message")
@@ -100,9 +117,10 @@ def responses_atoms(items: list[dict[str, Any]]) -> Counter[Atom]:
                 continue
             out.update(_parts(item["role"], item["content"], ("input_text", "output_text")))
         elif kind == "function_call":
-            out[("call", item["call_id"], item["name"], item["arguments"])] += 1
+            call_id = ids.get(item["call_id"], item["call_id"])
+            out[("call", call_id, item["name"], item["arguments"])] += 1
         elif kind == "function_call_output":
-            out[("result", item["call_id"])] += 1
+            out[("result", ids.get(item["call_id"], item["call_id"]))] += 1
             out.update(_parts("tool", item["output"], ("input_text", "output_text")))
         else:
             out[("item", _canon(item))] += 1

@@ -62,7 +62,8 @@ class TestReusedToolCallIds:
             "call_B1wTKndCK0SgWj4uYElOR9nt",
             "call_B1wTKndCK0SgWj4uYElOR9nt#2",
         ]
-        assert calls[1].meta == {"source_call_id": "call_B1wTKndCK0SgWj4uYElOR9nt"}
+        assert calls[1].meta["source_call_id"] == "call_B1wTKndCK0SgWj4uYElOR9nt"
+        assert "source_call_id" not in calls[0].meta
         assert [(r.call_id, r.text) for r in results] == [
             (calls[0].call_id, "one"),
             (calls[1].call_id, "two"),
@@ -353,3 +354,63 @@ def test_anthropic_plain_text_document_goes_back_as_it_came() -> None:
     assert _plain(view.to_anthropic()["messages"][0]["content"]) == content
     assert "Dummy TXT file" in view.to_openai()[0]["content"][1]["text"]
     _valid(view)
+
+
+class TestArgumentsAsTheModelWroteThem:
+    """A model's tool arguments go back to it as it wrote them (key order, spacing), not
+    re-encoded: the timeline's params stay canonical, the call keeps its exact form."""
+
+    ARGS = '{"search": "a", "replace": "b"}'
+
+    def test_chat(self) -> None:
+        call = {
+            "id": "call_1",
+            "type": "function",
+            "function": {"name": "edit", "arguments": self.ARGS},
+        }
+        data = [
+            {"role": "user", "content": "edit"},
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "call_1", "content": "ok"},
+        ]
+        imported = import_conversation(data, "openai", "c")
+        assert imported.timeline.blocks[2].text == '{"replace":"b","search":"a"}'
+        view = imported.timeline.render("")
+        assert view.to_openai()[1]["tool_calls"] == [call]
+        _valid(view)
+
+    def test_responses(self) -> None:
+        call = {
+            "type": "function_call",
+            "call_id": "call_1",
+            "name": "edit",
+            "arguments": self.ARGS,
+        }
+        data = [
+            {"role": "user", "content": "edit"},
+            call,
+            {"type": "function_call_output", "call_id": "call_1", "output": "ok"},
+        ]
+        view = import_conversation(data, "responses", "r").timeline.render("")
+        assert view.to_openai_responses()[1] == call
+        _valid(view)
+
+    def test_anthropic(self) -> None:
+        use = {
+            "type": "tool_use",
+            "id": "toolu_1",
+            "name": "edit",
+            "input": {"search": "a", "replace": "b"},
+        }
+        data = [
+            {"role": "user", "content": "edit"},
+            {"role": "assistant", "content": [use]},
+            {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "ok"}],
+            },
+        ]
+        view = import_conversation(data, "anthropic", "a").timeline.render("")
+        sent = view.to_anthropic()["messages"][1]["content"][0]
+        assert list(sent["input"]) == ["search", "replace"]
+        _valid(view)

@@ -26,6 +26,7 @@ from timeline import BudgetError, CompactionPolicy, Timeline
 from timeline.cli import main as cli_main
 from timeline.compaction.policy import NoBudgetWarning
 from timeline.io.importers import ImportedConversation, import_conversation
+from timeline.model.names import provider_call_id
 from timeline.model.native import native_item, native_provider
 from timeline.model.reasoning import reasoning_item, reasoning_provider
 from timeline.render.context import RenderedContext
@@ -168,7 +169,8 @@ def _payload_parts(fmt: str, view: RenderedContext) -> list[Any]:
         inner = [q for p in parts if p.get("type") == "tool_result" for q in p.get("content") or []]
         return parts + [q for q in inner if isinstance(q, dict)]
     if fmt == "openai":
-        return view.to_openai()
+        messages = view.to_openai()
+        return messages + [c for m in messages for c in m.get("tool_calls") or []]
     items = view.to_openai_responses()
     outputs = [i["output"] for i in items if i.get("type") == "function_call_output"]
     return items + [q for out in outputs if isinstance(out, list) for q in out]
@@ -182,15 +184,19 @@ def test_own_provider_gets_everything_unchanged(case: dict[str, Any]) -> None:
     imported = _import(case)
     view = _render(imported.timeline, imported.system)
     fmt = case["format"]
+    calls = [b for b in imported.timeline.blocks if b.type == "react.tool.call"]
+    ids = {
+        provider_call_id(b.call_id or ""): b.meta.get("source_call_id", b.call_id) for b in calls
+    }
     if fmt == "anthropic":
         lost = missing(
-            anthropic_atoms(_original(case)), anthropic_atoms(view.to_anthropic()["messages"])
+            anthropic_atoms(_original(case)), anthropic_atoms(view.to_anthropic()["messages"], ids)
         )
     elif fmt == "openai":
-        lost = missing(chat_atoms(_sent_as(case)), chat_atoms(view.to_openai()))
+        lost = missing(chat_atoms(_sent_as(case)), chat_atoms(view.to_openai(), ids))
     else:
         lost = missing(
-            responses_atoms(_original(case)), responses_atoms(view.to_openai_responses())
+            responses_atoms(_original(case)), responses_atoms(view.to_openai_responses(), ids)
         )
     assert not lost
     sent = [json.dumps(strip(p), ensure_ascii=False) for p in _payload_parts(fmt, view)]
@@ -198,5 +204,7 @@ def test_own_provider_gets_everything_unchanged(case: dict[str, Any]) -> None:
         item = native_item(block) if native_provider(block) == _OWN[fmt] else None
         if item is None and reasoning_provider(block) == _OWN[fmt]:
             item = reasoning_item(block)
+        if item is not None and block.type == "react.tool.call":  # sent under its safe id
+            item["call_id" if fmt == "responses" else "id"] = provider_call_id(block.call_id or "")
         if item is not None:
             assert json.dumps(item, ensure_ascii=False) in sent, item

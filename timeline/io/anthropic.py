@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
+import msgspec
+
 from timeline.io._common import (
     Builder,
     check_text,
@@ -136,10 +138,16 @@ def _tool_use(part: Mapping[str, Any], where: str, b: Builder) -> None:
         params = input_object(part.get("input"), f"{where}.input")
         internal = b.call_id(source)
         block = B.tool_call(name, params, call_id=internal, **b.call_meta(source, internal))
-    if set(part) - _TOOL_USE_KEYS:  # a caller, a toolset: sent back as received
+    if set(part) - _TOOL_USE_KEYS or _ordered(params) != block.text:
+        # a caller, a toolset, input keys not in sorted order: sent back as received
         with located(where):
             block = with_native(block, "anthropic", _plain(part))
     b.append(block, f"{where}.id")
+
+
+def _ordered(params: Mapping[str, Any]) -> str:
+    """``params`` as compact JSON in its own key order (canonical JSON sorts them)."""
+    return msgspec.json.encode(dict(params)).decode()
 
 
 def _result(part: Mapping[str, Any], where: str, b: Builder) -> None:

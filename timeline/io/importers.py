@@ -129,8 +129,8 @@ def _openai_call(call: Any, cw: str, b: Builder) -> None:
     with located(aw):
         internal = b.call_id(source)
         block = B.tool_call(name, params, call_id=internal, **b.call_meta(source, internal))
-    if set(call) - _CALL_KEYS:
-        with located(cw):
+    if set(call) - _CALL_KEYS or fn.get("arguments") != block.text:
+        with located(cw):  # more fields, or arguments not in canonical form: kept as sent
             block = with_native(block, "chat", dict(call))
     b.append(block, f"{cw}.id")
 

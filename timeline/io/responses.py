@@ -130,7 +130,8 @@ def _call(item: Mapping[str, Any], where: str, b: Builder) -> None:
     with located(f"{where}.arguments"):
         internal = b.call_id(source)
         block = B.tool_call(name, params, call_id=internal, **b.call_meta(source, internal))
-    if set(item) - _CALL_KEYS:  # a namespace, a caller: sent back as received
+    if set(item) - _CALL_KEYS or item.get("arguments") != block.text:
+        # a namespace, a caller, arguments not in canonical form: sent back as received
         with located(where):
             block = with_native(block, "responses", dict(item))
     b.append(block, f"{where}.call_id")
