@@ -414,3 +414,10 @@ class TestArgumentsAsTheModelWroteThem:
         sent = view.to_anthropic()["messages"][1]["content"][0]
         assert list(sent["input"]) == ["search", "replace"]
         _valid(view)
+
+
+def test_a_media_source_that_is_not_an_object_is_refused_naming_it() -> None:
+    """No provider takes an image whose source is a string: refused at its field."""
+    data = [{"role": "user", "content": [{"type": "image", "source": "x"}]}]
+    with pytest.raises(InvalidBlockError, match=r"messages\[0\]\.content\[0\]\.source"):
+        import_conversation(data, "anthropic", "s")

@@ -78,7 +78,9 @@ def anthropic_media(part: Mapping[str, Any], where: str) -> dict[str, Any] | Non
     ``text`` for a plain-text document, or a reference in ``meta``); None when it is
     kept as Anthropic's own part (a content source, citations or context)."""
     source = part.get("source")
-    if not isinstance(source, Mapping) or "context" in part or "citations" in part:
+    if not isinstance(source, Mapping):  # no provider takes that: refused, field named
+        raise fail(f"{where}.source", "expected an object with a 'type'")
+    if "context" in part or "citations" in part:
         return None
     kind = source.get("type")
     media = "image" if part.get("type") == "image" else "document"
