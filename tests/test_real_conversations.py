@@ -84,6 +84,9 @@ def test_the_collection_is_broad() -> None:
     expected |= {"web_search_tool_result", "mcp_tool_use", "compaction", "web_search_call"}
     expected |= {"mcp_call", "code_interpreter_call", "image_generation_call"}
     assert expected <= kinds, expected - kinds
+    assert any(b.mime.startswith("audio/") for b in blocks)  # Chat input_audio
+    assert any("url" in b.meta for b in blocks)  # media by URL
+    assert max(len(_original(m)) for m in MANIFEST) >= 40  # long tool-using sessions
 
 
 @pytest.mark.parametrize("case", CASES)
