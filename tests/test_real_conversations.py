@@ -114,10 +114,10 @@ def _untimed(blocks: Any) -> list[Any]:
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_persist_and_reload_identically(case: dict[str, Any]) -> None:
-    """Persisted and loaded back, the timeline has the same blocks and payloads."""
+def test_persist_and_reload_identically(case: dict[str, Any], store: Any) -> None:
+    """Persisted and loaded back (memory, SQLite, PostgreSQL), the timeline has the same
+    blocks and payloads."""
     imported = _import(case)
-    store = index_store.open("memory://")
     imported.timeline.persist(store)
     loaded = Timeline.load(store, "real")
     assert loaded.blocks == imported.timeline.blocks
