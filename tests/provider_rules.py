@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from typing import Any, get_args, get_type_hints
+from typing import Any, Union, get_args, get_origin, get_type_hints
 
 import pydantic
 import typing_extensions
@@ -68,19 +68,25 @@ def _literal(tp: Any) -> str | None:
     return args[0] if len(args) == 1 and isinstance(args[0], str) else None
 
 
-def _param_types(*unions: Any) -> dict[str, pydantic.TypeAdapter[Any]]:
+def _param_classes(*unions: Any) -> dict[str, Any]:
     """Each content block type's own param TypedDict (the first union naming it wins)."""
-    out: dict[str, pydantic.TypeAdapter[Any]] = {}
+    out: dict[str, Any] = {}
     for union in unions:
         for member in get_args(union):
             if not typing_extensions.is_typeddict(member):
                 continue  # a response model: never what a request should hold
             kind = _literal(get_type_hints(member, include_extras=True).get("type"))
             if kind is not None and kind not in out:
-                out[kind] = pydantic.TypeAdapter(member)
+                out[kind] = member
     return out
 
 
+def _param_types(*unions: Any) -> dict[str, pydantic.TypeAdapter[Any]]:
+    """:func:`_param_classes` as type adapters."""
+    return {k: pydantic.TypeAdapter(v) for k, v in _param_classes(*unions).items()}
+
+
+_ANTHROPIC_CLASSES = _param_classes(ContentBlockParam, BetaContentBlockParam)
 ANTHROPIC_PARTS = _param_types(ContentBlockParam, BetaContentBlockParam)
 """Content block type -> its param TypedDict: the Messages API types first, then the beta
 types (compaction, MCP tool use and results: a payload holding those goes to
@@ -152,6 +158,30 @@ def _anthropic_part_errors(part: Mapping[str, Any], where: str) -> list[str]:
     return errors
 
 
+def _part_sdk_errors(
+    adapter: pydantic.TypeAdapter[Any], part: Mapping[str, Any], kind: str
+) -> list[str]:
+    """``part`` checked against its param type. A server tool result whose ``content`` is
+    an error object (``{"type": "web_search_tool_result_error", ...}``) is valid, but
+    pydantic picks the union's ``Iterable`` branch for any dict and then iterates its
+    keys; so such a content is checked against the union's object members alone and the
+    rest of the part with an empty list in its place."""
+    content = part.get("content")
+    hints = get_type_hints(_ANTHROPIC_CLASSES[kind], include_extras=True)
+    union = hints.get("content")
+    while len(get_args(union)) == 1:  # Required[...]
+        union = get_args(union)[0]
+    members = [m for m in get_args(union) if typing_extensions.is_typeddict(m)]
+    iterable = any(
+        get_origin(m) is not None and not typing_extensions.is_typeddict(m) for m in get_args(union)
+    )
+    if not isinstance(content, Mapping) or not members or not iterable:
+        return sdk_errors(adapter, part)
+    objects: Any = Union[tuple(members)]  # noqa: UP007 (a runtime union of the members)
+    found = sdk_errors(pydantic.TypeAdapter(objects), content)
+    return found or sdk_errors(adapter, {**part, "content": []})
+
+
 def _anthropic_sdk_errors(messages: Any) -> list[str]:
     """The SDK types' complaints: each message a role and content, each content part
     valid as the param type its ``type`` names (strictly, extra keys forbidden)."""
@@ -172,7 +202,7 @@ def _anthropic_sdk_errors(messages: Any) -> list[str]:
             adapter = ANTHROPIC_PARTS.get(str(kind))
             if adapter is None:
                 return [f"sdk: messages[{i}].content[{j}]: no param type for {kind!r}"]
-            found = sdk_errors(adapter, part)
+            found = sdk_errors(adapter, part) and _part_sdk_errors(adapter, part, str(kind))
             if found:
                 return [f"{found[0]} (messages[{i}].content[{j}], {kind})"]
     return []
@@ -258,7 +288,11 @@ def chat_errors(messages: list[dict[str, Any]]) -> list[str]:
             errors.append(f"{where}: calls {pending} are not answered right after their message")
             pending = []
         content = m.get("content")
-        if m["role"] == "assistant" and content is None and not m.get("tool_calls"):
+        if (
+            m["role"] == "assistant"
+            and content is None
+            and not (m.get("tool_calls") or m.get("audio"))
+        ):
             errors.append(f"{where}: no content and no tool calls")
         if isinstance(content, str) and _blank(content):
             errors.append(f"{where}: empty content")

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
+import open_samples
 from differential import EnginePair, assert_same_stats, stats_data
 from differential_setup import Setup, Shown
 from hypothesis import HealthCheck, settings
@@ -78,7 +79,8 @@ def reasoning_block(kind: int, n: int) -> Block:
 @st.composite
 def raw_plain_blocks(draw: st.DrawFn) -> Block:
     """A block that needs no earlier block (everything but tool results)."""
-    kind = draw(st.sampled_from(("prompt", "answer", "note", "plan", "custom", "file", "think")))
+    kinds = ("prompt", "answer", "note", "plan", "custom", "file", "think", "item", "ref")
+    kind = draw(st.sampled_from(kinds))
     text = draw(raw_texts)
     if kind == "prompt":
         return blocks.user_prompt(text)
@@ -92,6 +94,11 @@ def raw_plain_blocks(draw: st.DrawFn) -> Block:
         return blocks.custom(draw(st.sampled_from(("stage.gate", "x.memo"))), text, author="user")
     if kind == "think":
         return reasoning_block(draw(st.integers(0, 2)), draw(st.integers(0, 99)))
+    if kind == "item":  # a provider's own item kept exactly: web search, compaction, audio
+        sample = draw(st.sampled_from((1, 4, 5, 6)))
+        return open_samples.opaque(sample, draw(st.integers(0, 99)))[0]
+    if kind == "ref":  # an image or document by URL or file id
+        return open_samples.media(draw(st.integers(0, open_samples.MEDIA_KINDS - 1)), len(text))
     mime, data = draw(
         st.sampled_from((("image/png", PNG_1x1), ("application/pdf", PDF), ("text/csv", None)))
     )
@@ -234,6 +241,9 @@ class DifferentialMachine(RuleBasedStateMachine):
             (call,) = tool_calls(data.draw, 1)
             call = msgspec.structs.replace(call, call_id=call.call_id or f"x{len(batch)}")
             batch += [call, result_for(data.draw, call)]
+        if data.draw(st.booleans()):  # a server tool use and its result, a computer call...
+            kind = data.draw(st.sampled_from((0, 2, 3)))
+            batch += open_samples.opaque(kind, data.draw(st.integers(0, 99)))
         if fail:
             batch.append(blocks.tool_result("no-such-call", "x"))
         self.pair.atomic(lambda tl: tl.extend(batch))

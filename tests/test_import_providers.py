@@ -149,7 +149,7 @@ def test_anthropic_thinking_and_tool_result_images() -> None:
 @pytest.mark.parametrize(
     ("data", "where"),
     [
-        ([{"type": "item_reference", "id": "x"}], "input[0].type"),
+        ([{"type": 5, "id": "x"}], "input[0].type"),
         ([{"role": "user", "content": [{"type": "input_audio"}]}], "input[0].content[0]"),
         ([{"type": "function_call", "name": "f", "arguments": "{}"}], "input[0]"),
         ([{"type": "function_call", "call_id": "c", "name": "f", "arguments": "{"}], "arguments"),

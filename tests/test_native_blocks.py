@@ -355,3 +355,19 @@ class TestCompaction:
             results = {p["tool_use_id"] for p in parts if p["type"] == "web_search_tool_result"}
             assert results <= uses
             assert anthropic_errors(payload) == []
+
+
+def test_a_hidden_opaque_block_leaves_no_blank_text_in_the_document_layout() -> None:
+    """An opaque block hidden with an empty replacement has no label to show: the document
+    layout leaves it out (a blank text part is refused by the API) instead of sending ''."""
+    tl = Timeline("h", token_counter=HeuristicCounter())
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("search"))
+    item = {"type": "web_search_call", "id": "ws_1", "status": "completed"}
+    hidden = tl.append(blocks.provider_block("responses", item))
+    tl.append(blocks.assistant_completion("done"))
+    tl.hide([hidden.path], replacement_text="")
+    document = tl.render("").to_document()
+    texts = [p["text"] for p in document["messages"][0]["content"]]
+    assert all(t.strip() for t in texts) and len(texts) == 3
+    assert not anthropic_errors(document)

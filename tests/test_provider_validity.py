@@ -36,6 +36,13 @@ FEATURES = (
     "[no result recorded",
     "[CONVERSATION SUMMARY]",
     "'is_error': True",
+    "'server_tool_use'",
+    "'web_search_call'",
+    "'computer_call_output'",
+    "'compaction'",
+    "'mcp_tool_result'",
+    "'file_id'",
+    "https://example.com/",
 )
 
 

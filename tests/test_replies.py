@@ -203,11 +203,16 @@ def test_bad_thinking_items_are_refused(bad: Any) -> None:
         anthropic_thinking(bad)
 
 
-def test_unknown_content_is_refused_not_dropped() -> None:
-    """A reply holding content the timeline has no block for raises a typed error."""
-    message = {**ANTHROPIC_MESSAGE, "content": [{"type": "server_tool_use", "id": "s"}]}
-    with pytest.raises(InvalidBlockError, match="server_tool_use"):
-        ModelReply.from_anthropic(message)
+def test_unknown_content_is_kept_not_refused_nor_dropped() -> None:
+    """A reply holding content the timeline does not model keeps it exactly, as an
+    opaque block that goes back to Anthropic in its place (issue #24: it was refused)."""
+    part = {"type": "server_tool_use", "id": "s", "name": "x", "input": {}}
+    message = {**ANTHROPIC_MESSAGE, "content": [{"type": "text", "text": "a"}, part]}
+    reply = ModelReply.from_anthropic(message)
+    assert [b.type for b in reply_blocks(reply)] == ["assistant.completion", "provider.item"]
+    payload = _timeline_with(reply).render("").to_anthropic()
+    sent = payload["messages"][1]["content"][1]
+    assert {k: v for k, v in sent.items() if k != "cache_control"} == part
 
 
 def test_driver_runs_a_tool_called_by_its_provider_name() -> None:

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import contextlib
 
+import open_samples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from provider_rules import anthropic_errors, chat_errors, responses_errors
 
 from timeline import (
+    EmptyPromptError,
     HeuristicCounter,
     InvalidBlockError,
     Timeline,
@@ -28,6 +31,7 @@ class TimelineMachine(RuleBasedStateMachine):
         self.appended: dict[str, str] = {}  # id -> original text
         self.snap: TimelineSnapshot | None = None
         self.open_calls: list[str] = []
+        self.items: dict[str, bytes | None] = {}  # opaque block id -> its exact item
 
     @rule(text=st.text(max_size=40))
     def turn(self, text: str) -> None:
@@ -47,6 +51,36 @@ class TimelineMachine(RuleBasedStateMachine):
         call_id = data.draw(st.sampled_from(self.open_calls))
         b = self.tl.append(blocks.tool_result(call_id, text))
         self.appended[b.id] = text
+
+    @precondition(lambda self: self.tl.current_turn_id)
+    @rule(kind=st.integers(0, open_samples.OPAQUE_KINDS - 1), n=st.integers(0, 99))
+    def provider_items(self, kind: int, n: int) -> None:
+        """A provider's own items (server tool use and result, compaction...), kept exactly."""
+        for b in self.tl.extend(open_samples.opaque(kind, n)):
+            self.appended[b.id] = b.text
+            self.items[b.id] = b.data
+
+    @precondition(lambda self: self.tl.current_turn_id)
+    @rule(kind=st.integers(0, open_samples.MEDIA_KINDS - 1), n=st.integers(0, 99))
+    def referenced_media(self, kind: int, n: int) -> None:
+        b = self.tl.append(open_samples.media(kind, n))
+        self.appended[b.id] = b.text
+
+    @invariant()
+    def provider_items_unchanged(self) -> None:
+        """Whatever is hidden, restored or rendered, an opaque block keeps its exact item,
+        and every payload stays valid."""
+        for b in self.tl.blocks:
+            if b.id in self.items:
+                assert b.data == self.items[b.id]
+        view = self.tl.render("")
+        for fmt, build, errors in (
+            ("anthropic", view.to_anthropic, anthropic_errors),
+            ("openai", view.to_openai, chat_errors),
+            ("responses", view.to_openai_responses, responses_errors),
+        ):
+            with contextlib.suppress(EmptyPromptError):  # nothing to send: a typed error
+                assert not errors(build()), fmt
 
     @rule(call_id=st.text(min_size=1, max_size=8))
     def orphan(self, call_id: str) -> None:

@@ -4,9 +4,10 @@ Each seed builds one timeline with a random mix of what real sessions hold: prom
 (some empty, blank or ending in whitespace), attachments of many media types (binary,
 textual, both), tool calls with foreign names and call ids, parallel and pending calls,
 error results, images inside tool results, thinking and reasoning blocks, notes and
-custom blocks, hidden and pinned blocks, compaction under a small budget, forced
-renders, and timelines imported back from their own payloads. :func:`payload_cases`
-yields every render's four payloads.
+custom blocks, opaque provider blocks (server tools, MCP, computer use, compaction, audio)
+and images and documents by URL or file id, hidden and pinned blocks, compaction under a
+small budget, forced renders, and timelines imported back from their own payloads.
+:func:`payload_cases` yields every render's four payloads.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import warnings
 from collections.abc import Iterator
 from typing import Any
 
+import open_samples
 from samples import PNG_1x1
 
 from timeline import (
@@ -82,6 +84,9 @@ class _Gen:
         return None if pattern is None else pattern.format(n=self.n)
 
     def attachment(self) -> None:
+        if self.rng.random() < 0.3:  # an image or document by URL or file id
+            self.tl.append(open_samples.media(self.rng.randrange(open_samples.MEDIA_KINDS), self.n))
+            return
         mime, data, text = self.rng.choice(ATTACHMENTS)
         self.tl.append(blocks.user_attachment(name=f"f{self.n}", mime=mime, data=data, text=text))
 
@@ -99,6 +104,10 @@ class _Gen:
     def tools(self) -> None:
         if self.rng.random() < 0.3:
             self.reasoning()
+        if self.rng.random() < 0.25:  # a provider's own items: server tools, compaction...
+            self.n += 1
+            kind = self.rng.randrange(open_samples.OPAQUE_KINDS)
+            self.tl.extend(open_samples.opaque(kind, self.n))
         calls = [
             self.tl.append(
                 blocks.tool_call(self.rng.choice(TOOL_NAMES), {"i": self.n}, call_id=self.call_id())

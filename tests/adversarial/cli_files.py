@@ -46,7 +46,6 @@ OPENAI_BAD: dict[str, Any] = {
     "call-id-object": call("{}", call_id={"x": 1}),
     "call-id-nul": call("{}", call_id="c\x00"),
     "function-name-int": call("{}", name=7),
-    "duplicate-call-id": call("{}") + call("{}")[1:],
     "tool-calls-number": [{"role": "assistant", "content": None, "tool_calls": 5}],
     "tool-calls-string": [{"role": "assistant", "content": None, "tool_calls": "x"}],
     "tool-calls-item-string": [{"role": "assistant", "tool_calls": ["x"]}],
@@ -54,12 +53,6 @@ OPENAI_BAD: dict[str, Any] = {
         {
             "role": "user",
             "content": [{"type": "image_url", "image_url": "data:image/png;base64,AA=="}],
-        }
-    ],
-    "image-url-remote": [
-        {
-            "role": "user",
-            "content": [{"type": "image_url", "image_url": {"url": "https://x/y.png"}}],
         }
     ],
     "image-url-bad-base64": [
@@ -153,12 +146,6 @@ ANTHROPIC_BAD: dict[str, Any] = {
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "zz"}]}
     ],
     "tool-result-no-id": [{"role": "user", "content": [{"type": "tool_result", "content": "x"}]}],
-    "image-url-source": [
-        {
-            "role": "user",
-            "content": [{"type": "image", "source": {"type": "url", "url": "https://x"}}],
-        }
-    ],
     "image-bad-base64": [
         {
             "role": "user",
@@ -188,6 +175,42 @@ RAW_BAD: dict[str, bytes] = {
 VALID_FILES: dict[str, tuple[str, bytes]] = {
     "bom": ("openai", b"\xef\xbb\xbf" + json.dumps(GOOD_OPENAI).encode()),
     "escaped-lone-surrogate-text": ("openai", b'[{"role": "user", "content": "a\\ud800b"}]'),
+    # issue #24: a provider produced these, so they import (a reused call id gets a
+    # unique internal id; an image by URL is kept as a reference, nothing fetched)
+    "openai-duplicate-call-id": (
+        "openai",
+        json.dumps(
+            [{"role": "user", "content": "hello"}, *call("{}")[1:], *call("{}")[1:]]
+        ).encode(),
+    ),
+    "openai-image-url-remote": (
+        "openai",
+        json.dumps(
+            [
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "text", "text": "x"},
+                        {"type": "image_url", "image_url": {"url": "https://x/y.png"}},
+                    ],
+                }
+            ]
+        ).encode(),
+    ),
+    "anthropic-image-url-source": (
+        "anthropic",
+        json.dumps(
+            [
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "text", "text": "x"},
+                        {"type": "image", "source": {"type": "url", "url": "https://x"}},
+                    ],
+                }
+            ]
+        ).encode(),
+    ),
     "system-list-with-junk": (
         "anthropic",
         json.dumps(

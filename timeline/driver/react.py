@@ -26,7 +26,7 @@ from timeline.compaction import CompactionStats
 from timeline.compaction.policy import context_window_for
 from timeline.core.timeline import Timeline
 from timeline.driver.overflow import is_context_overflow, is_usage_overflow
-from timeline.formats.reply import ModelReply, ToolCallRequest, Usage
+from timeline.formats.reply import ModelReply, ToolCallRequest, Usage, content_blocks
 from timeline.model import constructors as B
 from timeline.model import log as _log
 from timeline.model.block import Block
@@ -260,10 +260,9 @@ class ReactDriver:
             retries += r
             calls, n_dropped = self._complete_calls(reply)
             dropped += n_dropped
-            tl.extend(reply.reasoning)
+            tl.extend(content_blocks(reply))  # thinking, texts, server tools... in order
             cut_off = reply.finish_reason in _TRUNCATED
             if reply.text:
-                tl.append(B.assistant_completion(reply.text))
                 text = text + reply.text if continued else reply.text
             if calls:
                 self._run_tools(calls)

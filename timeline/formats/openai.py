@@ -40,11 +40,16 @@ def _own(b: Block, provider: str) -> dict[str, Any] | None:
 
 
 def _result_text(part: Part) -> str:
-    return "\n".join(item for item in result_items(part, "chat") if isinstance(item, str))
+    """A Chat tool message's text (never blank: media only goes in the next message)."""
+    text = "\n".join(item for item in result_items(part, "chat") if isinstance(item, str))
+    return text if text.strip() else MEDIA_RESULT_TEXT
 
 
 def _result_images(part: Part) -> list[Block]:
     return [item for item in result_items(part, "chat") if not isinstance(item, str)]
+
+
+MEDIA_RESULT_TEXT = "[the tool returned media only: it follows in the next user message]"
 
 
 def _filename(b: Block) -> str:
@@ -64,7 +69,9 @@ def _chat_file(b: Block) -> dict[str, Any]:
 def _chat_part(part: Part) -> dict[str, Any]:
     b = part.block
     if part.kind == "image":
-        return {"type": "image_url", "image_url": {"url": _data_url(b)}}
+        detail = b.meta.get("detail")
+        image = {"url": _data_url(b), **({"detail": detail} if detail else {})}
+        return {"type": "image_url", "image_url": image}
     if part.kind == "document":
         return _chat_file(b)
     if part.kind == "audio":
@@ -75,27 +82,34 @@ def _chat_part(part: Part) -> dict[str, Any]:
     return {"type": "text", "text": part.text}
 
 
+def _chat_call(b: Block) -> dict[str, Any]:
+    call_id = provider_call_id(b.call_id or "")
+    own = _own(b, "chat")
+    if own is not None:  # a custom tool's call, or fields the model does not keep
+        own["id"] = call_id
+        return own
+    return {
+        "id": call_id,
+        "type": "function",
+        "function": {"name": provider_tool_name(b.tool_id or ""), "arguments": b.text or "{}"},
+    }
+
+
 def _chat_assistant(message: Message) -> dict[str, Any]:
-    texts = [p.text for p in message.parts if p.kind == "text"]
-    calls = [
-        {
-            "id": provider_call_id(p.block.call_id or ""),
-            "type": "function",
-            "function": {
-                "name": provider_tool_name(p.block.tool_id or ""),
-                "arguments": p.block.text or "{}",
-            },
-        }
-        for p in message.parts
-        if p.kind == "tool_call"
-    ]
+    texts: list[str] = []
+    audio: dict[str, Any] | None = None
+    for p in message.parts:
+        if p.kind == "text":
+            texts.append(p.text)
+        elif p.kind == "provider":  # an audio reply: the id of the audio OpenAI keeps
+            if audio is None and p.block.meta.get("kind") == "audio":
+                audio = native_item(p.block) or {}
+            else:  # one audio a message: any other is named in the text
+                texts.append(p.block.text)
+    calls = [_chat_call(p.block) for p in message.parts if p.kind == "tool_call"]
     item: dict[str, Any] = {"role": "assistant", "content": "\n\n".join(texts) if texts else None}
-    audio = [p for p in message.parts if p.kind == "provider"]
-    if audio:  # an audio reply: the id of the audio OpenAI keeps for it
-        item["audio"] = native_item(audio[0].block) or {}
-        if len(audio) > 1:  # one audio a message: the others are named in the text
-            notes = [item["content"] or "", *(p.block.text for p in audio[1:])]
-            item["content"] = "\n\n".join(n for n in notes if n)
+    if audio is not None:
+        item["audio"] = audio
     if calls:
         item["tool_calls"] = calls
     return item
@@ -142,8 +156,13 @@ def to_openai(system: str, blocks: Sequence[Block]) -> list[dict[str, Any]]:
 def _input_image(b: Block) -> dict[str, Any]:
     ref = media_ref(b)
     if ref is not None and ref.file_id is not None:
-        return {"type": "input_image", "file_id": ref.file_id, "detail": "auto"}
-    return {"type": "input_image", "image_url": _data_url(b), "detail": "auto"}
+        return {"type": "input_image", "file_id": ref.file_id, "detail": _detail(b)}
+    return {"type": "input_image", "image_url": _data_url(b), "detail": _detail(b)}
+
+
+def _detail(b: Block) -> str:
+    detail = b.meta.get("detail")
+    return detail if detail in ("low", "high", "auto", "original") else "auto"
 
 
 def _input_file(b: Block) -> dict[str, Any]:

@@ -17,20 +17,25 @@ from timeline.formats.openai_reply import reply_from_chat, reply_from_responses
 from timeline.model import constructors as B
 from timeline.model.block import Block
 
-__all__ = ["ModelReply", "ToolCallRequest", "Usage", "reply_blocks"]
+__all__ = ["ModelReply", "ToolCallRequest", "Usage", "content_blocks", "reply_blocks"]
 
 
 @attrs.frozen
 class ModelReply:
     """What a model call returned. ``reasoning`` holds the provider's thinking/reasoning
-    blocks (appended before the text and calls). Build one from an SDK response with
-    :meth:`from_anthropic`, :meth:`from_openai_chat` or :meth:`from_openai_responses`."""
+    blocks (appended before the text and calls). ``content``, when set (the SDK
+    converters set it), holds every block of the reply but the tool calls, in the order
+    the provider sent them: thinking, each text (its citations kept), server tool use and
+    results, MCP, compaction, anything not modelled (kept exactly); it is what a reply
+    adds before its calls. Build one from an SDK response with :meth:`from_anthropic`,
+    :meth:`from_openai_chat` or :meth:`from_openai_responses`."""
 
     text: str = ""
     tool_calls: tuple[ToolCallRequest, ...] = ()
     usage: Usage | None = None
     finish_reason: str = "stop"
     reasoning: tuple[Block, ...] = ()
+    content: tuple[Block, ...] = ()
 
     @classmethod
     def from_anthropic(cls, message: Any) -> ModelReply:
@@ -48,12 +53,22 @@ class ModelReply:
         return reply_from_responses(response, cls)
 
 
-def reply_blocks(reply: ModelReply) -> list[Block]:
-    """The blocks a reply adds to a timeline, in order: thinking/reasoning, the text,
-    the tool calls (params that are not a JSON object are kept as ``{"_raw": text}``)."""
+def content_blocks(reply: ModelReply) -> list[Block]:
+    """What a reply adds before its tool calls: its ``content`` when set, else its
+    thinking/reasoning and its text."""
+    if reply.content:
+        return list(reply.content)
     out = list(reply.reasoning)
     if reply.text.strip():
         out.append(B.assistant_completion(reply.text))
+    return out
+
+
+def reply_blocks(reply: ModelReply) -> list[Block]:
+    """The blocks a reply adds to a timeline, in order: its content
+    (:func:`content_blocks`), then the tool calls (params that are not a JSON object are
+    kept as ``{"_raw": text}``)."""
+    out = content_blocks(reply)
     for call in reply.tool_calls:
         params: Any = call.params
         if isinstance(params, str):

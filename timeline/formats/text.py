@@ -74,6 +74,10 @@ def to_document(
             item: dict[str, Any] = {"type": kind, "source": anthropic_source(b)}
         else:
             item = {"type": "text", "text": block_text(b)}
+            if not item["text"].strip():  # a hidden opaque block: no provider takes blank text
+                if i in points and content:
+                    content[-1]["cache_control"] = {"type": "ephemeral"}
+                continue
         if i in points:
             item["cache_control"] = {"type": "ephemeral"}
         content.append(item)

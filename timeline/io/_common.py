@@ -14,7 +14,10 @@ import attrs
 
 from timeline.core.timeline import Timeline
 from timeline.model import constructors as B
+from timeline.model.block import Block
 from timeline.model.errors import InvalidBlockError
+from timeline.model.media import reference_meta
+from timeline.model.native import Provider, provider_block
 
 __all__ = [
     "Builder",
@@ -76,11 +79,75 @@ def b64_source(source: Any, where: str) -> tuple[str, bytes]:
 
 
 class Builder:
+    """The timeline an import builds, with what the import tracks across messages: the
+    turn, the attachment count, the system prompt, and each provider call id's internal
+    id (a reused id gets a new one; its results pair with its latest call)."""
+
     def __init__(self, conversation_id: str) -> None:
         self.tl = Timeline(conversation_id)
         self.in_turn = False
         self.attachments = 0
         self.system: list[str] = []
+        self.calls: dict[str, str] = {}
+        """A provider's call id -> the internal id of the latest call it named."""
+        self.used: set[str] = set()
+
+    def call_id(self, source: str) -> str:
+        """The internal id of a new call the provider named ``source``: ``source`` itself,
+        or ``source#2``, ``source#3``... when an earlier call already used it (OpenAI
+        models reuse ids across turns). Each provider gets its own safe form of it."""
+        internal, n = source, 1
+        while internal in self.used:
+            n += 1
+            internal = f"{source}#{n}"
+        self.used.add(internal)
+        self.calls[source] = internal
+        return internal
+
+    def result_id(self, source: str) -> str:
+        """The internal id of the latest call named ``source`` (``source`` if none)."""
+        return self.calls.get(source, source)
+
+    def call_meta(self, source: str, internal: str) -> dict[str, Any]:
+        """What a call keeps of the id it was recorded with when that id was reused."""
+        return {} if internal == source else {"source_call_id": source}
+
+    def append(self, block: Block, where: str) -> Block:
+        """Append ``block``; an error names ``where``."""
+        with located(where):
+            return self.tl.append(block)
+
+    def provider_item(
+        self,
+        provider: Provider,
+        item: Any,
+        where: str,
+        side: str = "assistant",
+        kind: str | None = None,
+    ) -> None:
+        """An opaque provider block for ``item``."""
+        self.ensure_turn()
+        with located(where):
+            block = provider_block(
+                provider, item, side="user" if side == "user" else "assistant", kind=kind
+            )
+        self.append(block, where)
+
+    def refer(
+        self, where: str, name: str = "", extra: Mapping[str, Any] | None = None, **ref: Any
+    ) -> None:
+        """A user attachment referencing media by URL or file id (nothing is fetched);
+        ``extra`` is further meta (an image's ``detail``)."""
+        self.attachments += 1
+        with located(where):
+            meta = {**reference_meta(ref.pop("media"), **ref), **(extra or {})}
+        block = Block(
+            type="user.attachment",
+            author="user",
+            mime="image/*" if meta["media"] == "image" else "application/octet-stream",
+            meta={"name": name or f"attachment-{self.attachments}", **meta},
+        )
+        self.append(block, where)
 
     def user_turn(self) -> None:
         self.tl.begin_turn()
@@ -90,10 +157,12 @@ class Builder:
         if not self.in_turn:
             self.user_turn()
 
-    def attach(self, mime: str, data: bytes, name: str = "") -> None:
+    def attach(self, mime: str, data: bytes, name: str = "", **meta: Any) -> None:
         self.attachments += 1
         self.tl.append(
-            B.user_attachment(name=name or f"attachment-{self.attachments}", mime=mime, data=data)
+            B.user_attachment(
+                name=name or f"attachment-{self.attachments}", mime=mime, data=data, **meta
+            )
         )
 
 

@@ -10,33 +10,33 @@ Malformed input raises :class:`~timeline.model.errors.InvalidBlockError` naming 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from timeline.core.timeline import Timeline
 from timeline.io._common import (
     Builder,
     ImportedConversation,
     arguments,
-    b64_source,
     check_list,
     check_text,
-    data_url,
     dumps_value,
     fail,
-    hashable_type,
     image_url,
-    input_object,
-    json_type,
     located,
     split_messages,
     text_parts,
 )
+from timeline.io._media import chat_audio, user_file, user_image
+from timeline.io.anthropic import import_anthropic
 from timeline.io.responses import import_responses
 from timeline.model import constructors as B
 from timeline.model.errors import InvalidBlockError
-from timeline.model.reasoning import anthropic_thinking
+from timeline.model.native import chat_audio_reply, with_native
 
 __all__ = ["ImportedConversation", "import_conversation", "import_messages"]
+
+_import_anthropic = import_anthropic  # the streaming importer's name for it
+_CALL_KEYS: Final = frozenset({"id", "type", "function"})
 
 
 def _import_openai(messages: Iterable[Any], b: Builder) -> int:
@@ -65,8 +65,9 @@ def _import_openai(messages: Iterable[Any], b: Builder) -> int:
 
 
 def _openai_user(content: Any, where: str, b: Builder) -> None:
-    """A user message: a new turn; its text parts as prompts, images and files as
-    attachments."""
+    """A user message: a new turn; its text parts as prompts, images, audio and files as
+    attachments (bytes, or a reference to a URL or file id), any other part kept as
+    Chat's own."""
     b.user_turn()
     if isinstance(content, str):
         b.tl.append(B.user_prompt(content))
@@ -79,41 +80,78 @@ def _openai_user(content: Any, where: str, b: Builder) -> None:
         if kind == "text":
             b.tl.append(B.user_prompt(check_text(part.get("text", ""), f"{pw}.text")))
         elif kind == "image_url":
-            b.attach(*data_url(image_url(part.get("image_url"), pw), pw))
+            url = image_url(part.get("image_url"), pw)
+            detail = part["image_url"].get("detail")
+            user_image(url, f"{pw}.image_url.url", b, {"detail": detail} if detail else {})
+        elif kind == "input_audio":
+            chat_audio(part, pw, b)
         elif kind == "file" and isinstance(part.get("file"), Mapping):
-            file = part["file"]
-            mime, data = data_url(str(file.get("file_data") or ""), pw)
-            b.attach(mime, data, str(file.get("filename") or ""))
+            user_file(part["file"], f"{pw}.file", b, "chat")
+        elif isinstance(part, Mapping) and isinstance(kind, str):
+            b.provider_item("chat", part, pw, "user")
         else:
             raise fail(pw, f"unsupported content part type {kind!r}")
 
 
 def _openai_assistant(m: Mapping[str, Any], content: Any, where: str, b: Builder) -> None:
-    """An assistant message: its text (a string or text/refusal parts), then its calls."""
+    """An assistant message: its text (a string or text/refusal parts, a refusal), an
+    audio reply (kept as Chat's own), then its calls."""
     b.ensure_turn()
     if isinstance(content, list):  # a list of text (or refusal) parts
         content = text_parts(content, f"{where}.content")
+    if content in (None, "") and isinstance(m.get("refusal"), str):
+        content = m["refusal"]
     if isinstance(content, str) and content:
         b.tl.append(B.assistant_completion(content))
     elif content not in (None, "") and not isinstance(content, str):
         raise fail(f"{where}.content", "expected a string, a list of text parts or null")
+    if isinstance(m.get("audio"), Mapping):  # its id goes back, its transcript is text
+        check_text(m["audio"].get("id"), f"{where}.audio.id")
+        b.append(chat_audio_reply(m["audio"]), f"{where}.audio")
     for j, call in enumerate(check_list(m.get("tool_calls"), f"{where}.tool_calls")):
-        cw = f"{where}.tool_calls[{j}]"
-        fn = call.get("function") if isinstance(call, Mapping) else None
-        if not isinstance(fn, Mapping) or not call.get("id") or not fn.get("name"):
-            raise fail(cw, "needs id and function.name")
-        aw = f"{cw}.function.arguments"
-        params = arguments(fn.get("arguments"), aw)
-        call_id = check_text(call["id"], f"{cw}.id")
-        with located(aw):
-            b.tl.append(
-                B.tool_call(check_text(fn["name"], f"{cw}.function.name"), params, call_id=call_id)
-            )
+        _openai_call(call, f"{where}.tool_calls[{j}]", b)
+
+
+def _openai_call(call: Any, cw: str, b: Builder) -> None:
+    """One tool call; a reused id gets a new internal id (its results pair with it)."""
+    if not isinstance(call, Mapping) or not call.get("id"):
+        raise fail(cw, "needs id and function.name")
+    source = check_text(call["id"], f"{cw}.id")
+    fn = call.get("function")
+    if call.get("type", "function") != "function" or not isinstance(fn, Mapping):
+        _custom_call(call, source, cw, b)
+        return
+    if not fn.get("name"):
+        raise fail(cw, "needs id and function.name")
+    aw = f"{cw}.function.arguments"
+    params = arguments(fn.get("arguments"), aw)
+    name = check_text(fn["name"], f"{cw}.function.name")
+    with located(aw):
+        internal = b.call_id(source)
+        block = B.tool_call(name, params, call_id=internal, **b.call_meta(source, internal))
+    if set(call) - _CALL_KEYS or fn.get("arguments") != block.text:
+        with located(cw):  # more fields, or arguments not in canonical form: kept as sent
+            block = with_native(block, "chat", dict(call))
+    b.append(block, f"{cw}.id")
+
+
+def _custom_call(call: Mapping[str, Any], source: str, cw: str, b: Builder) -> None:
+    """A call of another type (a custom tool's free-form input): a tool call holding
+    the input, keeping Chat's own form to send back."""
+    body = call.get(str(call.get("type")))
+    if not isinstance(body, Mapping) or not isinstance(body.get("name"), str):
+        raise fail(cw, f"a {call.get('type')!r} call needs {call.get('type')}.name")
+    params = {k: v for k, v in body.items() if k != "name"}
+    with located(cw):
+        internal = b.call_id(source)
+        block = B.tool_call(body["name"], params, call_id=internal, **b.call_meta(source, internal))
+        block = with_native(block, "chat", dict(call))
+    b.append(block, f"{cw}.id")
 
 
 def _openai_tool(m: Mapping[str, Any], content: Any, where: str, b: Builder) -> None:
-    """A tool message: the result of the call it names (text parts joined, any other
-    content kept as JSON text)."""
+    """A tool message: the result of the latest call it names (text parts joined, any
+    other content kept as JSON text)."""
     b.ensure_turn()
     if not m.get("tool_call_id"):
         raise fail(where, "a tool message needs tool_call_id")
@@ -125,96 +163,9 @@ def _openai_tool(m: Mapping[str, Any], content: Any, where: str, b: Builder) -> 
         text = content
     else:
         text = dumps_value(content, f"{where}.content")
-    call_id = check_text(m["tool_call_id"], f"{where}.tool_call_id")
+    call_id = b.result_id(check_text(m["tool_call_id"], f"{where}.tool_call_id"))
     try:
         b.tl.append(B.tool_result(call_id, text))
-    except InvalidBlockError as exc:
-        raise fail(where, str(exc)) from exc
-
-
-def _import_anthropic(messages: Iterable[Any], b: Builder) -> int:
-    for i, m in enumerate(messages):
-        where = f"messages[{i}]"
-        if not isinstance(m, Mapping) or m.get("role") not in ("user", "assistant"):
-            raise fail(where, "expected an object with role 'user' or 'assistant'")
-        content = m.get("content")
-        parts = [{"type": "text", "text": content}] if isinstance(content, str) else content
-        if not isinstance(parts, list):
-            raise fail(f"{where}.content", "expected a string or a list of blocks")
-        kinds = {p.get("type") for p in parts if isinstance(p, Mapping) and hashable_type(p)}
-        if m["role"] == "user" and kinds - {"tool_result"}:
-            b.user_turn()
-        else:
-            b.ensure_turn()
-        for j, part in enumerate(parts):
-            pw = f"{where}.content[{j}]"
-            if not isinstance(part, Mapping):
-                raise fail(pw, "expected an object")
-            kind = part.get("type")
-            if kind == "text":
-                text = check_text(part.get("text", ""), f"{pw}.text")
-                b.tl.append(
-                    B.user_prompt(text) if m["role"] == "user" else B.assistant_completion(text)
-                )
-            elif kind in ("image", "document") and m["role"] == "user":
-                b.attach(*b64_source(part.get("source"), pw))
-            elif kind in ("thinking", "redacted_thinking") and m["role"] == "assistant":
-                try:
-                    b.tl.append(anthropic_thinking(part))
-                except InvalidBlockError as exc:
-                    raise fail(pw, str(exc)) from exc
-            elif kind == "tool_use" and m["role"] == "assistant":
-                if not part.get("id") or not part.get("name"):
-                    raise fail(pw, "tool_use needs id and name")
-                with located(f"{pw}.input"):
-                    b.tl.append(
-                        B.tool_call(
-                            check_text(part["name"], f"{pw}.name"),
-                            input_object(part.get("input"), f"{pw}.input"),
-                            call_id=check_text(part["id"], f"{pw}.id"),
-                        )
-                    )
-            elif kind == "tool_result" and m["role"] == "user":
-                if not part.get("tool_use_id"):
-                    raise fail(pw, "tool_result needs tool_use_id")
-                _anthropic_result(part, pw, b)
-            else:
-                raise fail(pw, f"unsupported block type {kind!r} in a {m['role']} message")
-    return 0
-
-
-def _anthropic_result(part: Mapping[str, Any], where: str, b: Builder) -> None:
-    """A ``tool_result``: its text parts as one result, each image as a further result
-    block of the same call (the formats send them together)."""
-    call_id = check_text(part["tool_use_id"], f"{where}.tool_use_id")
-    body = part.get("content", "")
-    images: list[tuple[str, bytes]] = []
-    if isinstance(body, list):
-        texts = []
-        for k, item in enumerate(body):
-            kind = item.get("type") if isinstance(item, Mapping) else None
-            if kind == "image":
-                images.append(b64_source(item.get("source"), f"{where}.content[{k}]"))
-            elif kind == "text":
-                texts.append(check_text(item.get("text", ""), f"{where}.content[{k}].text"))
-            else:
-                raise fail(f"{where}.content[{k}]", f"unsupported tool_result part {kind!r}")
-        body = "\n".join(texts)
-    elif body is None:
-        body = ""
-    elif not isinstance(body, str):
-        raise fail(
-            f"{where}.content", f"expected a string or a list of blocks, got {json_type(body)}"
-        )
-    is_error = part.get("is_error", False)
-    if not isinstance(is_error, bool | None):
-        raise fail(f"{where}.is_error", "expected true or false")
-    is_error = bool(is_error)
-    try:
-        if body or not images:
-            b.tl.append(B.tool_result(call_id, str(body), is_error=is_error))
-        for mime, data in images:
-            b.tl.append(B.tool_result(call_id, "", is_error=is_error, mime=mime, data=data))
     except InvalidBlockError as exc:
         raise fail(where, str(exc)) from exc
 
@@ -234,7 +185,7 @@ def import_conversation(
         if fmt == "openai":
             skipped = _import_openai(messages, b)
         elif fmt == "anthropic":
-            skipped = _import_anthropic(messages, b) + (1 if system else 0)
+            skipped = import_anthropic(messages, b) + (1 if system else 0)
             if system:
                 b.system.insert(0, system)
         else:

@@ -49,6 +49,7 @@ __all__ = [
     "Provider",
     "anthropic_compaction",
     "as_item",
+    "chat_audio_reply",
     "encode_item",
     "native_item",
     "native_provider",
@@ -164,6 +165,20 @@ def openai_compaction(item: Any) -> Block:
         raise InvalidBlockError("a compaction item needs type 'compaction' and encrypted_content")
     raw.pop("created_by", None)
     return provider_block("responses", raw, type=PROVIDER_COMPACTION)
+
+
+def chat_audio_reply(audio: Mapping[str, Any]) -> Block:
+    """The ``provider.item`` for a Chat assistant message's ``audio``: it keeps what a
+    later request sends back (``{"id": ...}``) and, as its text, a note with the
+    transcript (what other providers, search and summaries see)."""
+    audio_id = audio.get("id")
+    if not isinstance(audio_id, str) or not audio_id:
+        raise InvalidBlockError("audio.id: expected a non-empty string")
+    transcript = audio.get("transcript")
+    note = f"[audio reply {audio_id}]"
+    if isinstance(transcript, str) and transcript.strip():
+        note += f"\n{transcript}"
+    return provider_block("chat", {"id": audio_id}, kind="audio", text=note)
 
 
 def with_native(block: Block, provider: Provider, item: Any) -> Block:
