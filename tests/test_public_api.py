@@ -18,6 +18,7 @@ PUBLIC_NAMES = frozenset(
         "BlockTypeSpec",
         "BudgetError",
         "CheckpointInfo",
+        "ClearingPolicy",
         "CodecError",
         "CompactionDigest",
         "CompactionPolicy",

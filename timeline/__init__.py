@@ -5,6 +5,7 @@ Import is cheap: no tokenizer is loaded and nothing is opened until used.
 
 from timeline import blocks
 from timeline.compaction import CompactionStats
+from timeline.compaction.clearing import ClearingPolicy
 from timeline.compaction.digest import CompactionDigest
 from timeline.compaction.policy import CompactionPolicy, NoBudgetWarning, context_window_for
 from timeline.compaction.summarizers import (
@@ -64,6 +65,7 @@ __all__ = [
     "BlockTypeSpec",
     "BudgetError",
     "CheckpointInfo",
+    "ClearingPolicy",
     "CodecError",
     "CompactionDigest",
     "CompactionPolicy",

@@ -13,6 +13,7 @@ from typing import Any, Final, Literal
 import attrs
 import cattrs
 
+from timeline.compaction.clearing import ClearingPolicy
 from timeline.compaction.validators import (
     bool_type,
     failure_policy,
@@ -83,6 +84,13 @@ def context_window_for(model: str) -> int | None:
     return None if best is None else MODEL_CONTEXT_WINDOWS[best]
 
 
+def _clearing_type(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if value is not None and not isinstance(value, ClearingPolicy):
+        raise PolicyError(
+            f"{attribute.name}: must be a ClearingPolicy or None, got {type(value).__name__}"
+        )
+
+
 @attrs.frozen(kw_only=True)
 class CompactionPolicy:
     """When and how much the timeline compacts.
@@ -118,6 +126,8 @@ class CompactionPolicy:
     on_summary_failure: OnSummaryFailure = attrs.field(default="fallback", validator=failure_policy)
     """A failed summarizer: ``"fallback"`` to the inventory summary, or ``"skip"`` the
     compaction (upstream v2)."""
+    clearing: ClearingPolicy | None = attrs.field(default=None, validator=_clearing_type)
+    """The clearing tier run before a summary (None: summarize only)."""
 
     def __attrs_post_init__(self) -> None:
         if self.keep_ratio >= self.trigger_ratio:
@@ -133,6 +143,13 @@ class CompactionPolicy:
             raise PolicyError(
                 f"reserve_tokens: must be below context_window ({self.context_window}), "
                 f"got {self.reserve_tokens}"
+            )
+        clearing = self.clearing
+        summary_keep = clearing.summary_keep_ratio if clearing is not None else None
+        if summary_keep is not None and summary_keep >= self.trigger_ratio:
+            raise PolicyError(
+                f"clearing.summary_keep_ratio: must be below trigger_ratio "
+                f"({self.trigger_ratio}), got {summary_keep}"
             )
         budget = self.budget
         keep = self.keep_recent_tokens
@@ -157,6 +174,15 @@ class CompactionPolicy:
     def active(self) -> bool:
         """Compaction can run: enabled and a budget is known."""
         return self.enabled and self.budget is not None
+
+    @property
+    def summary_keep_ratio(self) -> float:
+        """The share of the budget a summary keeps verbatim: ``keep_ratio``, or the
+        clearing tier's lower ``summary_keep_ratio`` when it has one."""
+        clearing = self.clearing
+        if clearing is not None and clearing.summary_keep_ratio is not None:
+            return clearing.summary_keep_ratio
+        return self.keep_ratio
 
     def summary_budget(self) -> int:
         """Tokens a summary may take: the policy's cap, else 10% of the budget."""
@@ -231,7 +257,7 @@ def _reformat(message: str) -> str:
         return message
     where = where.removeprefix("$.")
     field, sep, rest = what.partition(": ")
-    if sep and field.isidentifier():
+    if sep and all(part.isidentifier() for part in field.split(".")):
         if not where.endswith(f".{field}"):
             where = f"{where}.{field}"
         what = rest
@@ -263,6 +289,15 @@ def _structure_str(value: Any, _: type) -> str:
     return value
 
 
+def _structure_names(value: Any, _: type) -> tuple[str, ...]:
+    if isinstance(value, str) or not isinstance(value, list | tuple):
+        raise TypeError(f"expected a list of strings, got {type(value).__name__}")
+    if not all(isinstance(v, str) for v in value):
+        raise TypeError("expected a list of strings")
+    return tuple(value)
+
+
+_converter.register_structure_hook_func(lambda t: t == tuple[str, ...], _structure_names)
 _converter.register_structure_hook(int, _structure_number)
 _converter.register_structure_hook(float, _structure_number)
 _converter.register_structure_hook(bool, _structure_bool)

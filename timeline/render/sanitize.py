@@ -1,5 +1,7 @@
-"""Deciding a compaction: whether one is due, cache-TTL pruning first, where to cut and
-what to ask the summarizers (the summaries are made and applied in :mod:`.summary`)."""
+"""Deciding a compaction: whether one is due, then the cheapest tier that works: cache-TTL
+pruning, the clearing tier (:mod:`.clearing`), and only when those do not bring the
+prompt under the keep target, where to cut and what to ask the summarizers (the
+summaries are made and applied in :mod:`.summary`)."""
 
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from timeline.compaction.summarizers.base import SummaryRequest, SummaryResult
 from timeline.model import log as _log
 from timeline.model.block import CONV_RANGE_SUMMARY, Block
 from timeline.model.errors import BudgetError, PolicyError
+from timeline.render.clearing import Cleared, apply_clearing
 from timeline.render.prepare import Prep, overhead, raw_tokens
 from timeline.render.settings import Settings
 from timeline.state.ledger import Ledger
@@ -164,7 +167,55 @@ def _pruned_enough(
         summarizer=summarizer_name(settings),
         pruned_blocks=pruned,
         skipped="cache-TTL pruning brought the prompt under the trigger; no summary",
+        tier="clear",
     )
+
+
+def _keep_target(settings: Settings, prep: Prep, budget: int, keep_tokens: int | None) -> float:
+    """What a summary would leave: the system prompt and ``keep_ratio`` of the rest (a
+    manual compaction's ``keep_tokens`` when given)."""
+    if keep_tokens is not None:
+        return prep.system_tokens + keep_tokens
+    return prep.system_tokens + settings.policy.keep_ratio * (budget - prep.system_tokens)
+
+
+def _cleared_stats(
+    ledger: Ledger,
+    settings: Settings,
+    prep: Prep,
+    stats: CompactionStats,
+) -> CompactionStats:
+    """The clear tier was enough (or no cut could follow it): announce it and report it
+    to both hooks, as a compaction."""
+    _log.compaction_started(settings.conversation_id, stats)
+    if settings.on_before_compaction is not None:
+        settings.on_before_compaction(stats)
+    stream = ledger.stream()
+    count = len(stream.blocks) + len(prep.tail)
+    done = attrs.evolve(
+        stats,
+        tokens_after=raw_tokens(stream, prep) + overhead(ledger),
+        compacted_block_count=count,
+        tier="clear",
+    )
+    _log.compaction_ended(settings.conversation_id, done)
+    if settings.on_after_compaction is not None:
+        settings.on_after_compaction(done)
+    return done
+
+
+def _clear(ledger: Ledger, settings: Settings, prep: Prep, force: bool) -> tuple[int, int, int]:
+    """Run the clearing tier: (blocks cleared, tokens freed as measured, tokens after)."""
+    stream = ledger.stream()
+    stream.resolve()
+    before = raw_tokens(stream, prep) + overhead(ledger)
+    cleared: Cleared | None = apply_clearing(ledger, settings, force=force)
+    if cleared is None:
+        return 0, 0, before
+    stream = ledger.stream()
+    stream.resolve()
+    after = raw_tokens(stream, prep) + overhead(ledger)
+    return cleared.blocks, before - after, after
 
 
 def _cut(
@@ -272,11 +323,25 @@ def plan_compaction(
         )
         if done is not None:
             return done
-    plan = _cut(ledger, settings, prep, budget, force, keep_tokens)
-    if plan is None:
-        _log.compaction_skipped(settings.conversation_id, reason, est)
-        return None
-    stream = ledger.stream()
+    return _tiers(ledger, settings, prep, reason, est, budget, pruned, force, keep_tokens)
+
+
+def _tiers(
+    ledger: Ledger,
+    settings: Settings,
+    prep: Prep,
+    reason: CompactionReason,
+    est: int,
+    budget: int,
+    pruned: int,
+    force: bool,
+    keep_tokens: int | None,
+) -> Pending | CompactionStats | None:
+    """The clearing tier, then a summary unless clearing brought the prompt under the
+    keep target (a forced render always summarizes too; forced and manual compactions
+    clear whatever they can, without ``clear_at_least_tokens``)."""
+    original = len(ledger.stream().blocks) + len(prep.tail)
+    cleared, freed, after = _clear(ledger, settings, prep, force or reason == "manual")
     stats = CompactionStats(
         reason=reason,
         tokens_before=est,
@@ -286,9 +351,21 @@ def plan_compaction(
         split_turn=False,
         split_turn_id=None,
         covered_turn_ids=(),
-        original_block_count=len(stream.blocks) + len(prep.tail),
+        original_block_count=original,
         compacted_block_count=None,
         summarizer=summarizer_name(settings),
         pruned_blocks=pruned,
+        cleared_blocks=cleared,
+        cleared_tokens=freed,
     )
+    target = _keep_target(settings, prep, budget, keep_tokens)
+    enough = after <= target and not _over_blocks(ledger, settings)
+    if cleared and reason != "forced" and enough:
+        return _cleared_stats(ledger, settings, prep, stats)  # no summary needed
+    plan = _cut(ledger, settings, prep, budget, force, keep_tokens)
+    if plan is None:
+        if cleared:
+            return _cleared_stats(ledger, settings, prep, stats)
+        _log.compaction_skipped(settings.conversation_id, reason, est)
+        return None
     return _announce(ledger, settings, prep, plan, stats)
