@@ -78,7 +78,7 @@ def setups(draw: st.DrawFn) -> Setup:
     return Setup(
         policy=policy,
         counter=draw(st.sampled_from(("heuristic", "tiktoken", "count_only"))),
-        summarizer=draw(st.sampled_from(("inventory", "truncate", "prose"))),
+        summarizer=draw(st.sampled_from(("inventory", "truncate", "prose", "cache_warm"))),
         prefixed_ids=draw(st.booleans()),
         estimate_every_step=draw(st.booleans()),
     )

@@ -10,6 +10,7 @@ import timeline
 
 PUBLIC_NAMES = frozenset(
     {
+        "AsyncCacheWarmSummarizer",
         "AsyncIndexStore",
         "AsyncLLMSummarizer",
         "AsyncSummarizerError",
@@ -17,6 +18,7 @@ PUBLIC_NAMES = frozenset(
         "Block",
         "BlockTypeSpec",
         "BudgetError",
+        "CacheWarmSummarizer",
         "CheckpointInfo",
         "ClearingPolicy",
         "CodecError",

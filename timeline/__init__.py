@@ -9,8 +9,10 @@ from timeline.compaction.clearing import ClearingPolicy
 from timeline.compaction.digest import CompactionDigest
 from timeline.compaction.policy import CompactionPolicy, NoBudgetWarning, context_window_for
 from timeline.compaction.summarizers import (
+    AsyncCacheWarmSummarizer,
     AsyncLLMSummarizer,
     AsyncSummarizer,
+    CacheWarmSummarizer,
     InventorySummarizer,
     LLMSummarizer,
     SlidingWindowSummarizer,
@@ -57,6 +59,7 @@ from timeline.render.context import RenderedContext
 from timeline.tokens import HeuristicCounter, TiktokenCounter, TokenCounter, warm_up
 
 __all__ = [
+    "AsyncCacheWarmSummarizer",
     "AsyncIndexStore",
     "AsyncLLMSummarizer",
     "AsyncSummarizer",
@@ -64,6 +67,7 @@ __all__ = [
     "Block",
     "BlockTypeSpec",
     "BudgetError",
+    "CacheWarmSummarizer",
     "CheckpointInfo",
     "ClearingPolicy",
     "CodecError",

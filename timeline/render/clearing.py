@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import attrs
 
+from timeline.compaction import CompactionStats
 from timeline.compaction.clearing import clearing_candidates
+from timeline.model import log as _log
+from timeline.render.prepare import Prep, overhead, raw_tokens
 from timeline.render.settings import Settings
 from timeline.state.ledger import Ledger
 from timeline.state.stream import cleared_form, rendered_form
 
-__all__ = ["Cleared", "apply_clearing"]
+__all__ = ["Cleared", "apply_clearing", "clear_tier", "cleared_stats"]
 
 
 @attrs.frozen
@@ -65,3 +68,42 @@ def apply_clearing(ledger: Ledger, settings: Settings, *, force: bool) -> Cleare
         return None
     ledger.clear_content(chosen)
     return Cleared(len(chosen), freed)
+
+
+def cleared_stats(
+    ledger: Ledger,
+    settings: Settings,
+    prep: Prep,
+    stats: CompactionStats,
+) -> CompactionStats:
+    """The clear tier was enough (or no cut could follow it): announce it and report it
+    to both hooks, as a compaction."""
+    _log.compaction_started(settings.conversation_id, stats)
+    if settings.on_before_compaction is not None:
+        settings.on_before_compaction(stats)
+    stream = ledger.stream()
+    count = len(stream.blocks) + len(prep.tail)
+    done = attrs.evolve(
+        stats,
+        tokens_after=raw_tokens(stream, prep) + overhead(ledger),
+        compacted_block_count=count,
+        tier="clear",
+    )
+    _log.compaction_ended(settings.conversation_id, done)
+    if settings.on_after_compaction is not None:
+        settings.on_after_compaction(done)
+    return done
+
+
+def clear_tier(ledger: Ledger, settings: Settings, prep: Prep, force: bool) -> tuple[int, int, int]:
+    """Run the clearing tier: (blocks cleared, tokens freed as measured, tokens after)."""
+    stream = ledger.stream()
+    stream.resolve()
+    before = raw_tokens(stream, prep) + overhead(ledger)
+    cleared: Cleared | None = apply_clearing(ledger, settings, force=force)
+    if cleared is None:
+        return 0, 0, before
+    stream = ledger.stream()
+    stream.resolve()
+    after = raw_tokens(stream, prep) + overhead(ledger)
+    return cleared.blocks, before - after, after

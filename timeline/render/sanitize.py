@@ -23,7 +23,7 @@ from timeline.compaction.summarizers.base import SummaryRequest, SummaryResult
 from timeline.model import log as _log
 from timeline.model.block import CONV_RANGE_SUMMARY, Block
 from timeline.model.errors import BudgetError, PolicyError
-from timeline.render.clearing import Cleared, apply_clearing
+from timeline.render.clearing import clear_tier, cleared_stats
 from timeline.render.prepare import Prep, overhead, raw_tokens
 from timeline.render.settings import Settings
 from timeline.state.ledger import Ledger
@@ -179,45 +179,6 @@ def _keep_target(settings: Settings, prep: Prep, budget: int, keep_tokens: int |
     return prep.system_tokens + settings.policy.keep_ratio * (budget - prep.system_tokens)
 
 
-def _cleared_stats(
-    ledger: Ledger,
-    settings: Settings,
-    prep: Prep,
-    stats: CompactionStats,
-) -> CompactionStats:
-    """The clear tier was enough (or no cut could follow it): announce it and report it
-    to both hooks, as a compaction."""
-    _log.compaction_started(settings.conversation_id, stats)
-    if settings.on_before_compaction is not None:
-        settings.on_before_compaction(stats)
-    stream = ledger.stream()
-    count = len(stream.blocks) + len(prep.tail)
-    done = attrs.evolve(
-        stats,
-        tokens_after=raw_tokens(stream, prep) + overhead(ledger),
-        compacted_block_count=count,
-        tier="clear",
-    )
-    _log.compaction_ended(settings.conversation_id, done)
-    if settings.on_after_compaction is not None:
-        settings.on_after_compaction(done)
-    return done
-
-
-def _clear(ledger: Ledger, settings: Settings, prep: Prep, force: bool) -> tuple[int, int, int]:
-    """Run the clearing tier: (blocks cleared, tokens freed as measured, tokens after)."""
-    stream = ledger.stream()
-    stream.resolve()
-    before = raw_tokens(stream, prep) + overhead(ledger)
-    cleared: Cleared | None = apply_clearing(ledger, settings, force=force)
-    if cleared is None:
-        return 0, 0, before
-    stream = ledger.stream()
-    stream.resolve()
-    after = raw_tokens(stream, prep) + overhead(ledger)
-    return cleared.blocks, before - after, after
-
-
 def _cut(
     ledger: Ledger,
     settings: Settings,
@@ -260,6 +221,7 @@ def _announce(
     prep: Prep,
     plan: CutPlan,
     stats: CompactionStats,
+    context: tuple[Block, ...],
 ) -> Pending:
     """The summary requests for ``plan``; fires ``on_before_compaction``."""
     blocks = ledger.blocks
@@ -284,7 +246,11 @@ def _announce(
     _log.compaction_started(settings.conversation_id, stats)
     if settings.on_before_compaction is not None:
         settings.on_before_compaction(stats)
-    requests = tuple(r for r in (asked.history, asked.prefix) if r is not None)
+    requests = tuple(
+        attrs.evolve(r, system=prep.system, context=context)
+        for r in (asked.history, asked.prefix)
+        if r is not None
+    )
     main_text = asked.previous if asked.history is None else None
     return Pending(plan, previous, asked.digest, requests, stats, main_text, asked.reminder)
 
@@ -315,7 +281,9 @@ def plan_compaction(
         if due is None:
             return None
         reason = due
-    ledger.stream().resolve()
+    stream = ledger.stream()
+    stream.resolve()
+    context = tuple(stream.blocks)
     pruned = _prune_ttl(ledger, settings)
     if pruned:
         done = _pruned_enough(
@@ -323,28 +291,35 @@ def plan_compaction(
         )
         if done is not None:
             return done
-    return _tiers(ledger, settings, prep, reason, est, budget, pruned, force, keep_tokens)
+    at = _At(reason, est, budget, pruned, force, keep_tokens, context)
+    return _tiers(ledger, settings, prep, at)
+
+
+@attrs.frozen
+class _At:
+    """Where a compaction decision stands once it is due and TTL pruning has run."""
+
+    reason: CompactionReason
+    est: int
+    budget: int
+    pruned: int
+    force: bool
+    keep_tokens: int | None
+    context: tuple[Block, ...]
 
 
 def _tiers(
-    ledger: Ledger,
-    settings: Settings,
-    prep: Prep,
-    reason: CompactionReason,
-    est: int,
-    budget: int,
-    pruned: int,
-    force: bool,
-    keep_tokens: int | None,
+    ledger: Ledger, settings: Settings, prep: Prep, at: _At
 ) -> Pending | CompactionStats | None:
     """The clearing tier, then a summary unless clearing brought the prompt under the
     keep target (a forced render always summarizes too; forced and manual compactions
     clear whatever they can, without ``clear_at_least_tokens``)."""
+    reason = at.reason
     original = len(ledger.stream().blocks) + len(prep.tail)
-    cleared, freed, after = _clear(ledger, settings, prep, force or reason == "manual")
+    cleared, freed, after = clear_tier(ledger, settings, prep, at.force or reason == "manual")
     stats = CompactionStats(
         reason=reason,
-        tokens_before=est,
+        tokens_before=at.est,
         tokens_after=None,
         compacted_blocks=0,
         summary_block_count=ledger.summary_count,
@@ -354,18 +329,18 @@ def _tiers(
         original_block_count=original,
         compacted_block_count=None,
         summarizer=summarizer_name(settings),
-        pruned_blocks=pruned,
+        pruned_blocks=at.pruned,
         cleared_blocks=cleared,
         cleared_tokens=freed,
     )
-    target = _keep_target(settings, prep, budget, keep_tokens)
+    target = _keep_target(settings, prep, at.budget, at.keep_tokens)
     enough = after <= target and not _over_blocks(ledger, settings)
     if cleared and reason != "forced" and enough:
-        return _cleared_stats(ledger, settings, prep, stats)  # no summary needed
-    plan = _cut(ledger, settings, prep, budget, force, keep_tokens)
+        return cleared_stats(ledger, settings, prep, stats)  # no summary needed
+    plan = _cut(ledger, settings, prep, at.budget, at.force, at.keep_tokens)
     if plan is None:
         if cleared:
-            return _cleared_stats(ledger, settings, prep, stats)
-        _log.compaction_skipped(settings.conversation_id, reason, est)
+            return cleared_stats(ledger, settings, prep, stats)
+        _log.compaction_skipped(settings.conversation_id, reason, at.est)
         return None
-    return _announce(ledger, settings, prep, plan, stats)
+    return _announce(ledger, settings, prep, plan, stats, at.context)
