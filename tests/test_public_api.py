@@ -36,6 +36,7 @@ PUBLIC_NAMES = frozenset(
         "InvalidBlockError",
         "InventorySummarizer",
         "LLMSummarizer",
+        "NativeCompaction",
         "NoBudgetWarning",
         "NotFoundError",
         "OrphanToolResultError",

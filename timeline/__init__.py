@@ -7,6 +7,7 @@ from timeline import blocks
 from timeline.compaction import CompactionStats
 from timeline.compaction.clearing import ClearingPolicy
 from timeline.compaction.digest import CompactionDigest
+from timeline.compaction.native import NativeCompaction
 from timeline.compaction.policy import CompactionPolicy, NoBudgetWarning, context_window_for
 from timeline.compaction.summarizers import (
     AsyncCacheWarmSummarizer,
@@ -85,6 +86,7 @@ __all__ = [
     "InvalidBlockError",
     "InventorySummarizer",
     "LLMSummarizer",
+    "NativeCompaction",
     "NoBudgetWarning",
     "NotFoundError",
     "OrphanToolResultError",

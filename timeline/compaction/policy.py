@@ -14,6 +14,7 @@ import attrs
 import cattrs
 
 from timeline.compaction.clearing import ClearingPolicy
+from timeline.compaction.native import NativeCompaction, NativeProvider
 from timeline.compaction.validators import (
     bool_type,
     failure_policy,
@@ -91,6 +92,13 @@ def _clearing_type(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
         )
 
 
+def _native_type(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if value is not None and not isinstance(value, NativeCompaction):
+        raise PolicyError(
+            f"{attribute.name}: must be a NativeCompaction or None, got {type(value).__name__}"
+        )
+
+
 @attrs.frozen(kw_only=True)
 class CompactionPolicy:
     """When and how much the timeline compacts.
@@ -128,6 +136,10 @@ class CompactionPolicy:
     compaction (upstream v2)."""
     clearing: ClearingPolicy | None = attrs.field(default=None, validator=_clearing_type)
     """The clearing tier run before a summary (None: summarize only)."""
+    native: NativeCompaction | None = attrs.field(default=None, validator=_native_type)
+    """Provider-native compaction (None: the library compacts): the provider compacts at
+    its trigger and its compaction block becomes the summary; the library compacts on its
+    own only past the budget (:mod:`timeline.compaction.native`)."""
 
     def __attrs_post_init__(self) -> None:
         if self.keep_ratio >= self.trigger_ratio:
@@ -183,6 +195,13 @@ class CompactionPolicy:
         if clearing is not None and clearing.summary_keep_ratio is not None:
             return clearing.summary_keep_ratio
         return self.keep_ratio
+
+    def native_params(self) -> dict[str, Any]:
+        """The request's keyword arguments asking the provider to compact (``{}``: the
+        policy has no native mode). See :meth:`NativeCompaction.params`."""
+        if self.native is None:
+            return {}
+        return self.native.params(self.budget, self.trigger_ratio)
 
     def summary_budget(self) -> int:
         """Tokens a summary may take: the policy's cap, else 10% of the budget."""
@@ -298,6 +317,10 @@ def _structure_names(value: Any, _: type) -> tuple[str, ...]:
 
 
 _converter.register_structure_hook_func(lambda t: t == tuple[str, ...], _structure_names)
+_converter.register_structure_hook_func(
+    lambda t: t == NativeProvider,
+    lambda value, _: value,  # the field's validator names it
+)
 _converter.register_structure_hook(int, _structure_number)
 _converter.register_structure_hook(float, _structure_number)
 _converter.register_structure_hook(bool, _structure_bool)

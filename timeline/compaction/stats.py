@@ -11,7 +11,7 @@ from timeline.model.block import Block
 __all__ = ["CompactionReason", "CompactionStats", "CompactionTier", "CutPlan"]
 
 
-CompactionReason = Literal["tokens", "blocks", "forced", "manual"]
+CompactionReason = Literal["tokens", "blocks", "forced", "manual", "native"]
 CompactionTier = Literal["clear", "summarize", "provider"]
 """Which tier ran: ``clear`` (tool results cleared, no summary), ``summarize`` (a
 summary, after clearing when ``cleared_blocks`` says so), ``provider`` (the provider

@@ -49,6 +49,8 @@ class RenderedContext:
     """Prompt tokens at which the policy compacts (None without a budget)."""
     conversation_id: str = ""
     """The conversation rendered (its :attr:`prompt_cache_key` derives from it)."""
+    native: Callable[[], dict[str, Any]] | None = attrs.field(default=None, repr=False, eq=False)
+    """Builds :attr:`native_params` (None: the policy has no native compaction)."""
     _tokens: list[int] = attrs.field(factory=list, init=False, repr=False, eq=False)
     _block_tokens: list[tuple[int, ...]] = attrs.field(
         factory=list, init=False, repr=False, eq=False
@@ -85,6 +87,14 @@ class RenderedContext:
         (and processes), so they are routed to the same cache; a digest of the
         conversation id, never the id itself."""
         return prompt_cache_key_for(self.conversation_id)
+
+    @property
+    def native_params(self) -> dict[str, Any]:
+        """The request's keyword arguments that ask the provider to compact, under the
+        policy's ``native`` mode (``{}`` without one): Anthropic ``{"betas": [...],
+        "context_management": {...}}``, Responses ``{"context_management": [...]}``
+        (a new dict at every call)."""
+        return {} if self.native is None else self.native()
 
     def to_anthropic(self, *, cache_ttl: CacheTTLs = None) -> dict[str, Any]:
         """Messages API ``{system, messages}`` with ``cache_control`` on checkpoints.

@@ -15,6 +15,7 @@ from timeline.compaction import (
     CutPlan,
     plan_cut,
     requests_for,
+    summarize_sync,
 )
 from timeline.compaction.digest import CompactionDigest
 from timeline.compaction.policy import NO_BUDGET, NoBudgetWarning
@@ -24,6 +25,7 @@ from timeline.model import log as _log
 from timeline.model.block import CONV_RANGE_SUMMARY, Block
 from timeline.model.errors import BudgetError, PolicyError
 from timeline.render.clearing import clear_tier, cleared_stats
+from timeline.render.native import native_plan
 from timeline.render.prepare import Prep, overhead, raw_tokens
 from timeline.render.settings import Settings
 from timeline.state.ledger import Ledger
@@ -45,6 +47,8 @@ class Pending:
     """The history summary when no history request is made (``requests`` is then only
     the turn-prefix request)."""
     reminder: str = ""
+    native: bool = False
+    """The provider compacted: the summary is recorded whatever its size."""
 
 
 def summarizer_name(settings: Settings) -> str:
@@ -96,7 +100,9 @@ def _reason(
     """Why this render compacts (None: it does not) and the estimate before it. Upper
     bounds are counted exactly only when a decision needs it, all at once."""
     stream = ledger.stream()
-    trigger = settings.policy.trigger_ratio * budget
+    # native mode: the provider compacts at the trigger; the library only past the budget
+    ratio = 1.0 if settings.policy.native is not None else settings.policy.trigger_ratio
+    trigger = ratio * budget
     est = raw_tokens(stream, prep) + overhead(ledger)
     over_blocks = _over_blocks(ledger, settings)
     if stream.pending and (force or over_blocks or est > trigger):
@@ -267,6 +273,9 @@ def plan_compaction(
     """What to compact (announced, waiting for summaries), or the stats of a TTL pruning
     that was enough on its own, or None (no compaction)."""
     policy = settings.policy
+    native = _native(ledger, settings, prep)
+    if native is not None:
+        return native
     if not manual and not policy.active:
         _warn_no_budget(ledger, settings)
         return None
@@ -293,6 +302,20 @@ def plan_compaction(
             return done
     at = _At(reason, est, budget, pruned, force, keep_tokens, context)
     return _tiers(ledger, settings, prep, at)
+
+
+def _native(ledger: Ledger, settings: Settings, prep: Prep) -> Pending | None:
+    """A provider compaction to record: announced, its summary the deterministic
+    inventory of what it compacted (no model call: the provider has summarized)."""
+    found = native_plan(ledger, settings, prep)
+    if found is None:
+        return None
+    plan, stats = found
+    stream = ledger.stream()
+    pending = _announce(ledger, settings, prep, plan, stats, tuple(stream.blocks))
+    results = [summarize_sync(None, r, None) for r in pending.requests]
+    main = pending.main_text if pending.main_text is not None else results[0]
+    return attrs.evolve(pending, requests=(), main_text=main, native=True)
 
 
 @attrs.frozen
