@@ -21,7 +21,14 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 from samples import PNG_1x1
 
-from timeline import Block, ClearingPolicy, CompactionPolicy, TimelineSnapshot, blocks
+from timeline import (
+    Block,
+    ClearingPolicy,
+    CompactionPolicy,
+    NativeCompaction,
+    TimelineSnapshot,
+    blocks,
+)
 from timeline.model.block import CONV_RANGE_SUMMARY, PLAN_LATEST
 from timeline.model.block_types import block_type
 from timeline.model.reasoning import anthropic_thinking, openai_reasoning
@@ -63,6 +70,10 @@ def clearings(draw: st.DrawFn) -> ClearingPolicy:
     )
 
 
+def native_compaction(provider: Any) -> NativeCompaction:
+    return NativeCompaction(provider=provider)
+
+
 @st.composite
 def setups(draw: st.DrawFn) -> Setup:
     """Small budgets so compaction, truncation and the forced ladder all happen."""
@@ -74,6 +85,7 @@ def setups(draw: st.DrawFn) -> Setup:
         cache_ttl_seconds=ttl,
         enabled=draw(st.booleans()) or draw(st.booleans()),  # mostly enabled
         clearing=draw(st.none() | clearings()),
+        native=draw(st.none() | st.sampled_from(("anthropic", "responses")).map(native_compaction)),
     )
     return Setup(
         policy=policy,
@@ -97,7 +109,7 @@ def reasoning_block(kind: int, n: int) -> Block:
 def raw_plain_blocks(draw: st.DrawFn) -> Block:
     """A block that needs no earlier block (everything but tool results)."""
     kinds = ("prompt", "answer", "note", "plan", "custom", "file", "think", "item", "ref")
-    kind = draw(st.sampled_from(kinds))
+    kind = draw(st.sampled_from((*kinds, "compaction")))
     text = draw(raw_texts)
     if kind == "prompt":
         return blocks.user_prompt(text)
@@ -116,6 +128,10 @@ def raw_plain_blocks(draw: st.DrawFn) -> Block:
         return open_samples.opaque(sample, draw(st.integers(0, 99)))[0]
     if kind == "ref":  # an image or document by URL or file id
         return open_samples.media(draw(st.integers(0, open_samples.MEDIA_KINDS - 1)), len(text))
+    if kind == "compaction":  # a provider's compaction (#26 item 5: native mode records it)
+        if draw(st.booleans()):
+            return blocks.anthropic_compaction({"type": "compaction", "content": text or None})
+        return blocks.openai_compaction({"type": "compaction", "encrypted_content": "gAAA"})
     mime, data = draw(
         st.sampled_from((("image/png", PNG_1x1), ("application/pdf", PDF), ("text/csv", None)))
     )
