@@ -67,7 +67,10 @@ class TestRequest:
     def test_anthropic_params_ask_for_the_compaction_edit(self, make_tl: Make) -> None:
         """The compaction edit with the policy's trigger (trigger_ratio of the budget),
         and the beta it needs; instructions and pausing passed as given."""
-        tl = make_tl(policy=native(instructions="Keep file paths.", pause_after_compaction=True))
+        policy = native(
+            budget=100_000, instructions="Keep file paths.", pause_after_compaction=True
+        )
+        tl = make_tl(policy=policy)
         session(tl, 1)
         assert tl.render(SYSTEM).native_params == {
             "betas": ["compact-2026-01-12"],
@@ -75,13 +78,19 @@ class TestRequest:
                 "edits": [
                     {
                         "type": "compact_20260112",
-                        "trigger": {"type": "input_tokens", "value": 18_000},
+                        "trigger": {"type": "input_tokens", "value": 90_000},
                         "instructions": "Keep file paths.",
                         "pause_after_compaction": True,
                     }
                 ]
             },
         }
+
+    def test_anthropic_trigger_never_below_its_minimum(self) -> None:
+        """Anthropic takes no trigger under 50,000 tokens: a smaller budget asks for
+        50,000 (the library's own compaction at the budget comes first)."""
+        edit = native(budget=20_000).native_params()["context_management"]["edits"][0]
+        assert edit["trigger"] == {"type": "input_tokens", "value": 50_000}
 
     def test_responses_params_and_an_own_trigger(self, make_tl: Make) -> None:
         tl = make_tl(policy=native("responses", trigger_tokens=12_345))

@@ -36,13 +36,22 @@ from timeline.model.block import Block
 from timeline.model.errors import PolicyError
 from timeline.model.native import PROVIDER_COMPACTION, native_provider
 
-__all__ = ["ANTHROPIC_COMPACTION_BETA", "NativeCompaction", "NativeProvider", "native_cut"]
+__all__ = [
+    "ANTHROPIC_COMPACTION_BETA",
+    "ANTHROPIC_MIN_TRIGGER",
+    "NativeCompaction",
+    "NativeProvider",
+    "native_cut",
+]
 
 NativeProvider = Literal["anthropic", "responses"]
 """Who compacts: Anthropic Messages, or the OpenAI Responses API."""
 
 ANTHROPIC_COMPACTION_BETA: Final = "compact-2026-01-12"
 """The ``anthropic-beta`` value the compaction edit needs (``betas=[...]`` in the SDK)."""
+
+ANTHROPIC_MIN_TRIGGER: Final = 50_000
+"""The smallest trigger Anthropic's compaction edit takes (its default is 150,000)."""
 
 _PROVIDERS: Final = ("anthropic", "responses")
 
@@ -57,7 +66,9 @@ class NativeCompaction:
     """Let the provider compact (``CompactionPolicy(native=NativeCompaction(...))``).
 
     ``trigger_tokens`` is the prompt size at which the provider compacts (None: the
-    policy's ``trigger_ratio`` of its budget); ``instructions`` and
+    policy's ``trigger_ratio`` of its budget; Anthropic takes no trigger below
+    :data:`ANTHROPIC_MIN_TRIGGER`, so under a smaller budget its request asks for that
+    and the library's own compaction at the budget comes first); ``instructions`` and
     ``pause_after_compaction`` are passed to Anthropic's compaction edit as they are.
     """
 
@@ -83,8 +94,9 @@ class NativeCompaction:
                 entry["compact_threshold"] = trigger
             return {"context_management": [entry]}
         edit: dict[str, Any] = {"type": "compact_20260112"}
-        if trigger is not None:
-            edit["trigger"] = {"type": "input_tokens", "value": trigger}
+        if trigger is not None:  # under a smaller budget the library's own ladder compacts
+            value = max(trigger, ANTHROPIC_MIN_TRIGGER)
+            edit["trigger"] = {"type": "input_tokens", "value": value}
         if self.instructions is not None:
             edit["instructions"] = self.instructions
         if self.pause_after_compaction:
