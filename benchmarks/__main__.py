@@ -99,6 +99,24 @@ def _peer_tables(res: dict[str, Any]) -> list[str]:
     return out
 
 
+def _tier_figures(tr: dict[str, Any]) -> dict[str, str]:
+    """The tiered-compaction figures ANALYSIS.md quotes."""
+    rows = tr["rows"]
+    by = {r["name"]: r for r in rows}
+    peer = tiers.ratio(rows, tiers.TIERED, tiers.PEER)
+    stacked = tiers.ratio(rows, tiers.TIERED, tiers.STACKED)
+    alone = tiers.ratio(rows, tiers.TIERED, tiers.SUMMARIZE_ONLY)
+    warm = by["ours, tiered + CacheWarmSummarizer"]
+    return {
+        "tier_cost": f"{peer.cost:.2f}x",
+        "tier_visible": f"{peer.visible:.2f}x",
+        "tier_stacked": f"{stacked.cost:.2f}x",
+        "tier_alone_cost": f"{alone.cost:.2f}x",
+        "tier_alone_visible": f"{alone.visible:.2f}x",
+        "tier_warm_cached": f"{warm['summary_cached']:.0%}",
+    }
+
+
 def _figures(res: dict[str, Any], goals: list[str]) -> dict[str, str]:
     """The figures ANALYSIS.md quotes, from this run (so the text never disagrees with
     the tables above it)."""
@@ -181,7 +199,7 @@ def main() -> int:
     runs = _measure(args.turns, args.budget)
     goals = goal_rows(runs.res, runs.rs, runs.ps, runs.sc, runs.ss, runs.e2e, runs.pg, runs.tiers)
     analysis = (Path(__file__).parent / "ANALYSIS.md").read_text()
-    analysis = analysis.format_map(_figures(runs.res, goals))
+    analysis = analysis.format_map({**_figures(runs.res, goals), **_tier_figures(runs.tiers)})
     lines = [
         *_intro(args.turns, args.budget, runs.res),
         "## Goals",
