@@ -227,6 +227,20 @@ class TestRoundTrip:
         assert view.compaction is None
         assert view.blocks[0].type != CONV_RANGE_SUMMARY
 
+    @pytest.mark.parametrize("incremental", [True, False])
+    def test_never_between_a_call_and_its_result(self, make_tl: Make, incremental: bool) -> None:
+        """A compaction block after a call still waiting for its result is not a valid
+        cut: it stays content (found by the differential harness)."""
+        tl = make_tl(policy=native("responses", budget=1_000), incremental=incremental)
+        tl.begin_turn()
+        tl.append(blocks.user_prompt("Fix the failing test in a.py"))
+        tl.append(blocks.tool_call("read_file", {"path": "a.py"}))
+        tl.render(SYSTEM)
+        tl.append(blocks.openai_compaction(RESPONSES_ITEM))
+        view = tl.render(SYSTEM)
+        assert view.compaction is None
+        assert [b.type for b in view.blocks][-1] == PROVIDER_COMPACTION
+
     def test_another_providers_block_is_not_recorded(self, make_tl: Make) -> None:
         tl = make_tl(policy=native("responses"))
         session(tl, 4)

@@ -5,6 +5,7 @@ everything visible before it is compacted, as by a summary of our own."""
 from __future__ import annotations
 
 from timeline.compaction import CompactionStats, CutPlan
+from timeline.compaction.cuts import valid_cuts
 from timeline.compaction.native import native_cut
 from timeline.model.block import CONV_RANGE_SUMMARY
 from timeline.model.block_types import block_type
@@ -26,8 +27,8 @@ def native_plan(
     blocks = ledger.blocks
     start = ledger.summary_index + 1
     cut = native_cut(blocks, start, native.provider)
-    if cut is None:
-        return None
+    if cut is None or not valid_cuts(blocks, start)[cut]:
+        return None  # e.g. inside a tool call and its result: left as content
     pinned = ledger.pinned
     compacted = tuple(
         b for b in blocks[start:cut] if b.id not in pinned and b.type != CONV_RANGE_SUMMARY
