@@ -5,6 +5,7 @@ digest, cache checkpoints and budget ladder."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable
 from typing import Any
@@ -156,6 +157,26 @@ class TestRoundTrip:
         assert messages[1]["role"] == "assistant"
         assert messages[1]["content"][0] == ANTHROPIC_ITEM
         assert list(messages[1]["content"][0]) == list(ANTHROPIC_ITEM)  # key order kept
+
+    def test_async_render_records_it_the_same_way(self, make_tl: Make) -> None:
+        """``arender`` (with an async summarizer that must not be called) records it too."""
+        called: list[Any] = []
+
+        class Model:
+            async def asummarize(self, request: Any) -> str:
+                called.append(request)
+                return "never"
+
+        sync = make_tl(policy=native())
+        session(sync, 4)
+        compacted(sync, ANTHROPIC_ITEM)
+        tl = make_tl(policy=native(), summarizer=Model())
+        session(tl, 4)
+        compacted(tl, ANTHROPIC_ITEM)
+        view = asyncio.run(tl.arender(SYSTEM))
+        assert view.compaction is not None and view.compaction.tier == "provider"
+        assert not called
+        assert view.to_anthropic() == sync.render(SYSTEM).to_anthropic()
 
     def test_the_responses_item_is_sent_back_exactly(self, make_tl: Make) -> None:
         tl = make_tl(policy=native("responses"))
