@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from timeline.cli.importing import cmd_import
@@ -54,13 +55,13 @@ def cmd_render(args: argparse.Namespace) -> int:
     if args.format == "text":
         print(printable(view.to_text(), lines=True))
         return 0
-    payload: Any = {
+    build: dict[str, Callable[[], Any]] = {  # to_openai* are overloaded: typed here
         "anthropic": view.to_anthropic,
         "openai": view.to_openai,
         "responses": view.to_openai_responses,
         "document": view.to_document,
-    }[args.format]()
-    emit_json(payload)
+    }
+    emit_json(build[args.format]())
     return 0
 
 
