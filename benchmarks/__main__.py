@@ -24,6 +24,7 @@ from benchmarks import (
     render_speed,
     storage_size,
     summary_cap,
+    tiers,
 )
 from benchmarks._util import ms, us
 from benchmarks.goals import goals as goal_rows
@@ -98,6 +99,24 @@ def _peer_tables(res: dict[str, Any]) -> list[str]:
     return out
 
 
+def _tier_figures(tr: dict[str, Any]) -> dict[str, str]:
+    """The tiered-compaction figures ANALYSIS.md quotes."""
+    rows = tr["rows"]
+    by = {r["name"]: r for r in rows}
+    peer = tiers.ratio(rows, tiers.TIERED, tiers.PEER)
+    stacked = tiers.ratio(rows, tiers.TIERED, tiers.STACKED)
+    alone = tiers.ratio(rows, tiers.TIERED, tiers.SUMMARIZE_ONLY)
+    warm = by["ours, tiered + CacheWarmSummarizer"]
+    return {
+        "tier_cost": f"{peer.cost:.2f}x",
+        "tier_visible": f"{peer.visible:.2f}x",
+        "tier_stacked": f"{stacked.cost:.2f}x",
+        "tier_alone_cost": f"{alone.cost:.2f}x",
+        "tier_alone_visible": f"{alone.visible:.2f}x",
+        "tier_warm_cached": f"{warm['summary_cached']:.0%}",
+    }
+
+
 def _figures(res: dict[str, Any], goals: list[str]) -> dict[str, str]:
     """The figures ANALYSIS.md quotes, from this run (so the text never disagrees with
     the tables above it)."""
@@ -148,6 +167,7 @@ class _Runs:
     ss: dict[str, Any]
     sc: dict[str, Any]
     res: dict[str, Any]
+    tiers: dict[str, Any]
 
 
 def _measure(turns: int, budget: int) -> _Runs:
@@ -164,7 +184,9 @@ def _measure(turns: int, budget: int) -> _Runs:
     sc = summary_cap.run(budget=budget)
     print("peers (this takes a few minutes) ...", flush=True)
     res = peers.run(turns=turns, budget=budget)
-    return _Runs(rs, ps, e2e, pg, ss, sc, res)
+    print("tiered compaction ...", flush=True)
+    tr = tiers.run(turns=turns, budget=budget)
+    return _Runs(rs, ps, e2e, pg, ss, sc, res, tr)
 
 
 def main() -> int:
@@ -175,9 +197,9 @@ def main() -> int:
     args = parser.parse_args()
 
     runs = _measure(args.turns, args.budget)
-    goals = goal_rows(runs.res, runs.rs, runs.ps, runs.sc, runs.ss, runs.e2e, runs.pg)
+    goals = goal_rows(runs.res, runs.rs, runs.ps, runs.sc, runs.ss, runs.e2e, runs.pg, runs.tiers)
     analysis = (Path(__file__).parent / "ANALYSIS.md").read_text()
-    analysis = analysis.format_map(_figures(runs.res, goals))
+    analysis = analysis.format_map({**_figures(runs.res, goals), **_tier_figures(runs.tiers)})
     lines = [
         *_intro(args.turns, args.budget, runs.res),
         "## Goals",
@@ -185,6 +207,7 @@ def main() -> int:
         *goals,
         "",
         *_peer_section(runs),
+        *_tier_section(runs.tiers),
         *_own_sections(runs),
         "## Analysis",
         "",
@@ -258,6 +281,32 @@ def _peer_section(runs: _Runs) -> list[str]:
         "before each mark):",
         "",
         *end_to_end.growth_report(runs.pg),
+        "",
+    ]
+
+
+def _tier_section(tr: dict[str, Any]) -> list[str]:
+    """Tiered compaction (#26) against summarize-only and the peers."""
+    return [
+        "## Tiered compaction: clear, then summarize",
+        "",
+        f"The same session ({tr['turns']} turns) at the same {tr['budget']:,}-token budget, "
+        "every strategy fed in lockstep (`benchmarks/tiers.py`, "
+        f"{tr['seconds']:.0f} s). Input cost per request in uncached-input-token units, "
+        "through the simulated Anthropic cache of `benchmarks/cache_sim.py` (written from "
+        "the provider's documented rules: 5-minute writes 1.25x, 1-hour writes 2x, reads "
+        "0.1x, a 20-block lookback, 1,024-token minimum); 'incl. summary requests' adds "
+        "the summarizer's own model calls, billed through the same cache (the peers' "
+        "summary prompt is a fresh transcript, ours with `CacheWarmSummarizer` the "
+        "conversation's cached prompt plus one instruction; the inventory summarizer "
+        "calls no model). User messages verbatim: the user's own prompts shown unchanged "
+        "in a request, averaged over the requests. The stacked LangChain pair: "
+        "`ClearToolUsesEdit(trigger=budget/2, keep=3, clear_at_least=budget/10)` in "
+        "`ContextEditingMiddleware` after `SummarizationMiddleware` (trigger 0.9, keep "
+        "0.7). The sweep behind `ClearingPolicy`'s defaults: "
+        "`python -m benchmarks.tiers --sweep` (docs/compaction.md).",
+        "",
+        *tiers.report(tr["rows"], tr["user_messages"]),
         "",
     ]
 

@@ -14,7 +14,15 @@ import attrs
 from benchmarks.session import SYSTEM_PROMPT, Event
 from benchmarks.strategies import CountingTokenizer, Part
 
-__all__ = ["Strands", "Summarize", "Trim", "Unbounded", "lc_counter", "lc_parts"]
+__all__ = [
+    "Stacked",
+    "Strands",
+    "Summarize",
+    "Trim",
+    "Unbounded",
+    "lc_counter",
+    "lc_parts",
+]
 
 
 # -- LangChain --------------------------------------------------------------------------
@@ -157,6 +165,11 @@ class Summarize:
     model: Any = None
     system: Any = None
     calls: list[tuple[int, int]] = attrs.field(factory=list)
+    side: list[tuple[int, list[Part]]] = attrs.field(factory=list)
+    """The summary requests (a transcript prompt, no breakpoints), each with the index of
+    the request it came before (the evaluator bills them through the same cache)."""
+    _asked: list[str] = attrs.field(factory=list)
+    _requests: int = 0
 
     def __attrs_post_init__(self) -> None:
         from langchain.agents.middleware import SummarizationMiddleware
@@ -165,10 +178,12 @@ class Summarize:
 
         tok = self.tok
         calls = self.calls
+        asked = self._asked
 
         class CountingFake(FakeListChatModel):
             def _call(self, messages: Any, *args: Any, **kwargs: Any) -> str:
                 text = "".join(_lc_text(m) for m in messages)
+                asked.append(text)
                 calls.append(
                     (
                         len(tok.enc.encode(text, disallowed_special=())),
@@ -198,8 +213,21 @@ class Summarize:
         update = self.mw.before_model({"messages": self.state}, None)
         if update is not None:
             self.state = [m for m in update["messages"] if not isinstance(m, RemoveMessage)]
+        messages = self.edit([self.system, *self.state])
         self.times.append(time.perf_counter() - start)
-        return lc_parts([self.system, *self.state])
+        self._note_summary_requests()
+        self._requests += 1
+        return lc_parts(messages)
+
+    def edit(self, messages: list[Any]) -> list[Any]:
+        """The messages the model is sent (here: as they are; :class:`Stacked` edits them)."""
+        return messages
+
+    def _note_summary_requests(self) -> None:
+        """The summary calls of this request, as uncached request parts."""
+        for text in self._asked:
+            self.side.append((self._requests, [("user", "text", text, "", False)]))
+        self._asked.clear()
 
     @property
     def chars_tokenized(self) -> int:
@@ -207,6 +235,47 @@ class Summarize:
 
     def summarizer_tokens(self) -> tuple[int, int]:
         return sum(c[0] for c in self.calls), sum(c[1] for c in self.calls)
+
+
+@attrs.define
+class Stacked(Summarize):
+    """LangChain ``ContextEditingMiddleware(ClearToolUsesEdit)`` stacked with
+    ``SummarizationMiddleware`` as an agent runs them: the summarization's
+    ``before_model`` updates the state, then the context edit's ``wrap_model_call``
+    clears old tool results in the messages sent (the state keeps them whole). The edit:
+    trigger at half the budget, keep 3, clear_at_least a tenth of the budget."""
+
+    editor: Any = None
+
+    def __attrs_post_init__(self) -> None:
+        from langchain.agents.middleware import ClearToolUsesEdit, ContextEditingMiddleware
+
+        super().__attrs_post_init__()
+        self.name = "LangChain ContextEditingMiddleware + SummarizationMiddleware"
+        edit = ClearToolUsesEdit(trigger=self.budget // 2, keep=3, clear_at_least=self.budget // 10)
+        self.editor = ContextEditingMiddleware(
+            edits=[edit], token_counter=lc_counter(self.tok, self.memoized)
+        )
+
+    def edit(self, messages: list[Any]) -> list[Any]:
+        sent: list[Any] = []
+
+        def handler(request: Any) -> Any:
+            sent.extend(request.messages)
+
+        system, *rest = messages
+        self.editor.wrap_model_call(_Request(rest), handler)
+        return [system, *sent]
+
+
+@attrs.frozen
+class _Request:
+    """The part of LangChain's ``ModelRequest`` that ``ContextEditingMiddleware`` uses."""
+
+    messages: list[Any]
+
+    def override(self, messages: list[Any]) -> _Request:
+        return _Request(messages)
 
 
 # -- Strands ----------------------------------------------------------------------------

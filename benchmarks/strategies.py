@@ -11,12 +11,13 @@ from typing import Any
 import attrs
 
 from benchmarks.session import SYSTEM_PROMPT, Event
-from timeline import CompactionPolicy, TiktokenCounter, Timeline, blocks
+from timeline import ClearingPolicy, CompactionPolicy, TiktokenCounter, Timeline, blocks
 from timeline.tokens import CounterBackend
 from timeline.tokens.payload import payload_tokens
 
-Part = tuple[str, str, str, str, bool]
-"""(role, kind, text, call_id, breakpoint): kind is text, tool_use or tool_result."""
+Part = tuple[str, str, str, str, bool | str]
+"""(role, kind, text, call_id, breakpoint): kind is text, tool_use or tool_result; the
+breakpoint is False, True (a ``cache_control`` naming no TTL) or its TTL ("5m", "1h")."""
 
 
 class CountingTokenizer:
@@ -52,13 +53,23 @@ class Ours:
     payload_max: int = 0
     check_payloads: bool = True
     """Off in the memory benchmark: the checks' memo of payload texts is harness state."""
+    clearing: ClearingPolicy | None = None
+    """The clearing tier (None: summarize only, the library's default)."""
+    summarizer: Any = None
+    cache_ttl: Any = None
+    """``to_anthropic(cache_ttl=...)`` of every request (None: no ttl named, 5 minutes)."""
+    side: list[tuple[int, list[Part]]] = attrs.field(factory=list)
+    """Summary requests a model-backed summarizer sent (:meth:`note_side`), each with the
+    index of the request they came before."""
+    _requests: int = 0
     _payload_counter: Any = attrs.field(factory=lambda: _MemoCounter(TiktokenCounter()))
 
     def __attrs_post_init__(self) -> None:
         self.tl = Timeline(
             "bench",
-            policy=CompactionPolicy(max_tokens=self.budget),
+            policy=CompactionPolicy(max_tokens=self.budget, clearing=self.clearing),
             token_counter=TiktokenCounter(backend=self.counter_backend),
+            summarizer=self.summarizer,
         )
 
     def add(self, e: Event) -> None:
@@ -76,13 +87,18 @@ class Ours:
     def request(self) -> list[Part]:
         start = time.perf_counter()
         view = self.tl.render(SYSTEM_PROMPT)
-        payload = view.to_anthropic() if self.with_payload else None
+        payload = view.to_anthropic(cache_ttl=self.cache_ttl) if self.with_payload else None
         self.times.append(time.perf_counter() - start)
         if payload is None:
-            payload = view.to_anthropic()
+            payload = view.to_anthropic(cache_ttl=self.cache_ttl)
         if self.check_payloads:
             self._check_payloads(view, payload)
+        self._requests += 1
         return anthropic_parts(payload)
+
+    def note_side(self, request: dict[str, Any]) -> None:
+        """A summary request in Anthropic's form, sent before the current request."""
+        self.side.append((self._requests, anthropic_parts(request)))
 
     def _check_payloads(self, view: Any, anthropic: dict[str, Any]) -> None:
         """Count every format's payload text with the library's own rule (untimed): the
@@ -124,10 +140,10 @@ class _MemoCounter:
 def anthropic_parts(payload: dict[str, Any]) -> list[Part]:
     parts: list[Part] = []
     for s in payload.get("system", []):
-        parts.append(("system", "text", s["text"], "", "cache_control" in s))
+        parts.append(("system", "text", s["text"], "", _breakpoint(s)))
     for m in payload["messages"]:
         for p in m["content"]:
-            bp = "cache_control" in p
+            bp = _breakpoint(p)
             if p["type"] == "tool_use":
                 text = p["name"] + " " + json.dumps(p["input"], sort_keys=True)
                 parts.append((m["role"], "tool_use", text, p["id"], bp))
@@ -136,3 +152,10 @@ def anthropic_parts(payload: dict[str, Any]) -> list[Part]:
             else:
                 parts.append((m["role"], "text", p.get("text", ""), "", bp))
     return parts
+
+
+def _breakpoint(part: dict[str, Any]) -> bool | str:
+    control = part.get("cache_control")
+    if control is None:
+        return False
+    return str(control.get("ttl", "")) or True

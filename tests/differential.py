@@ -26,7 +26,7 @@ from timeline.model.block import Block
 
 T = TypeVar("T")
 
-FORMATS: Final = ("anthropic", "openai", "responses", "text", "document")
+FORMATS: Final = ("anthropic", "openai", "responses", "text", "document", "anthropic_1h", "keyed")
 """The five payloads of a render, by the name :func:`payload` takes."""
 
 KNOWN: Final[frozenset[str]] = frozenset()
@@ -112,13 +112,16 @@ def observe(tl: Timeline) -> dict[str, Any]:
 
 
 def payload(view: RenderedContext, fmt: str) -> Outcome:
-    """One of the five payloads of ``view`` (a payload may refuse: nothing to send)."""
+    """One of the payloads of ``view`` (the five formats, an Anthropic one with 1h TTLs and
+    a Responses one with its cache key; a payload may refuse: nothing to send)."""
     build: Callable[[], Any] = {
         "anthropic": view.to_anthropic,
         "openai": view.to_openai,
         "responses": view.to_openai_responses,
         "text": view.to_text,
         "document": view.to_document,
+        "anthropic_1h": lambda: view.to_anthropic(cache_ttl={"system": "1h", "messages": "1h"}),
+        "keyed": lambda: view.to_openai_responses(prompt_cache_key=True),
     }[fmt]
     return attempt(build)
 

@@ -7,18 +7,20 @@ drawn value so that hypothesis prints a failing case's steps readably.
 
 from __future__ import annotations
 
+import hashlib
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 import attrs
+import msgspec
 
-from timeline import CompactionPolicy, HeuristicCounter, TiktokenCounter
+from timeline import CacheWarmSummarizer, CompactionPolicy, HeuristicCounter, TiktokenCounter
 from timeline.compaction.summarizers.base import SummaryRequest
 from timeline.model.block import Block
 from timeline.summarizers import TruncateSummarizer
 
 CounterKind = Literal["tiktoken", "heuristic", "count_only"]
-SummarizerKind = Literal["inventory", "truncate", "prose"]
+SummarizerKind = Literal["inventory", "truncate", "prose", "cache_warm"]
 
 
 class ManualClock:
@@ -60,6 +62,14 @@ class ProseSummarizer:
         return f"{head}The {request.kind} covered {len(request.blocks)} blocks: {words[:400]}"
 
 
+def cache_warm_digest(request: dict[str, Any]) -> str:
+    """A model stand-in for the cache-warm summarizer: its summary depends on every byte
+    of the request (the prompt as last sent), so engines that hand summarizers different
+    prompts write different summaries."""
+    data = msgspec.json.encode(request, order="sorted")
+    return f"Summary of a {len(data)}-byte request {hashlib.sha256(data).hexdigest()[:16]}."
+
+
 def prefixed_ids(kind: str, seq: int) -> str:
     """An id factory other than the default one (ids with a dash and a longer prefix)."""
     return f"{kind}-{seq:03d}"
@@ -88,6 +98,7 @@ class Setup:
             "inventory": None,
             "truncate": TruncateSummarizer(),
             "prose": ProseSummarizer(),
+            "cache_warm": CacheWarmSummarizer(cache_warm_digest),
         }[self.summarizer]
         kw: dict[str, Any] = {
             "policy": self.policy,

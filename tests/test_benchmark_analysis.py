@@ -7,7 +7,8 @@ import string
 from pathlib import Path
 from typing import Any
 
-from benchmarks.__main__ import _figures
+from benchmarks import tiers
+from benchmarks.__main__ import _figures, _tier_figures
 
 ANALYSIS = Path(__file__).parent.parent / "benchmarks" / "ANALYSIS.md"
 
@@ -33,14 +34,36 @@ def fake_run() -> dict[str, Any]:
     }
 
 
+def fake_tiers() -> dict[str, Any]:
+    def row(name: str, cost: float, visible: float, cached: float = 0.0) -> dict[str, Any]:
+        return {
+            "name": name,
+            "total_cost_per_request": cost,
+            "user_visible": visible,
+            "summary_cached": cached,
+        }
+
+    return {
+        "rows": [
+            row(tiers.SUMMARIZE_ONLY, 4_000.0, 8.0),
+            row(tiers.TIERED, 3_000.0, 20.0),
+            row("ours, tiered + CacheWarmSummarizer", 3_100.0, 18.0, 0.9),
+            row(tiers.PEER, 5_000.0, 8.0),
+            row(tiers.STACKED, 4_500.0, 8.0),
+        ]
+    }
+
+
 def test_analysis_is_filled_from_the_run() -> None:
     """Every placeholder of ANALYSIS.md has a figure, and the text quotes the run's."""
     template = ANALYSIS.read_text()
     fields = {f for _, f, _, _ in string.Formatter().parse(template) if f}
     goals = ["| render p95 | 0.25x | met |", "| payload | 0 over | missed |"]
-    figures = _figures(fake_run(), goals)
+    figures = {**_figures(fake_run(), goals), **_tier_figures(fake_tiers())}
     assert fields == set(figures)
     text = template.format_map(figures)
     assert "1 of 2 goals are met in this run" in text
     assert "our p95 0.25x" in text and "0 of our requests over budget" in text
     assert "within 1.50x (1.00 → 1.50 MiB) from 150 to 600 turns" in text
+    assert "costs 0.60x of SummarizationMiddleware's input" in text
+    assert "keeps 2.50x as many of the user's own" in text and "90% served" in text

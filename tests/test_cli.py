@@ -281,6 +281,57 @@ def test_compact_then_render_starts_with_the_summary(tmp_path: Path) -> None:
     assert text.startswith("[SYSTEM]\nYou are a helpful coding agent.\n\n[CONVERSATION SUMMARY]")
 
 
+def tool_heavy_messages(reads: int) -> list[dict[str, Any]]:
+    """A chat where the agent reads ``reads`` files of 2,000 characters each."""
+    calls = [
+        {
+            "id": f"call_{i}",
+            "type": "function",
+            "function": {"name": "read_file", "arguments": f'{{"path": "m{i}.py"}}'},
+        }
+        for i in range(reads)
+    ]
+    results = [
+        {"role": "tool", "tool_call_id": f"call_{i}", "content": f"# m{i}\n" + "x" * 2_000}
+        for i in range(reads)
+    ]
+    return [
+        {"role": "user", "content": "Read the modules."},
+        {"role": "assistant", "content": None, "tool_calls": calls},
+        *results,
+        {"role": "assistant", "content": "Read them all."},
+    ]
+
+
+def test_compact_clear_clears_old_tool_results_first(tmp_path: Path) -> None:
+    """compact --clear runs the clearing tier first: old tool results become placeholders
+    and, as that is enough, no summary is made; the output names the tier."""
+    src = tmp_path / "chat.json"
+    src.write_text(json.dumps(tool_heavy_messages(6)))
+    db = tmp_path / "t.db"
+    assert import_file(src, "openai", db, "c1").returncode == 0
+    out = cli("compact", "c1", "--db", str(db), "--clear", "--max-tokens", "8000", "--json")
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert (result["tier"], result["cleared_blocks"], result["summary_path"]) == ("clear", 3, None)
+    assert result["tokens_before"] - result["tokens_after"] == result["cleared_tokens"] > 0
+    text = cli("render", "c1", "--db", str(db), "--format", "text").stdout
+    assert text.count("[cleared: read_file(path=") == 3
+    assert not text.startswith("[CONVERSATION SUMMARY]")
+
+
+def test_compact_clear_says_what_it_cleared(tmp_path: Path) -> None:
+    """Without --json, one line: what was cleared, the tokens before and after, the tier."""
+    src = tmp_path / "chat.json"
+    src.write_text(json.dumps(tool_heavy_messages(6)))
+    db = tmp_path / "t.db"
+    assert import_file(src, "openai", db, "c1").returncode == 0
+    out = cli("compact", "c1", "--db", str(db), "--clear", "--max-tokens", "8000")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("cleared 3 blocks (")
+    assert "(tier clear, version 2)" in out.stdout
+
+
 def test_usage_errors_exit_2(tmp_path: Path) -> None:
     """Missing arguments or unknown commands are usage errors (exit 2)."""
     assert cli("render").returncode == 2

@@ -21,7 +21,14 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 from samples import PNG_1x1
 
-from timeline import Block, CompactionPolicy, TimelineSnapshot, blocks
+from timeline import (
+    Block,
+    ClearingPolicy,
+    CompactionPolicy,
+    NativeCompaction,
+    TimelineSnapshot,
+    blocks,
+)
 from timeline.model.block import CONV_RANGE_SUMMARY, PLAN_LATEST
 from timeline.model.block_types import block_type
 from timeline.model.reasoning import anthropic_thinking, openai_reasoning
@@ -44,7 +51,27 @@ raw_texts = st.one_of(
 )
 texts = raw_texts.map(Shown)
 systems = long_text(*SYSTEMS).map(Shown)
-tool_names = st.sampled_from(("read_file", "bash", "web-search", "functions.fs_read", "my tool"))
+tool_names = st.sampled_from(
+    ("read_file", "write_file", "bash", "web-search", "functions.fs_read", "my tool")
+)
+
+
+@st.composite
+def clearings(draw: st.DrawFn) -> ClearingPolicy:
+    """A clearing tier (#26): every setting drawn, small bars so that it runs."""
+    return ClearingPolicy(
+        keep_tool_results=draw(st.integers(0, 3)),
+        clear_at_least_tokens=draw(st.none() | st.sampled_from((0, 200, 2_000))),
+        exclude_tools=draw(st.sampled_from(((), ("bash",), ("read_file", "my tool")))),
+        clear_tool_inputs=draw(st.booleans()),
+        dedupe_reads=draw(st.booleans()),
+        clear_thinking=draw(st.booleans()),
+        summary_keep_ratio=draw(st.none() | st.sampled_from((0.3, 0.5))),
+    )
+
+
+def native_compaction(provider: Any) -> NativeCompaction:
+    return NativeCompaction(provider=provider)
 
 
 @st.composite
@@ -57,11 +84,13 @@ def setups(draw: st.DrawFn) -> Setup:
         keep_recent_turns=draw(st.integers(0, 3)),
         cache_ttl_seconds=ttl,
         enabled=draw(st.booleans()) or draw(st.booleans()),  # mostly enabled
+        clearing=draw(st.none() | clearings()),
+        native=draw(st.none() | st.sampled_from(("anthropic", "responses")).map(native_compaction)),
     )
     return Setup(
         policy=policy,
         counter=draw(st.sampled_from(("heuristic", "tiktoken", "count_only"))),
-        summarizer=draw(st.sampled_from(("inventory", "truncate", "prose"))),
+        summarizer=draw(st.sampled_from(("inventory", "truncate", "prose", "cache_warm"))),
         prefixed_ids=draw(st.booleans()),
         estimate_every_step=draw(st.booleans()),
     )
@@ -80,7 +109,7 @@ def reasoning_block(kind: int, n: int) -> Block:
 def raw_plain_blocks(draw: st.DrawFn) -> Block:
     """A block that needs no earlier block (everything but tool results)."""
     kinds = ("prompt", "answer", "note", "plan", "custom", "file", "think", "item", "ref")
-    kind = draw(st.sampled_from(kinds))
+    kind = draw(st.sampled_from((*kinds, "compaction")))
     text = draw(raw_texts)
     if kind == "prompt":
         return blocks.user_prompt(text)
@@ -99,6 +128,10 @@ def raw_plain_blocks(draw: st.DrawFn) -> Block:
         return open_samples.opaque(sample, draw(st.integers(0, 99)))[0]
     if kind == "ref":  # an image or document by URL or file id
         return open_samples.media(draw(st.integers(0, open_samples.MEDIA_KINDS - 1)), len(text))
+    if kind == "compaction":  # a provider's compaction (#26 item 5: native mode records it)
+        if draw(st.booleans()):
+            return blocks.anthropic_compaction({"type": "compaction", "content": text or None})
+        return blocks.openai_compaction({"type": "compaction", "encrypted_content": "gAAA"})
     mime, data = draw(
         st.sampled_from((("image/png", PNG_1x1), ("application/pdf", PDF), ("text/csv", None)))
     )
@@ -115,7 +148,8 @@ def tool_calls(draw: st.DrawFn, n: int) -> list[Block]:
     for i in range(n):
         pattern = draw(ids)
         call_id = None if pattern is None else pattern.format(draw(st.integers(0, 10**6)) + i)
-        out.append(blocks.tool_call(draw(tool_names), {"i": i}, call_id=call_id))
+        params = {"i": i, "path": draw(st.sampled_from(("a.py", "b.py", "c.py")))}
+        out.append(blocks.tool_call(draw(tool_names), params, call_id=call_id))
     return out
 
 

@@ -10,6 +10,7 @@ import timeline
 
 PUBLIC_NAMES = frozenset(
     {
+        "AsyncCacheWarmSummarizer",
         "AsyncIndexStore",
         "AsyncLLMSummarizer",
         "AsyncSummarizerError",
@@ -17,7 +18,9 @@ PUBLIC_NAMES = frozenset(
         "Block",
         "BlockTypeSpec",
         "BudgetError",
+        "CacheWarmSummarizer",
         "CheckpointInfo",
+        "ClearingPolicy",
         "CodecError",
         "CompactionDigest",
         "CompactionPolicy",
@@ -33,6 +36,7 @@ PUBLIC_NAMES = frozenset(
         "InvalidBlockError",
         "InventorySummarizer",
         "LLMSummarizer",
+        "NativeCompaction",
         "NoBudgetWarning",
         "NotFoundError",
         "OrphanToolResultError",

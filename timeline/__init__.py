@@ -5,11 +5,15 @@ Import is cheap: no tokenizer is loaded and nothing is opened until used.
 
 from timeline import blocks
 from timeline.compaction import CompactionStats
+from timeline.compaction.clearing import ClearingPolicy
 from timeline.compaction.digest import CompactionDigest
+from timeline.compaction.native import NativeCompaction
 from timeline.compaction.policy import CompactionPolicy, NoBudgetWarning, context_window_for
 from timeline.compaction.summarizers import (
+    AsyncCacheWarmSummarizer,
     AsyncLLMSummarizer,
     AsyncSummarizer,
+    CacheWarmSummarizer,
     InventorySummarizer,
     LLMSummarizer,
     SlidingWindowSummarizer,
@@ -56,6 +60,7 @@ from timeline.render.context import RenderedContext
 from timeline.tokens import HeuristicCounter, TiktokenCounter, TokenCounter, warm_up
 
 __all__ = [
+    "AsyncCacheWarmSummarizer",
     "AsyncIndexStore",
     "AsyncLLMSummarizer",
     "AsyncSummarizer",
@@ -63,7 +68,9 @@ __all__ = [
     "Block",
     "BlockTypeSpec",
     "BudgetError",
+    "CacheWarmSummarizer",
     "CheckpointInfo",
+    "ClearingPolicy",
     "CodecError",
     "CompactionDigest",
     "CompactionPolicy",
@@ -79,6 +86,7 @@ __all__ = [
     "InvalidBlockError",
     "InventorySummarizer",
     "LLMSummarizer",
+    "NativeCompaction",
     "NoBudgetWarning",
     "NotFoundError",
     "OrphanToolResultError",

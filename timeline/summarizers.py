@@ -1,8 +1,10 @@
 """Summarizers (public path; they live in :mod:`timeline.compaction.summarizers`)."""
 
 from timeline.compaction.summarizers import (
+    AsyncCacheWarmSummarizer,
     AsyncLLMSummarizer,
     AsyncSummarizer,
+    CacheWarmSummarizer,
     InventorySummarizer,
     LLMSummarizer,
     SlidingWindowSummarizer,
@@ -13,8 +15,10 @@ from timeline.compaction.summarizers import (
 )
 
 __all__ = [
+    "AsyncCacheWarmSummarizer",
     "AsyncLLMSummarizer",
     "AsyncSummarizer",
+    "CacheWarmSummarizer",
     "InventorySummarizer",
     "LLMSummarizer",
     "SlidingWindowSummarizer",

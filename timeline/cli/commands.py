@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from timeline.cli.importing import cmd_import
@@ -54,13 +55,13 @@ def cmd_render(args: argparse.Namespace) -> int:
     if args.format == "text":
         print(printable(view.to_text(), lines=True))
         return 0
-    payload: Any = {
+    build: dict[str, Callable[[], Any]] = {  # to_openai* are overloaded: typed here
         "anthropic": view.to_anthropic,
         "openai": view.to_openai,
         "responses": view.to_openai_responses,
         "document": view.to_document,
-    }[args.format]()
-    emit_json(payload)
+    }
+    emit_json(build[args.format]())
     return 0
 
 
@@ -198,6 +199,9 @@ def cmd_compact(args: argparse.Namespace) -> int:
         "tokens_after": stats.tokens_after if stats else None,
         "summary_path": stats.summary_path if stats else None,
         "covered_turns": len(stats.covered_turn_ids) if stats else 0,
+        "tier": stats.tier if done and stats else None,
+        "cleared_blocks": stats.cleared_blocks if stats else 0,
+        "cleared_tokens": stats.cleared_tokens if stats else 0,
     }
     if args.json:
         emit_json(result)
@@ -206,9 +210,25 @@ def cmd_compact(args: argparse.Namespace) -> int:
     elif stats.skipped is not None:
         print(f"not compacted ({printable(stats.skipped)}): nothing changed")
     else:
-        print(
-            f"compacted {plural(stats.compacted_blocks, 'block')}: {stats.tokens_before:,} -> "
-            f"{stats.tokens_after or 0:,} tokens, summary at {printable(stats.summary_path or '')} "
-            f"(version {version})"
-        )
+        print(_compacted_line(stats, version))
     return 0
+
+
+def _compacted_line(stats: Any, version: int) -> str:
+    """What ``compact`` did, in one line: the tier, what clearing freed, the summary."""
+    cleared = (
+        f"cleared {plural(stats.cleared_blocks, 'block')} ({stats.cleared_tokens:,} tokens)"
+        if stats.cleared_blocks
+        else ""
+    )
+    if stats.tier == "clear":
+        what = cleared
+    else:
+        what = f"compacted {plural(stats.compacted_blocks, 'block')}"
+        what = f"{cleared}, then {what}" if cleared else what
+    path = stats.summary_path
+    where = "" if path is None else f", summary at {printable(path)}"
+    return (
+        f"{what}: {stats.tokens_before:,} -> {stats.tokens_after or 0:,} tokens{where} "
+        f"(tier {stats.tier}, version {version})"
+    )

@@ -239,6 +239,12 @@ def _add_compact(sub: Subparsers) -> None:
         metavar="TOKENS",
         help="tokens of recent blocks to keep verbatim (needed without --max-tokens)",
     )
+    c.add_argument(
+        "--clear",
+        action="store_true",
+        help="clear old tool results first (ClearingPolicy defaults); summarize only when "
+        "that is not enough",
+    )
     _json_flag(c, "what the compaction did")
     c.set_defaults(func=cmd_compact)
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import attrs
 
+from timeline.compaction.clearing import ClearingPolicy
 from timeline.compaction.policy import CompactionPolicy
 from timeline.core.timeline import Timeline
 from timeline.model.errors import (
@@ -93,6 +94,8 @@ def load(args: argparse.Namespace, store: Any) -> Loaded:
     state = found[1].state
     budget = args.max_tokens if args.max_tokens is not None else state.budget
     policy = _policy(budget, state.trigger_ratio)
+    if getattr(args, "clear", False):  # compact --clear: the clearing tier first
+        policy = attrs.evolve(policy, clearing=ClearingPolicy())
     tl = Timeline.load(store, args.conversation, policy=policy)
     system = read_system(args.system) if args.system is not None else state.system or ""
     return Loaded(tl, system)

@@ -4,6 +4,8 @@ The v2 algorithm with DESIGN §5's rules made exact. The modules:
 
 * :mod:`~timeline.compaction.stats`: what a compaction did (:class:`CompactionStats`) and
   where it cuts (:class:`CutPlan`);
+* :mod:`~timeline.compaction.clearing`: the clearing tier run before a summary (what is
+  eligible and the placeholder each block shows);
 * :mod:`~timeline.compaction.cuts`: valid cuts and the cut planner;
 * :mod:`~timeline.compaction.requests`: the digest and the summary requests of a cut;
 * :mod:`~timeline.compaction.run`: running a summarizer with its timeout and fallback;
@@ -16,13 +18,14 @@ from __future__ import annotations
 from timeline.compaction.cuts import cut_boundary, plan_cut, valid_cuts
 from timeline.compaction.requests import SummaryPlan, requests_for
 from timeline.compaction.run import summarize_async, summarize_sync
-from timeline.compaction.stats import CompactionReason, CompactionStats, CutPlan
+from timeline.compaction.stats import CompactionReason, CompactionStats, CompactionTier, CutPlan
 from timeline.compaction.summary_text import SPLIT_TURN_HEADING
 
 __all__ = [
     "SPLIT_TURN_HEADING",
     "CompactionReason",
     "CompactionStats",
+    "CompactionTier",
     "CutPlan",
     "SummaryPlan",
     "cut_boundary",

@@ -1,7 +1,8 @@
 """Where a compaction may cut and where it does: valid cuts and the cut planner.
 
 * the region after the latest summary is what can be compacted;
-* keep ``keep_ratio * (budget - system)`` tokens (``emergency_keep_ratio`` when forced),
+* keep ``keep_ratio * (budget - system)`` tokens (``emergency_keep_ratio`` when forced;
+  the clearing tier's ``summary_keep_ratio`` when it has one),
   raised to cover the last ``keep_recent_turns`` turns only when they fit;
 * a cut is never a tool result or a summary and never separates a tool call from any of
   its results (parallel and still-pending calls included);
@@ -157,7 +158,9 @@ def _keep_target(
     else:
         # the kept share includes the summary that will sit in front of it, so a
         # compaction leaves the prompt near keep_ratio of the budget (not keep + summary)
-        keep = max(policy.keep_ratio * context_budget - summary_reserve, 0.25 * context_budget)
+        keep = max(
+            policy.summary_keep_ratio * context_budget - summary_reserve, 0.25 * context_budget
+        )
         if policy.keep_recent_turns:
             recent = kept(_recent_turn_start(blocks, start, policy.keep_recent_turns))
             if fixed_tokens + summary_reserve + recent <= policy.trigger_ratio * budget:

@@ -13,6 +13,20 @@ from typing import Any, Final, Literal
 import attrs
 import cattrs
 
+from timeline.compaction.clearing import ClearingPolicy
+from timeline.compaction.native import NativeCompaction, NativeProvider
+from timeline.compaction.validators import (
+    bool_type,
+    failure_policy,
+    non_negative,
+    opt_seconds,
+    opt_str,
+    opt_str_map,
+    positive_float,
+    positive_or_none,
+    ratio,
+    ratio_incl,
+)
 from timeline.model.errors import PolicyError
 
 __all__ = [
@@ -71,78 +85,18 @@ def context_window_for(model: str) -> int | None:
     return None if best is None else MODEL_CONTEXT_WINDOWS[best]
 
 
-def _int_type(name: str, value: Any) -> None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise PolicyError(f"{name}: must be an int, got {type(value).__name__} {value!r}")
+def _clearing_type(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if value is not None and not isinstance(value, ClearingPolicy):
+        raise PolicyError(
+            f"{attribute.name}: must be a ClearingPolicy or None, got {type(value).__name__}"
+        )
 
 
-def _float_type(name: str, value: Any) -> None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise PolicyError(f"{name}: must be a number, got {type(value).__name__} {value!r}")
-
-
-def _bool_type(_: Any, attribute: attrs.Attribute[bool], value: Any) -> None:
-    if not isinstance(value, bool):
-        raise PolicyError(f"{attribute.name}: must be a bool, got {type(value).__name__}")
-
-
-def _opt_str(_: Any, attribute: attrs.Attribute[str | None], value: Any) -> None:
-    if value is not None and not isinstance(value, str):
-        raise PolicyError(f"{attribute.name}: must be a str or None, got {type(value).__name__}")
-
-
-def _opt_seconds(_: Any, attribute: attrs.Attribute[float | None], value: Any) -> None:
-    if value is None:
-        return
-    _float_type(attribute.name, value)
-    if not 0 < value < float("inf"):
-        raise PolicyError(f"{attribute.name}: must be a positive number, got {value!r}")
-
-
-def _opt_str_map(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-    if value is None:
-        return
-    if not isinstance(value, Mapping) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
-    ):
-        raise PolicyError(f"{attribute.name}: must be a mapping of str to str")
-
-
-def _ratio(_: Any, attribute: attrs.Attribute[float], value: float) -> None:
-    _float_type(attribute.name, value)
-    if not 0.0 < value < 1.0:
-        raise PolicyError(f"{attribute.name}: must be in (0, 1), got {value!r}")
-
-
-def _ratio_incl(_: Any, attribute: attrs.Attribute[float], value: float) -> None:
-    _float_type(attribute.name, value)
-    if not 0.0 < value <= 1.0:
-        raise PolicyError(f"{attribute.name}: must be in (0, 1], got {value!r}")
-
-
-def _positive_or_none(_: Any, attribute: attrs.Attribute[int | None], value: int | None) -> None:
-    if value is not None:
-        _int_type(attribute.name, value)
-    if value is not None and value <= 0:
-        raise PolicyError(f"{attribute.name}: must be a positive integer, got {value!r}")
-
-
-def _positive_float(_: Any, attribute: attrs.Attribute[float | None], value: float | None) -> None:
-    if value is not None:
-        _float_type(attribute.name, value)
-    if value is not None and not value > 0:
-        raise PolicyError(f"{attribute.name}: must be a positive number, got {value!r}")
-
-
-def _failure_policy(_: Any, attribute: attrs.Attribute[str], value: str) -> None:
-    if value not in ("fallback", "skip"):
-        raise PolicyError(f"{attribute.name}: must be 'fallback' or 'skip', got {value!r}")
-
-
-def _non_negative(_: Any, attribute: attrs.Attribute[int], value: int) -> None:
-    _int_type(attribute.name, value)
-    if value < 0:
-        raise PolicyError(f"{attribute.name}: must be >= 0, got {value!r}")
+def _native_type(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if value is not None and not isinstance(value, NativeCompaction):
+        raise PolicyError(
+            f"{attribute.name}: must be a NativeCompaction or None, got {type(value).__name__}"
+        )
 
 
 @attrs.frozen(kw_only=True)
@@ -155,35 +109,37 @@ class CompactionPolicy:
     ``emergency_keep_ratio`` is the keep used by ``force_sanitize`` (seed 004: 1/5).
     """
 
-    max_tokens: int | None = attrs.field(default=None, validator=_positive_or_none)
-    context_window: int | None = attrs.field(default=None, validator=_positive_or_none)
-    reserve_tokens: int = attrs.field(default=16_384, validator=_non_negative)
-    model: str | None = attrs.field(default=None, validator=_opt_str)
-    enabled: bool = attrs.field(default=True, validator=_bool_type)
-    trigger_ratio: float = attrs.field(default=0.9, validator=_ratio_incl)
-    keep_ratio: float = attrs.field(default=0.7, validator=_ratio)
-    keep_recent_turns: int = attrs.field(default=6, validator=_non_negative)
-    min_split_prefix_blocks: int = attrs.field(default=3, validator=_non_negative)
-    max_blocks: int | None = attrs.field(default=None, validator=_positive_or_none)
-    preserve_recent_blocks: int = attrs.field(default=0, validator=_non_negative)
-    emergency_keep_ratio: float = attrs.field(default=0.2, validator=_ratio)
-    summary_max_tokens: int | None = attrs.field(default=None, validator=_positive_or_none)
-    user_prompt_cap_chars: int = attrs.field(default=600, validator=_non_negative)
-    max_user_requests: int = attrs.field(default=60, validator=_non_negative)
-    focus_instructions: str | None = attrs.field(default=None, validator=_opt_str)
-    summary_timeout_seconds: float | None = attrs.field(default=None, validator=_opt_seconds)
-    tool_classification: Mapping[str, str] | None = attrs.field(
-        default=None, validator=_opt_str_map
-    )
-    keep_recent_tokens: int | None = attrs.field(default=None, validator=_positive_or_none)
+    max_tokens: int | None = attrs.field(default=None, validator=positive_or_none)
+    context_window: int | None = attrs.field(default=None, validator=positive_or_none)
+    reserve_tokens: int = attrs.field(default=16_384, validator=non_negative)
+    model: str | None = attrs.field(default=None, validator=opt_str)
+    enabled: bool = attrs.field(default=True, validator=bool_type)
+    trigger_ratio: float = attrs.field(default=0.9, validator=ratio_incl)
+    keep_ratio: float = attrs.field(default=0.7, validator=ratio)
+    keep_recent_turns: int = attrs.field(default=6, validator=non_negative)
+    min_split_prefix_blocks: int = attrs.field(default=3, validator=non_negative)
+    max_blocks: int | None = attrs.field(default=None, validator=positive_or_none)
+    preserve_recent_blocks: int = attrs.field(default=0, validator=non_negative)
+    emergency_keep_ratio: float = attrs.field(default=0.2, validator=ratio)
+    summary_max_tokens: int | None = attrs.field(default=None, validator=positive_or_none)
+    user_prompt_cap_chars: int = attrs.field(default=600, validator=non_negative)
+    max_user_requests: int = attrs.field(default=60, validator=non_negative)
+    focus_instructions: str | None = attrs.field(default=None, validator=opt_str)
+    summary_timeout_seconds: float | None = attrs.field(default=None, validator=opt_seconds)
+    tool_classification: Mapping[str, str] | None = attrs.field(default=None, validator=opt_str_map)
+    keep_recent_tokens: int | None = attrs.field(default=None, validator=positive_or_none)
     """Seed 000: tokens of recent context kept verbatim (instead of ``keep_ratio``)."""
-    cache_ttl_seconds: float | None = attrs.field(default=None, validator=_positive_float)
+    cache_ttl_seconds: float | None = attrs.field(default=None, validator=positive_float)
     """Tool results older than this (outside the recent turns) are pruned before a summary."""
-    on_summary_failure: OnSummaryFailure = attrs.field(
-        default="fallback", validator=_failure_policy
-    )
+    on_summary_failure: OnSummaryFailure = attrs.field(default="fallback", validator=failure_policy)
     """A failed summarizer: ``"fallback"`` to the inventory summary, or ``"skip"`` the
     compaction (upstream v2)."""
+    clearing: ClearingPolicy | None = attrs.field(default=None, validator=_clearing_type)
+    """The clearing tier run before a summary (None: summarize only)."""
+    native: NativeCompaction | None = attrs.field(default=None, validator=_native_type)
+    """Provider-native compaction (None: the library compacts): the provider compacts at
+    its trigger and its compaction block becomes the summary; the library compacts on its
+    own only past the budget (:mod:`timeline.compaction.native`)."""
 
     def __attrs_post_init__(self) -> None:
         if self.keep_ratio >= self.trigger_ratio:
@@ -199,6 +155,13 @@ class CompactionPolicy:
             raise PolicyError(
                 f"reserve_tokens: must be below context_window ({self.context_window}), "
                 f"got {self.reserve_tokens}"
+            )
+        clearing = self.clearing
+        summary_keep = clearing.summary_keep_ratio if clearing is not None else None
+        if summary_keep is not None and summary_keep >= self.trigger_ratio:
+            raise PolicyError(
+                f"clearing.summary_keep_ratio: must be below trigger_ratio "
+                f"({self.trigger_ratio}), got {summary_keep}"
             )
         budget = self.budget
         keep = self.keep_recent_tokens
@@ -223,6 +186,22 @@ class CompactionPolicy:
     def active(self) -> bool:
         """Compaction can run: enabled and a budget is known."""
         return self.enabled and self.budget is not None
+
+    @property
+    def summary_keep_ratio(self) -> float:
+        """The share of the budget a summary keeps verbatim: ``keep_ratio``, or the
+        clearing tier's lower ``summary_keep_ratio`` when it has one."""
+        clearing = self.clearing
+        if clearing is not None and clearing.summary_keep_ratio is not None:
+            return clearing.summary_keep_ratio
+        return self.keep_ratio
+
+    def native_params(self) -> dict[str, Any]:
+        """The request's keyword arguments asking the provider to compact (``{}``: the
+        policy has no native mode). See :meth:`NativeCompaction.params`."""
+        if self.native is None:
+            return {}
+        return self.native.params(self.budget, self.trigger_ratio)
 
     def summary_budget(self) -> int:
         """Tokens a summary may take: the policy's cap, else 10% of the budget."""
@@ -297,7 +276,7 @@ def _reformat(message: str) -> str:
         return message
     where = where.removeprefix("$.")
     field, sep, rest = what.partition(": ")
-    if sep and field.isidentifier():
+    if sep and all(part.isidentifier() for part in field.split(".")):
         if not where.endswith(f".{field}"):
             where = f"{where}.{field}"
         what = rest
@@ -329,6 +308,19 @@ def _structure_str(value: Any, _: type) -> str:
     return value
 
 
+def _structure_names(value: Any, _: type) -> tuple[str, ...]:
+    if isinstance(value, str) or not isinstance(value, list | tuple):
+        raise TypeError(f"expected a list of strings, got {type(value).__name__}")
+    if not all(isinstance(v, str) for v in value):
+        raise TypeError("expected a list of strings")
+    return tuple(value)
+
+
+_converter.register_structure_hook_func(lambda t: t == tuple[str, ...], _structure_names)
+_converter.register_structure_hook_func(
+    lambda t: t == NativeProvider,
+    lambda value, _: value,  # the field's validator names it
+)
 _converter.register_structure_hook(int, _structure_number)
 _converter.register_structure_hook(float, _structure_number)
 _converter.register_structure_hook(bool, _structure_bool)

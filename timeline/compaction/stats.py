@@ -8,10 +8,14 @@ import attrs
 
 from timeline.model.block import Block
 
-__all__ = ["CompactionReason", "CompactionStats", "CutPlan"]
+__all__ = ["CompactionReason", "CompactionStats", "CompactionTier", "CutPlan"]
 
 
-CompactionReason = Literal["tokens", "blocks", "forced", "manual"]
+CompactionReason = Literal["tokens", "blocks", "forced", "manual", "native"]
+CompactionTier = Literal["clear", "summarize", "provider"]
+"""Which tier ran: ``clear`` (tool results cleared, no summary), ``summarize`` (a
+summary, after clearing when ``cleared_blocks`` says so), ``provider`` (the provider
+compacted: its compaction block became the summary)."""
 
 
 @attrs.frozen
@@ -39,12 +43,20 @@ class CompactionStats:
     pruned_blocks: int = 0
     """Tool results hidden by cache-TTL pruning before (or instead of) the summary."""
     skipped: str | None = None
-    """Why no summary was inserted although compaction ran (None when one was): the
-    summarizer failed under ``on_summary_failure="skip"``, TTL pruning was enough, or the
-    summary would not have made the prompt smaller (then the timeline is unchanged and
-    ``tokens_after == tokens_before``)."""
+    """Why no summary was inserted although a summary was due (None when one was, or
+    when the clear tier was enough): the summarizer failed under
+    ``on_summary_failure="skip"``, TTL pruning was enough, or the summary would not have
+    made the prompt smaller (then the timeline is unchanged and ``tokens_after ==
+    tokens_before``)."""
     mid_turn: int | None = None
     """n of ``[MID-TURN COMPACTION n]`` when the current turn itself was compacted."""
+    tier: CompactionTier = "summarize"
+    """The tier that ran (see :data:`CompactionTier`)."""
+    cleared_blocks: int = 0
+    """Blocks the clearing tier cleared in this compaction (tool results, inputs,
+    thinking)."""
+    cleared_tokens: int = 0
+    """Prompt tokens that clearing freed."""
 
     def as_dict(self) -> dict[str, object]:
         """Plain data for logs and events."""

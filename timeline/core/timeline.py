@@ -194,15 +194,22 @@ class Timeline:
         return self._set_hidden(paths, True, replacement_text)
 
     def unhide(self, paths: Iterable[str]) -> int:
-        """Show the blocks at ``paths`` again, as they were appended."""
+        """Show the blocks at ``paths`` again, as they were appended (blocks the clearing
+        tier cleared included)."""
         return self._set_hidden(paths, False, None)
 
     def _set_hidden(self, paths: Iterable[str], hidden: bool, replacement: str | None) -> int:
         replacement = clean_replacement(replacement)
         ledger = self._ledger
-        changed = with_hidden(ledger.blocks, self._known_paths(paths), hidden, replacement)
+        wanted = self._known_paths(paths)
+        changed = with_hidden(ledger.blocks, wanted, hidden, replacement)
         ledger.replace(changed)
-        return len(changed)
+        if hidden:
+            return len(changed)
+        cleared = ledger.state.cleared
+        shown = [i for i, b in enumerate(ledger.blocks) if b.path in wanted and b.id in cleared]
+        ledger.restore_content(ledger.blocks[i].id for i in shown)
+        return len(changed.keys() | shown)
 
     def pin(self, paths: Iterable[str]) -> None:
         """Pin the blocks at ``paths`` (kept visible after every compaction)."""

@@ -6,28 +6,32 @@ Each message is a pure function of its plan parts and the checkpoint set
 
 from __future__ import annotations
 
-from collections.abc import Sequence, Set
-from typing import Any, Final
+from collections.abc import Mapping, Sequence, Set
+from typing import Any, Final, Literal
 
 import msgspec
 
 from timeline.formats._parts import sendable
 from timeline.formats._plan import Message, Part, b64, plan_messages, result_items
 from timeline.model.block import Block
+from timeline.model.errors import PolicyError
 from timeline.model.media import media_ref
 from timeline.model.names import provider_call_id, provider_tool_name
 from timeline.model.native import native_item, native_provider
 from timeline.model.reasoning import reasoning_item
 
 __all__ = [
+    "CacheTTL",
+    "CacheTTLs",
     "anthropic_message",
     "anthropic_payload",
     "anthropic_source",
+    "breakpoint_ttls",
+    "cache_control",
     "mark_checkpoints",
     "to_anthropic",
 ]
 
-_CACHE = {"type": "ephemeral"}
 _CACHEABLE: Final = frozenset(
     {
         "text",
@@ -61,6 +65,15 @@ def anthropic_source(b: Block) -> dict[str, Any]:
     if ref.url is not None:
         return {"type": "url", "url": ref.url}
     return {"type": "file", "file_id": ref.file_id}
+
+
+CacheTTL = Literal["5m", "1h"]
+CacheTTLs = CacheTTL | Mapping[str, CacheTTL] | None
+"""``to_anthropic(cache_ttl=...)``: one TTL for every breakpoint, or one per role
+(``"system"``, ``"messages"``: the conversation's breakpoints but the last, ``"tail"``:
+the last one), or None (no ``ttl`` sent: the provider's 5 minutes)."""
+_RANK: Final = {None: 0, "5m": 0, "1h": 1}
+_ROLES: Final = frozenset({"system", "messages", "tail"})
 
 
 def _image(b: Block) -> dict[str, Any]:
@@ -135,6 +148,41 @@ def _part(part: Part) -> dict[str, Any]:
     return {"type": "text", "text": part.text}
 
 
+def cache_control(ttl: str | None = None) -> dict[str, Any]:
+    """A ``cache_control`` value (``ttl`` only when one is named)."""
+    return {"type": "ephemeral"} if ttl is None else {"type": "ephemeral", "ttl": ttl}
+
+
+def _requested(cache_ttl: CacheTTLs, role: str) -> str | None:
+    ttl = cache_ttl.get(role) if isinstance(cache_ttl, Mapping) else cache_ttl
+    if ttl not in _RANK:
+        raise PolicyError(f"cache_ttl: a TTL must be '5m' or '1h', got {ttl!r}")
+    return ttl
+
+
+def breakpoint_ttls(
+    cache_ttl: CacheTTLs, points: Sequence[int], system: bool
+) -> tuple[str | None, dict[int, str | None]]:
+    """The TTL of the system prompt's breakpoint (when ``system``) and of each checkpoint
+    in ``points``. Anthropic refuses a longer TTL after a shorter one, so a breakpoint
+    takes the longest TTL asked of itself or any later one (the later entry holds the
+    earlier prefix anyway)."""
+    if cache_ttl is not None and not isinstance(cache_ttl, str | Mapping):
+        raise PolicyError(f"cache_ttl: must be '5m', '1h' or a mapping, got {cache_ttl!r}")
+    if isinstance(cache_ttl, Mapping) and not set(cache_ttl) <= _ROLES:
+        unknown = sorted(set(cache_ttl) - _ROLES)[0]
+        raise PolicyError(f"cache_ttl: unknown breakpoint role {unknown!r}")
+    ordered = sorted(set(points))
+    roles = ["system"] if system else []
+    roles += ["messages"] * max(0, len(ordered) - 1) + ["tail"] * bool(ordered)
+    ttls = [_requested(cache_ttl, role) for role in roles]
+    for i in range(len(ttls) - 2, -1, -1):
+        if _RANK[ttls[i + 1]] > _RANK[ttls[i]]:
+            ttls[i] = ttls[i + 1]
+    system_ttl = ttls.pop(0) if system else None
+    return system_ttl, dict(zip(ordered, ttls, strict=True))
+
+
 def anthropic_message(message: Message, points: Set[int]) -> dict[str, Any]:
     """One message of the payload; parts on a checkpoint carry ``cache_control``."""
     item = {"role": message.role, "content": [_part(part) for part in message.parts]}
@@ -143,30 +191,51 @@ def anthropic_message(message: Message, points: Set[int]) -> dict[str, Any]:
     return item
 
 
-def mark_checkpoints(item: dict[str, Any], message: Message, points: Set[int]) -> None:
+def mark_checkpoints(
+    item: dict[str, Any],
+    message: Message,
+    points: Set[int],
+    ttls: Mapping[int, str | None] | None = None,
+) -> None:
     """Add ``cache_control`` to the content parts of ``item`` (``message`` built, one
-    content part per plan part) that fall on a checkpoint in ``points``."""
+    content part per plan part) that fall on a checkpoint in ``points`` (with its TTL
+    in ``ttls``, keyed like ``points``)."""
     for part, content in zip(message.parts, item["content"], strict=True):
         if content.get("type") in _CACHEABLE and part.at(points):  # thinking takes none
-            content["cache_control"] = dict(_CACHE)
+            ttl = None
+            if ttls:
+                hit = [ttls.get(i) for i in (part.index, *part.indices) if i in points]
+                ttl = max(hit, key=lambda t: _RANK[t], default=None)
+            content["cache_control"] = cache_control(ttl)
 
 
 def to_anthropic(
-    system: str, blocks: Sequence[Block], cache_points: Sequence[int], system_cached: bool
+    system: str,
+    blocks: Sequence[Block],
+    cache_points: Sequence[int],
+    system_cached: bool,
+    cache_ttl: CacheTTLs = None,
 ) -> dict[str, Any]:
-    """``{"system": [...], "messages": [...]}`` with ``cache_control`` on checkpoints."""
+    """``{"system": [...], "messages": [...]}`` with ``cache_control`` on checkpoints
+    (``cache_ttl``: see :data:`CacheTTLs`)."""
     points = set(cache_points)
-    messages = [anthropic_message(m, points) for m in plan_messages(blocks, "anthropic")]
-    return anthropic_payload(system, messages, system_cached)
+    cached = system_cached and bool(system.strip())
+    system_ttl, ttls = breakpoint_ttls(cache_ttl, cache_points, cached)
+    messages = []
+    for m in plan_messages(blocks, "anthropic"):
+        item = {"role": m.role, "content": [_part(part) for part in m.parts]}
+        mark_checkpoints(item, m, points, ttls)
+        messages.append(item)
+    return anthropic_payload(system, messages, system_cached, system_ttl)
 
 
 def anthropic_payload(
-    system: str, messages: list[dict[str, Any]], system_cached: bool
+    system: str, messages: list[dict[str, Any]], system_cached: bool, system_ttl: str | None = None
 ) -> dict[str, Any]:
     """The payload around built ``messages``: the system prompt (cached or not) first."""
     if not system.strip():
         return {"messages": messages}
     sys_block: dict[str, Any] = {"type": "text", "text": system}
     if system_cached:
-        sys_block["cache_control"] = dict(_CACHE)
+        sys_block["cache_control"] = cache_control(system_ttl)
     return {"system": [sys_block], "messages": messages}

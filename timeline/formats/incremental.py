@@ -65,7 +65,13 @@ from timeline.formats._kept_plan import (
     moved_part,
 )
 from timeline.formats._plan import Message, plan_head, plan_rest, plan_stream
-from timeline.formats.anthropic import anthropic_message, anthropic_payload, mark_checkpoints
+from timeline.formats.anthropic import (
+    CacheTTLs,
+    anthropic_message,
+    anthropic_payload,
+    breakpoint_ttls,
+    mark_checkpoints,
+)
 from timeline.formats.openai import chat_items, chat_system, responses_items, responses_system
 from timeline.model.block import Block
 from timeline.model.block_types import block_type
@@ -263,17 +269,20 @@ class PayloadCache:
         blocks: tuple[Block, ...],
         cache_points: Sequence[int],
         system_cached: bool,
+        cache_ttl: CacheTTLs = None,
     ) -> dict[str, Any]:
         """What :func:`~timeline.formats.anthropic.to_anthropic` returns, incrementally:
         the checkpoints go on the copy (one message dict per plan message)."""
+        cached = system_cached and bool(system.strip())
+        system_ttl, ttls = breakpoint_ttls(cache_ttl, cache_points, cached)
         plan = self.plan(blocks, "anthropic")
         messages = self.items(plan, "anthropic", lambda m: [anthropic_message(m, _NONE)])
         owner, shifts = plan.owner, plan.shifts
         for j in {owner[q] for q in cache_points if 0 <= q < len(owner)} - {-1}:
             shift = shifts[j]  # a moved message's parts keep the indices planned before
-            mine = {q - shift for q in cache_points if q >= shift}
-            mark_checkpoints(messages[j], plan.messages[j], mine)
-        return anthropic_payload(system, messages, system_cached)
+            mine = {q - shift: ttls[q] for q in cache_points if q >= shift}
+            mark_checkpoints(messages[j], plan.messages[j], mine.keys(), mine)
+        return anthropic_payload(system, messages, system_cached, system_ttl)
 
     def openai(self, system: str, blocks: tuple[Block, ...]) -> list[dict[str, Any]]:
         """What :func:`~timeline.formats.openai.to_openai` returns, incrementally."""

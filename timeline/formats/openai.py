@@ -6,6 +6,7 @@ Each plan message maps to its items through a pure function (:func:`chat_items`,
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,12 +20,20 @@ from timeline.model.reasoning import reasoning_item
 
 __all__ = [
     "chat_items",
+    "prompt_cache_key_for",
     "chat_system",
     "responses_items",
     "responses_system",
     "to_openai",
     "to_openai_responses",
 ]
+
+
+def prompt_cache_key_for(conversation_id: str) -> str:
+    """A stable ``prompt_cache_key`` for one conversation: OpenAI routes requests with the
+    same key and prefix to the same cache. A digest, not the id itself (which may name a
+    user)."""
+    return "bt-" + hashlib.sha256(conversation_id.encode()).hexdigest()[:32]
 
 
 def _data_url(b: Block) -> str:

@@ -64,6 +64,9 @@ class TimelineState(msgspec.Struct, frozen=True, kw_only=True):
     """The system prompt of the last render (None: never rendered). With ``budget``, what
     a tool reading the store (``timeline inspect``) needs to show the conversation as it
     was run."""
+    cleared: dict[str, str] = {}
+    """Blocks the clearing tier shows as a placeholder, by id (``""``: left out); the
+    blocks themselves are unchanged."""
 
 
 class TimelineSnapshot(msgspec.Struct, frozen=True):

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal, overload
 
 import attrs
 
 from timeline.compaction import CompactionStats
-from timeline.formats.anthropic import to_anthropic
+from timeline.formats.anthropic import CacheTTLs, to_anthropic
 from timeline.formats.incremental import PayloadCache
-from timeline.formats.openai import to_openai, to_openai_responses
+from timeline.formats.openai import prompt_cache_key_for, to_openai, to_openai_responses
 from timeline.formats.text import to_document, to_text
 from timeline.model.block import Block
+from timeline.model.errors import PolicyError
 
 __all__ = ["RenderedContext"]
 
@@ -46,6 +47,10 @@ class RenderedContext:
     """The timeline's payload memo (``None``: every payload is built from scratch)."""
     compaction_trigger: int | None = None
     """Prompt tokens at which the policy compacts (None without a budget)."""
+    conversation_id: str = ""
+    """The conversation rendered (its :attr:`prompt_cache_key` derives from it)."""
+    native: Callable[[], dict[str, Any]] | None = attrs.field(default=None, repr=False, eq=False)
+    """Builds :attr:`native_params` (None: the policy has no native compaction)."""
     _tokens: list[int] = attrs.field(factory=list, init=False, repr=False, eq=False)
     _block_tokens: list[tuple[int, ...]] = attrs.field(
         factory=list, init=False, repr=False, eq=False
@@ -76,28 +81,85 @@ class RenderedContext:
         """The volatile blocks passed for this render only."""
         return self.blocks[self.stable_count :]
 
-    def to_anthropic(self) -> dict[str, Any]:
+    @property
+    def prompt_cache_key(self) -> str:
+        """OpenAI's ``prompt_cache_key`` for this conversation: stable across its requests
+        (and processes), so they are routed to the same cache; a digest of the
+        conversation id, never the id itself."""
+        return prompt_cache_key_for(self.conversation_id)
+
+    @property
+    def native_params(self) -> dict[str, Any]:
+        """The request's keyword arguments that ask the provider to compact, under the
+        policy's ``native`` mode (``{}`` without one): Anthropic ``{"betas": [...],
+        "context_management": {...}}``, Responses ``{"context_management": [...]}``
+        (a new dict at every call)."""
+        return {} if self.native is None else self.native()
+
+    def to_anthropic(self, *, cache_ttl: CacheTTLs = None) -> dict[str, Any]:
         """Messages API ``{system, messages}`` with ``cache_control`` on checkpoints.
+
+        ``cache_ttl``: ``"5m"`` or ``"1h"`` on every breakpoint, or per role
+        (``{"system": "1h", "messages": "1h", "tail": "5m"}``: ``"tail"`` is the last
+        breakpoint, which moves at every request); None sends no ``ttl`` (the provider's
+        5 minutes). A breakpoint never gets a shorter TTL than a later one (Anthropic's
+        rule for mixed TTLs).
 
         Built incrementally (``timeline.formats.incremental``) and the caller's own: every
         dict and list in it is new, so changing it changes no other payload."""
         if self.payloads is not None:
             return self.payloads.anthropic(
-                self.system, self.blocks, self.cache_points, self.system_cached
+                self.system, self.blocks, self.cache_points, self.system_cached, cache_ttl
             )
-        return to_anthropic(self.system, self.blocks, self.cache_points, self.system_cached)
+        return to_anthropic(
+            self.system, self.blocks, self.cache_points, self.system_cached, cache_ttl
+        )
 
-    def to_openai(self) -> list[dict[str, Any]]:
-        """Chat Completions ``messages`` (the caller's own: every dict and list new)."""
-        if self.payloads is not None:
-            return self.payloads.openai(self.system, self.blocks)
-        return to_openai(self.system, self.blocks)
+    @overload
+    def to_openai(self) -> list[dict[str, Any]]: ...
+    @overload
+    def to_openai(self, *, prompt_cache_key: str | Literal[True]) -> dict[str, Any]: ...
+    def to_openai(
+        self, *, prompt_cache_key: str | bool | None = None
+    ) -> list[dict[str, Any]] | dict[str, Any]:
+        """Chat Completions ``messages`` (the caller's own: every dict and list new).
 
-    def to_openai_responses(self) -> list[dict[str, Any]]:
-        """Responses API ``input`` items (the caller's own: every dict and list new)."""
+        With ``prompt_cache_key`` (a key, or True for this conversation's stable
+        :attr:`prompt_cache_key`): the request's keyword arguments
+        ``{"messages": [...], "prompt_cache_key": ...}`` instead."""
         if self.payloads is not None:
-            return self.payloads.openai_responses(self.system, self.blocks)
-        return to_openai_responses(self.system, self.blocks)
+            messages = self.payloads.openai(self.system, self.blocks)
+        else:
+            messages = to_openai(self.system, self.blocks)
+        key = self._cache_key(prompt_cache_key)
+        return messages if key is None else {"messages": messages, "prompt_cache_key": key}
+
+    @overload
+    def to_openai_responses(self) -> list[dict[str, Any]]: ...
+    @overload
+    def to_openai_responses(self, *, prompt_cache_key: str | Literal[True]) -> dict[str, Any]: ...
+    def to_openai_responses(
+        self, *, prompt_cache_key: str | bool | None = None
+    ) -> list[dict[str, Any]] | dict[str, Any]:
+        """Responses API ``input`` items (the caller's own: every dict and list new).
+
+        With ``prompt_cache_key`` (as in :meth:`to_openai`): ``{"input": [...],
+        "prompt_cache_key": ...}``."""
+        if self.payloads is not None:
+            items = self.payloads.openai_responses(self.system, self.blocks)
+        else:
+            items = to_openai_responses(self.system, self.blocks)
+        key = self._cache_key(prompt_cache_key)
+        return items if key is None else {"input": items, "prompt_cache_key": key}
+
+    def _cache_key(self, asked: str | bool | None) -> str | None:
+        if asked is None or asked is False:
+            return None
+        if asked is True:
+            return self.prompt_cache_key
+        if not isinstance(asked, str) or not asked.strip():
+            raise PolicyError(f"prompt_cache_key: must be a non-empty str or True, got {asked!r}")
+        return asked
 
     def to_text(self) -> str:
         """v2's document rendering as one string."""

@@ -1,5 +1,7 @@
-"""Deciding a compaction: whether one is due, cache-TTL pruning first, where to cut and
-what to ask the summarizers (the summaries are made and applied in :mod:`.summary`)."""
+"""Deciding a compaction: whether one is due, then the cheapest tier that works: cache-TTL
+pruning, the clearing tier (:mod:`.clearing`), and only when those do not bring the
+prompt under the keep target, where to cut and what to ask the summarizers (the
+summaries are made and applied in :mod:`.summary`)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from timeline.compaction import (
     CutPlan,
     plan_cut,
     requests_for,
+    summarize_sync,
 )
 from timeline.compaction.digest import CompactionDigest
 from timeline.compaction.policy import NO_BUDGET, NoBudgetWarning
@@ -21,6 +24,8 @@ from timeline.compaction.summarizers.base import SummaryRequest, SummaryResult
 from timeline.model import log as _log
 from timeline.model.block import CONV_RANGE_SUMMARY, Block
 from timeline.model.errors import BudgetError, PolicyError
+from timeline.render.clearing import clear_tier, cleared_stats
+from timeline.render.native import native_plan
 from timeline.render.prepare import Prep, overhead, raw_tokens
 from timeline.render.settings import Settings
 from timeline.state.ledger import Ledger
@@ -42,6 +47,8 @@ class Pending:
     """The history summary when no history request is made (``requests`` is then only
     the turn-prefix request)."""
     reminder: str = ""
+    native: bool = False
+    """The provider compacted: the summary is recorded whatever its size."""
 
 
 def summarizer_name(settings: Settings) -> str:
@@ -93,7 +100,9 @@ def _reason(
     """Why this render compacts (None: it does not) and the estimate before it. Upper
     bounds are counted exactly only when a decision needs it, all at once."""
     stream = ledger.stream()
-    trigger = settings.policy.trigger_ratio * budget
+    # native mode: the provider compacts at the trigger; the library only past the budget
+    ratio = 1.0 if settings.policy.native is not None else settings.policy.trigger_ratio
+    trigger = ratio * budget
     est = raw_tokens(stream, prep) + overhead(ledger)
     over_blocks = _over_blocks(ledger, settings)
     if stream.pending and (force or over_blocks or est > trigger):
@@ -164,7 +173,16 @@ def _pruned_enough(
         summarizer=summarizer_name(settings),
         pruned_blocks=pruned,
         skipped="cache-TTL pruning brought the prompt under the trigger; no summary",
+        tier="clear",
     )
+
+
+def _keep_target(settings: Settings, prep: Prep, budget: int, keep_tokens: int | None) -> float:
+    """What a summary would leave: the system prompt and ``keep_ratio`` of the rest (a
+    manual compaction's ``keep_tokens`` when given)."""
+    if keep_tokens is not None:
+        return prep.system_tokens + keep_tokens
+    return prep.system_tokens + settings.policy.keep_ratio * (budget - prep.system_tokens)
 
 
 def _cut(
@@ -209,6 +227,7 @@ def _announce(
     prep: Prep,
     plan: CutPlan,
     stats: CompactionStats,
+    context: tuple[Block, ...],
 ) -> Pending:
     """The summary requests for ``plan``; fires ``on_before_compaction``."""
     blocks = ledger.blocks
@@ -233,7 +252,11 @@ def _announce(
     _log.compaction_started(settings.conversation_id, stats)
     if settings.on_before_compaction is not None:
         settings.on_before_compaction(stats)
-    requests = tuple(r for r in (asked.history, asked.prefix) if r is not None)
+    requests = tuple(
+        attrs.evolve(r, system=prep.system, context=context)
+        for r in (asked.history, asked.prefix)
+        if r is not None
+    )
     main_text = asked.previous if asked.history is None else None
     return Pending(plan, previous, asked.digest, requests, stats, main_text, asked.reminder)
 
@@ -250,6 +273,9 @@ def plan_compaction(
     """What to compact (announced, waiting for summaries), or the stats of a TTL pruning
     that was enough on its own, or None (no compaction)."""
     policy = settings.policy
+    native = _native(ledger, settings, prep)
+    if native is not None:
+        return native
     if not manual and not policy.active:
         _warn_no_budget(ledger, settings)
         return None
@@ -264,7 +290,9 @@ def plan_compaction(
         if due is None:
             return None
         reason = due
-    ledger.stream().resolve()
+    stream = ledger.stream()
+    stream.resolve()
+    context = tuple(stream.blocks)
     pruned = _prune_ttl(ledger, settings)
     if pruned:
         done = _pruned_enough(
@@ -272,23 +300,70 @@ def plan_compaction(
         )
         if done is not None:
             return done
-    plan = _cut(ledger, settings, prep, budget, force, keep_tokens)
-    if plan is None:
-        _log.compaction_skipped(settings.conversation_id, reason, est)
+    at = _At(reason, est, budget, pruned, force, keep_tokens, context)
+    return _tiers(ledger, settings, prep, at)
+
+
+def _native(ledger: Ledger, settings: Settings, prep: Prep) -> Pending | None:
+    """A provider compaction to record: announced, its summary the deterministic
+    inventory of what it compacted (no model call: the provider has summarized)."""
+    found = native_plan(ledger, settings, prep)
+    if found is None:
         return None
+    plan, stats = found
     stream = ledger.stream()
+    pending = _announce(ledger, settings, prep, plan, stats, tuple(stream.blocks))
+    results = [summarize_sync(None, r, None) for r in pending.requests]
+    main = pending.main_text if pending.main_text is not None else results[0]
+    return attrs.evolve(pending, requests=(), main_text=main, native=True)
+
+
+@attrs.frozen
+class _At:
+    """Where a compaction decision stands once it is due and TTL pruning has run."""
+
+    reason: CompactionReason
+    est: int
+    budget: int
+    pruned: int
+    force: bool
+    keep_tokens: int | None
+    context: tuple[Block, ...]
+
+
+def _tiers(
+    ledger: Ledger, settings: Settings, prep: Prep, at: _At
+) -> Pending | CompactionStats | None:
+    """The clearing tier, then a summary unless clearing brought the prompt under the
+    keep target (a forced render always summarizes too; forced and manual compactions
+    clear whatever they can, without ``clear_at_least_tokens``)."""
+    reason = at.reason
+    original = len(ledger.stream().blocks) + len(prep.tail)
+    cleared, freed, after = clear_tier(ledger, settings, prep, at.force or reason == "manual")
     stats = CompactionStats(
         reason=reason,
-        tokens_before=est,
+        tokens_before=at.est,
         tokens_after=None,
         compacted_blocks=0,
         summary_block_count=ledger.summary_count,
         split_turn=False,
         split_turn_id=None,
         covered_turn_ids=(),
-        original_block_count=len(stream.blocks) + len(prep.tail),
+        original_block_count=original,
         compacted_block_count=None,
         summarizer=summarizer_name(settings),
-        pruned_blocks=pruned,
+        pruned_blocks=at.pruned,
+        cleared_blocks=cleared,
+        cleared_tokens=freed,
     )
-    return _announce(ledger, settings, prep, plan, stats)
+    target = _keep_target(settings, prep, at.budget, at.keep_tokens)
+    enough = after <= target and not _over_blocks(ledger, settings)
+    if cleared and reason != "forced" and enough:
+        return cleared_stats(ledger, settings, prep, stats)  # no summary needed
+    plan = _cut(ledger, settings, prep, at.budget, at.force, at.keep_tokens)
+    if plan is None:
+        if cleared:
+            return cleared_stats(ledger, settings, prep, stats)
+        _log.compaction_skipped(settings.conversation_id, reason, at.est)
+        return None
+    return _announce(ledger, settings, prep, plan, stats, at.context)

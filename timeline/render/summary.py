@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import attrs
+import msgspec
 
 from timeline.compaction import CompactionStats, summarize_async, summarize_sync
 from timeline.compaction.digest import CompactionDigest, digest_meta
@@ -141,9 +142,13 @@ def _apply(
         pending.reminder, main, prefix, pending.digest, pending.stats.mid_turn
     )
     summary = _summary_block(pending, cut_block, content, error, sid, ts)
+    if pending.native:  # the provider's compaction block it stands before
+        summary = msgspec.structs.replace(
+            summary, meta={**summary.meta, "provider_compaction_id": cut_block.id}
+        )
     replaced = _replaced_tokens(ledger, plan.cut)
     cost = ledger.memo.uncached(summary)
-    if cost >= replaced and pending.stats.reason != "blocks":
+    if cost >= replaced and pending.stats.reason != "blocks" and not pending.native:
         # a summary at least as big as what it replaces would grow the prompt: skip it,
         # changing nothing, and do not plan it again until something is appended (unless
         # the block count triggered it: max_blocks bounds blocks, which it still reduces)

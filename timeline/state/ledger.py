@@ -129,7 +129,7 @@ class Ledger:
         stream = self._stream
         version = self._state.structure_version
         if stream.version != version:
-            stream.rebuild(self._blocks, self._summary_index, self._carried)
+            stream.rebuild(self._blocks, self._summary_index, self._carried, self._state.cleared)
             stream.version = version
         else:
             stream.extend(self._blocks)
@@ -155,7 +155,9 @@ class Ledger:
         window = pinned + self._blocks[max(s, 0) :]
         ids = {b.id for b in window}
         state = msgspec.structs.replace(
-            self._state, pinned=[i for i in self._carry.pinned if i in ids]
+            self._state,
+            pinned=[i for i in self._carry.pinned if i in ids],
+            cleared={i: t for i, t in self._state.cleared.items() if i in ids},
         )
         return TimelineSnapshot(conversation_id, window, state)
 
@@ -188,9 +190,34 @@ class Ledger:
             self._bump()
 
     def pin(self, block_ids: Iterable[str]) -> None:
-        for i in block_ids:
+        """Keep blocks visible after every compaction (a cleared one is shown whole)."""
+        ids = list(block_ids)
+        for i in ids:
             self._carry.pinned[i] = None
+        self._uncleared(ids)
         self._bump()
+
+    def clear_content(self, placeholders: Mapping[str, str]) -> None:
+        """The clearing tier: show the blocks with these ids as their placeholder (``""``:
+        left out) from now on. The blocks themselves stay as they are (turn log, search,
+        ``read``); only their rendered form changes."""
+        if placeholders:
+            cleared = {**self._state.cleared, **placeholders}
+            self._state = msgspec.structs.replace(self._state, cleared=cleared)
+            self._bump()
+
+    def restore_content(self, block_ids: Iterable[str]) -> None:
+        """Show cleared blocks whole again (``Timeline.unhide`` of their paths)."""
+        if self._uncleared(block_ids):
+            self._bump()
+
+    def _uncleared(self, block_ids: Iterable[str]) -> bool:
+        cleared = self._state.cleared
+        drop = [i for i in block_ids if i in cleared]
+        if drop:
+            kept = {i: t for i, t in cleared.items() if i not in drop}
+            self._state = msgspec.structs.replace(self._state, cleared=kept)
+        return bool(drop)
 
     def unpin(self, block_ids: Iterable[str]) -> None:
         for i in block_ids:
@@ -256,7 +283,8 @@ class Ledger:
         self._summary_index = latest_summary_index(self._blocks)
         self._summary_count = sum(1 for b in blocks if b.type == CONV_RANGE_SUMMARY)
         pinned = [i for i in state.pinned if i in self._by_id]
-        self._state = msgspec.structs.replace(state, pinned=[])
+        cleared = {i: t for i, t in state.cleared.items() if i in self._by_id}
+        self._state = msgspec.structs.replace(state, pinned=[], cleared=cleared)
         self._carry.load(blocks, pinned, state.current_turn_id, self._summary_index)
         self.memo.forget(self._by_id.__contains__)
         self._stream.version = -1

@@ -9,7 +9,7 @@ covers, anything else (hide, pin, restore...) rebuilds it.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Callable, Sequence, Set
+from collections.abc import Callable, Mapping, Sequence, Set
 
 import attrs
 import msgspec
@@ -20,10 +20,16 @@ from timeline.model.block_types import block_type
 from timeline.model.constructors import canonical_json
 from timeline.tokens import BlockTokenMemo
 
-__all__ = ["HIDDEN_TOOL_PLACEHOLDER", "VisibleStream", "rendered_form"]
+__all__ = ["HIDDEN_TOOL_PLACEHOLDER", "VisibleStream", "cleared_form", "rendered_form"]
 
 HIDDEN_TOOL_PLACEHOLDER = "(hidden)"
 """Rendered for a hidden tool call/result without replacement: the pair must stay whole."""
+
+
+def cleared_form(block: Block, placeholder: str) -> Block:
+    """How the clearing tier shows ``block``: hidden behind ``placeholder`` (``""``: left
+    out, or ``(hidden)`` for a tool call or result), as a hidden block renders."""
+    return msgspec.structs.replace(block, hidden=True, replacement_text=placeholder or None)
 
 
 def rendered_form(block: Block, seen_hidden_paths: set[str]) -> Block | None:
@@ -75,6 +81,8 @@ class VisibleStream:
     """Call ids of visible tool calls without a visible result (payloads add a synthetic
     "no result recorded" result for each)."""
     _pinned: Set[str] = attrs.field(factory=frozenset)
+    _cleared: Mapping[str, str] = attrs.field(factory=dict)
+    """Blocks shown in their cleared form (id -> placeholder), as of the last rebuild."""
     _pinned_at: dict[str, int] = attrs.field(factory=dict)
     """Stream position of each block counted in :attr:`pinned_tokens`."""
     _kinds: list[str] = attrs.field(factory=list)
@@ -107,7 +115,13 @@ class VisibleStream:
             if block.id in self._pinned_at:
                 self.pinned_tokens += delta
 
-    def rebuild(self, blocks: Sequence[Block], summary_index: int, pinned: Set[str]) -> None:
+    def rebuild(
+        self,
+        blocks: Sequence[Block],
+        summary_index: int,
+        pinned: Set[str],
+        cleared: Mapping[str, str] | None = None,
+    ) -> None:
         self.blocks = []
         self.costs = []
         self.source_index = []
@@ -120,6 +134,7 @@ class VisibleStream:
         self._pinned_at = {}
         self.open_calls = {}
         self._pinned = pinned
+        self._cleared = cleared or {}
         self._seen_hidden = set()
         self._pos = -1
         self._prev_kind = ""
@@ -143,7 +158,9 @@ class VisibleStream:
         self.consumed = len(blocks)
 
     def _add(self, block: Block, index: int) -> None:
-        shown = rendered_form(block, self._seen_hidden)
+        placeholder = self._cleared.get(block.id)
+        source = block if placeholder is None or block.hidden else cleared_form(block, placeholder)
+        shown = rendered_form(source, self._seen_hidden)
         if shown is None:
             return
         memo = self.memo

@@ -41,6 +41,12 @@ class SummaryRequest:
     or headings; the library's own parts around it left out). ``previous_sections`` are
     the previous summary's sections as data when the inventory summarizer wrote it (None:
     ``previous_summary`` is text only, to be carried, never parsed).
+
+    ``system`` and ``context`` are the prompt as the model last saw it: the system prompt
+    and the visible blocks in their rendered form (the previous summary first), before
+    this compaction changed anything. A summarizer that sends them back with one final
+    instruction (:class:`~timeline.compaction.summarizers.cache_warm.CacheWarmSummarizer`)
+    is served mostly from the provider's prompt cache.
     """
 
     kind: SummaryKind
@@ -51,6 +57,8 @@ class SummaryRequest:
     focus: str | None = None
     user_prompt_cap_chars: int = 600
     previous_sections: SummarySections | None = None
+    system: str = ""
+    context: tuple[Block, ...] = ()
 
 
 @attrs.frozen

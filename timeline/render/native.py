@@ -1,0 +1,63 @@
+"""Recording a provider-native compaction (:mod:`timeline.compaction.native`): the
+newest ``provider.compaction`` block of the policy's provider becomes the cut, and
+everything visible before it is compacted, as by a summary of our own."""
+
+from __future__ import annotations
+
+from timeline.compaction import CompactionStats, CutPlan
+from timeline.compaction.cuts import valid_cuts
+from timeline.compaction.native import native_cut
+from timeline.model.block import CONV_RANGE_SUMMARY
+from timeline.model.block_types import block_type
+from timeline.render.prepare import Prep, overhead, raw_tokens
+from timeline.render.settings import Settings
+from timeline.state.ledger import Ledger
+
+__all__ = ["native_plan"]
+
+
+def native_plan(
+    ledger: Ledger, settings: Settings, prep: Prep
+) -> tuple[CutPlan, CompactionStats] | None:
+    """The cut at the provider's compaction block and the stats announcing it (None: the
+    policy has no native mode, or no compaction block to record)."""
+    native = settings.policy.native
+    if native is None:
+        return None
+    blocks = ledger.blocks
+    start = ledger.summary_index + 1
+    cut = native_cut(blocks, start, native.provider)
+    if cut is None or not valid_cuts(blocks, start)[cut]:
+        return None  # e.g. inside a tool call and its result: left as content
+    pinned = ledger.pinned
+    compacted = tuple(
+        b for b in blocks[start:cut] if b.id not in pinned and b.type != CONV_RANGE_SUMMARY
+    )
+    if not any(block_type(b.type).render != "header" for b in compacted):
+        return None
+    stream = ledger.stream()
+    stream.resolve()
+    before = raw_tokens(stream, prep) + overhead(ledger)
+    plan = CutPlan(
+        cut=cut,
+        history=compacted,
+        prefix=(),
+        split_turn_id=None,
+        compacted=compacted,
+        kept_tokens=0,
+    )
+    stats = CompactionStats(
+        reason="native",
+        tokens_before=before,
+        tokens_after=None,
+        compacted_blocks=0,
+        summary_block_count=ledger.summary_count,
+        split_turn=False,
+        split_turn_id=None,
+        covered_turn_ids=(),
+        original_block_count=len(stream.blocks) + len(prep.tail),
+        compacted_block_count=None,
+        summarizer=f"native ({native.provider})",
+        tier="provider",
+    )
+    return plan, stats
