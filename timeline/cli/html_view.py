@@ -43,9 +43,10 @@ def _chronology(
     Blocks in the next prompt carry its marks; the others are ``evicted`` (only in the
     store), ``out`` (in memory, before the latest summary) or ``superseded`` (an earlier
     summary)."""
-    in_prompt = {item.block.id: item for item in view_items(view, tl.pinned_ids)}
+    in_prompt = {item.block.id: item for item in view_items(view, tl.pinned_ids, tl.cleared_ids)}
     memory = {b.id: b for b in tl.blocks}
     pinned = set(tl.pinned_ids)
+    cleared = tl.cleared_ids
     after = _summaries_after(tl, summaries)
     items: list[Item] = []
     placed: set[str] = set()
@@ -63,7 +64,7 @@ def _chronology(
             else:
                 marks = ["evicted" if current is None else "out"]
             marks += ["hidden"] if block.hidden else []
-            marks += ["cleared"] if block.meta.get("cleared") else []
+            marks += ["cleared"] if block.meta.get("cleared") or b.id in cleared else []
             marks += ["pinned"] if block.id in pinned else []
             items.append(Item(block, tl.block_tokens(block), tuple(marks)))
         for s in after.pop(b.id, []):
@@ -94,7 +95,7 @@ def timeline_html(
     """The page for a whole conversation: ``log`` (the store's turn log) adds the blocks
     evicted from memory and ``summaries`` the earlier compactions."""
     view = _suppressed_render(tl, system)
-    prompt = view_items(view, tl.pinned_ids)
+    prompt = view_items(view, tl.pinned_ids, tl.cleared_ids)
     chronology = _chronology(tl, view, log, summaries)
     evicted = sum("evicted" in i.marks or "superseded" in i.marks for i in chronology)
     head = (

@@ -102,6 +102,11 @@ class Timeline:
         return tuple(self._ledger.pinned)
 
     @property
+    def cleared_ids(self) -> frozenset[str]:
+        """Blocks the clearing tier shows in their cleared form (whole in the timeline)."""
+        return frozenset(self._ledger.state.cleared)
+
+    @property
     def carried_ids(self) -> frozenset[str]:
         """Blocks kept visible right after the latest summary: the pinned ones, the newest
         plan, and prompts that arrived while the running turn had tool calls."""

@@ -55,16 +55,21 @@ def _asset(name: str) -> str:
     return (files("timeline.render") / "assets" / name).read_text(encoding="utf-8")
 
 
-def view_items(view: View, pinned: Iterable[str] = ()) -> list[Item]:
-    """The rendered prompt's blocks as page items, in prompt order, with their marks."""
+def view_items(view: View, pinned: Iterable[str] = (), cleared: Iterable[str] = ()) -> list[Item]:
+    """The rendered prompt's blocks as page items, in prompt order, with their marks
+    (``cleared``: ids the clearing tier shows cleared, which render as hidden blocks)."""
     pinned_ids = set(pinned)
+    cleared_ids = set(cleared)
     checkpoints = set(view.cache_points)
     truncated = set(view.truncated_paths)
     items = []
     for i, (b, tokens) in enumerate(zip(view.blocks, view.block_tokens, strict=True)):
         marks = ["prompt"]
-        marks += ["hidden"] if b.hidden else []
-        marks += ["cleared"] if b.meta.get("cleared") else []
+        if b.id in cleared_ids:
+            marks.append("cleared")
+        else:
+            marks += ["hidden"] if b.hidden else []
+            marks += ["cleared"] if b.meta.get("cleared") else []
         marks += ["pinned"] if b.id in pinned_ids else []
         marks += ["truncated"] if b.path in truncated and b.type != CONV_RANGE_SUMMARY else []
         marks += ["checkpoint"] if i in checkpoints else []

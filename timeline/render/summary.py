@@ -4,6 +4,7 @@ built and handed to the ledger, the hooks and the log hear how it went."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import attrs
 import msgspec
@@ -80,8 +81,24 @@ def _summary_block(
             "first_block_id": plan.compacted[0].id,
             "last_block_id": plan.compacted[-1].id,
             STATE_KEY: state,
+            **_tiers_meta(pending.stats),
         },
     )
+
+
+def _tiers_meta(stats: CompactionStats) -> dict[str, Any]:
+    """What the tiers before the summary did (``{"tiers": [...]}``, shown by the HTML
+    view), only when one of them ran: ordinary summaries stay as they were."""
+    tiers: list[dict[str, Any]] = []
+    if stats.pruned_blocks:
+        tiers.append({"tier": "prune (cache TTL)", "blocks": stats.pruned_blocks})
+    if stats.cleared_blocks:
+        tiers.append(
+            {"tier": "clear", "blocks": stats.cleared_blocks, "tokens freed": stats.cleared_tokens}
+        )
+    if not tiers:
+        return {}
+    return {"tiers": [*tiers, {"tier": "summarize", "blocks": stats.compacted_blocks}]}
 
 
 def _plan_history(
