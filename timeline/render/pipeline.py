@@ -18,9 +18,10 @@ from collections.abc import Sequence
 
 from timeline.compaction import CompactionStats
 from timeline.model.block import Block
+from timeline.model.errors import BudgetError, PinnedOverBudgetError
 from timeline.render.budget import finish, forced_target
 from timeline.render.context import RenderedContext
-from timeline.render.prepare import overhead, prepare, raw_tokens
+from timeline.render.prepare import Prep, overhead, prepare, raw_tokens
 from timeline.render.sanitize import Pending, plan_compaction
 from timeline.render.settings import Settings
 from timeline.render.summary import run_async, run_sync
@@ -39,7 +40,28 @@ def render(
         stats: CompactionStats | None = run_sync(ledger, settings, prep, pending)
     else:
         stats = pending
-    return finish(ledger, settings, prep, force=force, stats=stats, target=target)
+    try:
+        return finish(ledger, settings, prep, force=force, stats=stats, target=target)
+    except BudgetError as exc:
+        again = _escalation(ledger, settings, prep, force, exc)
+        stats = run_sync(ledger, settings, prep, again)
+        return finish(ledger, settings, prep, force=False, stats=stats, target=None)
+
+
+def _escalation(
+    ledger: Ledger, settings: Settings, prep: Prep, force: bool, exc: BudgetError
+) -> Pending:
+    """An unforced render that does not fit after its compaction and truncation (the
+    summary came out larger than the planner reserved beside the kept turns) compacts
+    once more as a forced render would, the running turn's start included, without a
+    forced render's 3/4 cap; re-raises ``exc`` when that is not possible (a forced
+    render, pinned blocks over the budget, nothing left to compact)."""
+    if force or isinstance(exc, PinnedOverBudgetError):
+        raise exc
+    pending = plan_compaction(ledger, settings, prep, force=True)
+    if not isinstance(pending, Pending):
+        raise exc
+    return pending
 
 
 async def arender(
@@ -52,7 +74,12 @@ async def arender(
         stats: CompactionStats | None = await run_async(ledger, settings, prep, pending)
     else:
         stats = pending
-    return finish(ledger, settings, prep, force=force, stats=stats, target=target)
+    try:
+        return finish(ledger, settings, prep, force=force, stats=stats, target=target)
+    except BudgetError as exc:
+        again = _escalation(ledger, settings, prep, force, exc)
+        stats = await run_async(ledger, settings, prep, again)
+        return finish(ledger, settings, prep, force=False, stats=stats, target=None)
 
 
 def compact(
