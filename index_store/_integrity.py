@@ -26,6 +26,7 @@ class SqlIntegrity:
 
     WINDOW_KEYS: str
     ORDER: str
+    ROW_SELECT: str
 
     if TYPE_CHECKING:  # provided by SqlStore and the backend
 
@@ -67,7 +68,7 @@ class SqlIntegrity:
     def _check_rows(self) -> list[CorruptRecordError]:
         problems: list[CorruptRecordError] = []
         sql = self._sql(
-            "SELECT conversation_id, block_id, kind, turn_id, path, type, body FROM {blocks} "
+            f"SELECT conversation_id, {self.ROW_SELECT} FROM {{blocks}} "
             f"ORDER BY conversation_id, {self.ORDER}"
         )
         for cid, rows in groupby(self._stream(sql), key=lambda r: r[0]):

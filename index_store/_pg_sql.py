@@ -1,39 +1,92 @@
 """PostgreSQL statements and error translation shared by the sync store and its async
-twin."""
+twin.
+
+Schema 2 keeps each block's text once, in ``bt_text`` pieces of at most
+:data:`PIECE_CHARS` characters cut at whitespace; the block row's body holds the rest of
+the block (framed, :mod:`index_store._rows`). Search uses an expression GIN index over
+each piece's words plus a token naming its conversation (``bt`` + md5 of the id), so a
+query ANDs with the token and costs what the conversation holds, never the whole store
+(#28 items 1 and 3), and a word past the first piece of a long text is found like any
+other (#29 item 3). No ``tsvector`` is stored: the index is the only copy.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import hashlib
+from collections.abc import Iterator
 from typing import Any, Final
 
-from index_store._common import decode_block_row
 from timeline.model.errors import StoreError
-from timeline.model.persistence import SearchHit
 
 __all__ = [
-    "INDEX_BYTES",
     "LOCK_INSERT",
     "LOCK_SELECT",
-    "SEARCH",
+    "PIECE_CHARS",
+    "ROW_SELECT",
+    "SCHEMA_2",
     "WRITE_WINDOW",
     "failed",
-    "index_text",
-    "search_hits",
+    "pieces",
+    "search_sql",
+    "token",
 ]
 
-INDEX_BYTES: Final = 262_144
-"""UTF-8 bytes of a block's text that PostgreSQL indexes for search. A ``tsvector`` holds
-at most 1 MB and takes up to ~3 bytes per byte of text, so a longer text would make the
-insert (and every later persist) fail; the whole text is kept in the stored block."""
+PIECE_CHARS: Final = 65_536
+"""Characters of one indexed piece of a block's text (a ``tsvector`` holds at most 1 MB,
+and takes up to ~3 bytes per byte of text)."""
+_CUT_WITHIN: Final = 1_024
+"""A piece ends at the last whitespace of its final characters (a word is never cut
+unless it is this long)."""
+
+TSV: Final = (
+    "(to_tsvector('english'::regconfig, text) || "
+    "array_to_tsvector(ARRAY['bt' || md5(conversation_id)]))"
+)
+"""The indexed expression of a ``bt_text`` row: its words and its conversation token."""
+
+SCHEMA_2: Final = (
+    """CREATE TABLE bt_text (
+        seq BIGINT NOT NULL,
+        piece INTEGER NOT NULL,
+        conversation_id TEXT NOT NULL,
+        text TEXT NOT NULL,
+        PRIMARY KEY (seq, piece))""",
+    f"CREATE INDEX bt_text_search ON bt_text USING GIN ({TSV})",
+)
+
+ROW_SELECT: Final = (
+    "block_id, kind, turn_id, path, type, body, (SELECT string_agg(p.text, '' ORDER BY "
+    "p.piece) FROM bt_text p WHERE p.seq = bt_blocks.seq)"
+)
+"""A block row with its text put back together from its pieces."""
+
+INSERT_BLOCK: Final = (
+    "INSERT INTO bt_blocks (conversation_id, block_id, kind, turn_id, path, type, body) "
+    "VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (conversation_id, block_id) DO NOTHING "
+    "RETURNING seq"
+)
+INSERT_PIECE: Final = (
+    "INSERT INTO bt_text (seq, piece, conversation_id, text) VALUES (%s, %s, %s, %s)"
+)
 
 
-def index_text(text: str) -> str:
-    """The part of ``text`` the search column holds: NUL removed (``text`` cannot hold
-    it), cut at :data:`INDEX_BYTES` on a character boundary."""
-    text = text.replace("\x00", "")
-    if len(text) * 4 <= INDEX_BYTES:
-        return text
-    return text.encode("utf-8")[:INDEX_BYTES].decode("utf-8", "ignore")
+def pieces(text: str) -> Iterator[str]:
+    """``text`` in pieces of at most :data:`PIECE_CHARS` characters, each cut after a
+    whitespace when one is near the end (so no word is split), joined back exactly."""
+    start = 0
+    while len(text) - start > PIECE_CHARS:
+        stop = start + PIECE_CHARS
+        cut = max(text.rfind(c, stop - _CUT_WITHIN, stop) for c in " \n\t\r")
+        stop = cut + 1 if cut > start else stop
+        yield text[start:stop]
+        start = stop
+    if start < len(text) or not text:
+        yield text[start:]
+
+
+def token(conversation_id: str) -> str:
+    """The lexeme that marks a conversation's pieces (what ``md5`` gives in SQL)."""
+    return "bt" + hashlib.md5(conversation_id.encode("utf-8")).hexdigest()
 
 
 # a placeholder row (rolled back with the transaction on conflict) so that two first
@@ -47,23 +100,41 @@ WRITE_WINDOW: Final = (
     "UPDATE bt_conversations SET version = %s, live_window = %s, updated_at = now() "
     "WHERE conversation_id = %s"
 )
-SEARCH: Final = (
-    "SELECT block_id, kind, body, ts_headline('english', text, q, "
-    "'StartSel=[, StopSel=], MaxWords=24, MinWords=8'), ts_rank(tsv, q) "
-    "FROM bt_blocks, to_tsquery('english', %s) q "
-    "WHERE conversation_id = %s AND tsv @@ q "
-    "ORDER BY kind = 'summary', ts_rank(tsv, q) DESC, seq LIMIT %s"
+
+
+def search_sql(terms: list[str], every: bool) -> tuple[str, dict[str, Any]]:
+    """The search of one conversation for ``terms``: the pieces holding any term (through
+    the index, with the conversation's token), grouped by block; with ``every``, only the
+    blocks holding each term (a stop word, which matches nothing, is left out) in some
+    piece. Rows: the block row columns, the snippet of its best piece, its score (the sum
+    of its pieces' ``ts_rank``). Parameters ``cid`` and ``limit`` are the caller's."""
+    params: dict[str, Any] = {"any": " | ".join(terms)}
+    flags, having = [], []
+    for i, term in enumerate(terms):
+        params[f"t{i}"] = term
+        flags.append(f", v @@ to_tsquery('english', %(t{i})s) AS f{i}")
+        having.append(f"(numnode(to_tsquery('english', %(t{i})s)) = 0 OR bool_or(f{i}))")
+    where = ("HAVING " + " AND ".join(having)) if every else ""
+    sql = f"""
+WITH q AS (SELECT to_tsquery('english', %(any)s) AS any_q),
+found AS MATERIALIZED (
+    SELECT t.seq, t.piece, {TSV} AS v FROM bt_text t, q
+    WHERE numnode(q.any_q) > 0 AND {TSV} @@ (q.any_q && %(token)s::tsquery)
+),
+marked AS (SELECT seq, piece, ts_rank(v, q.any_q) AS r{"".join(flags)} FROM found, q),
+ranked AS (
+    SELECT seq, sum(r) AS score, (array_agg(piece ORDER BY r DESC, piece))[1] AS best
+    FROM marked GROUP BY seq {where}
 )
-SEARCH_JOINERS: Final = (" & ", " | ")
-"""All terms first; any term when nothing has them all."""
-
-
-def search_hits(rows: Iterable[Any], conversation_id: str) -> list[SearchHit]:
-    hits = []
-    for bid, kind, body, snippet, score in rows:
-        b = decode_block_row(body, conversation_id, bid)
-        hits.append(SearchHit(b, b.path, b.turn_id, snippet, round(float(score), 6), kind))
-    return hits
+SELECT {ROW_SELECT.replace("bt_blocks.seq", "b.seq")},
+    (SELECT ts_headline('english', x.text, q.any_q,
+        'StartSel=[, StopSel=], MaxWords=24, MinWords=8')
+     FROM bt_text x WHERE x.seq = ranked.seq AND x.piece = ranked.best),
+    ranked.score
+FROM ranked JOIN bt_blocks b ON b.seq = ranked.seq, q
+WHERE b.conversation_id = %(cid)s
+ORDER BY b.kind = 'summary', ranked.score DESC, ranked.seq LIMIT %(limit)s"""
+    return sql, params
 
 
 def failed(exc: Exception, conversation_id: str | None) -> StoreError:

@@ -10,8 +10,9 @@ checksum covers the row's key columns (conversation, block id, kind, turn, path,
 well as the payload: a damaged byte anywhere in a row, or a row moved to another key, is
 a :class:`CorruptRecordError` naming conversation and row, never a different block.
 
-A block's payload leaves out what its columns hold (id, turn, path, type): a small block
-costs what it says, not its keys twice. A summary's payload may hold its ``meta`` as a
+A block's payload leaves out what its columns hold (id, turn, path, type; and on
+PostgreSQL its text, kept in the search pieces, flags & 4): a small block costs what it
+says, not its keys twice. A summary's payload may hold its ``meta`` as a
 delta (:mod:`index_store._delta`) against the previous summary of the conversation
 (flags & 2), at most :data:`MAX_DEPTH` summaries deep: each summary's new part is stored
 once and reading one follows a bounded chain.
@@ -42,6 +43,9 @@ __all__ = [
 MARK: Final = 0xC1
 ZLIB: Final = 1
 DELTA: Final = 2
+TEXT: Final = 4
+"""The block's text is kept out of the payload, in a column (PostgreSQL's search pieces);
+the checksum covers it as part of the key."""
 MAX_DEPTH: Final = 8
 """A summary's meta is a delta at most this many summaries deep (then whole again)."""
 COMPRESS_FROM: Final = 128
@@ -73,6 +77,13 @@ class Row(NamedTuple):
     path: str
     type: str
     body: bytes
+    text: str | None = None
+    """The block's text when a column holds it (flags & 4), else None."""
+
+    @property
+    def columns(self) -> tuple[str, str, str, str, str, bytes]:
+        """The stored columns, in ``ROW_COLUMNS`` order."""
+        return (self.block_id, self.kind, self.turn_id, self.path, self.type, self.body)
 
 
 def key_bytes(*parts: str | int) -> bytes:
@@ -100,7 +111,7 @@ def unframe(key: bytes, data: Any) -> tuple[int, bytes]:
         raise ValueError("not a framed row (damaged, or written by something else)")
     _, flags, crc = _HEAD.unpack_from(data)
     payload = data[_HEAD.size :]
-    if flags & ~(ZLIB | DELTA) or zlib.crc32(payload, zlib.crc32(key)) != crc:
+    if flags & ~(ZLIB | DELTA | TEXT) or zlib.crc32(payload, zlib.crc32(key)) != crc:
         raise ValueError("checksum mismatch: the row or its key columns were changed or damaged")
     if flags & ZLIB:
         try:
@@ -108,6 +119,15 @@ def unframe(key: bytes, data: Any) -> tuple[int, bytes]:
         except zlib.error as exc:
             raise ValueError(f"compressed payload does not inflate: {exc}") from exc
     return flags, payload
+
+
+def _flags(body: Any) -> int:
+    """The flags byte of a framed body (0 when it is too short to have one)."""
+    try:
+        data = bytes(body)
+    except TypeError:
+        return 0
+    return data[1] if len(data) > 1 else 0
 
 
 def block_text(body: Any) -> str:
@@ -128,11 +148,13 @@ def block_text(body: Any) -> str:
         return ""
 
 
-def _stripped(block: Block, meta: Any = None) -> Block:
+def _stripped(block: Block, meta: Any = None, text_apart: bool = False) -> Block:
     """The block without what its columns hold (and with ``meta`` when given)."""
     changes: dict[str, Any] = {"id": "", "turn_id": "", "path": "", "type": ""}
     if meta is not None:
         changes["meta"] = meta
+    if text_apart:
+        changes["text"] = ""
     return msgspec.structs.replace(block, **changes)
 
 
@@ -152,31 +174,45 @@ class BlockCodec:
     """Encodes and decodes the block rows of one conversation; ``fetch`` reads the base
     rows a summary's delta needs (each decoded once per codec)."""
 
-    def __init__(self, conversation_id: str, fetch: Fetch | None = None) -> None:
+    def __init__(
+        self, conversation_id: str, fetch: Fetch | None = None, *, text_apart: bool = False
+    ) -> None:
         self.conversation_id = conversation_id
         self._fetch = fetch
         self._metas: dict[str, tuple[int, Any]] = {}
+        self._text_apart = text_apart
 
     def key(self, block_id: str, kind: str, turn_id: str, path: str, type_: str) -> bytes:
         return key_bytes(self.conversation_id, block_id, kind, turn_id, path, type_)
 
+    def _row_key(self, row: Row, flags: int) -> bytes:
+        key = self.key(row.block_id, row.kind, row.turn_id, row.path, row.type)
+        if flags & TEXT:
+            key += b"\x00" + (row.text or "").encode("utf-8", "surrogatepass")
+        return key
+
     def encode(self, kind: str, block: Block, base: Base | None = None) -> tuple[Row, Base]:
         """The row of ``block``; a summary against ``base`` when its delta is smaller.
         Returns the row and what a next summary may be stored against."""
-        key = self.key(block.id, kind, block.turn_id, block.path, block.type)
+        # a text a column cannot hold (NUL) stays in the payload; the column then holds
+        # what search indexes of it
+        apart = self._text_apart and "\x00" not in block.text
+        flags = TEXT if apart else 0
+        text = block.text.replace("\x00", "") if self._text_apart else None
+        row = Row(block.id, kind, block.turn_id, block.path, block.type, b"", text)
+        key = self._row_key(row, flags)
         meta: Any = msgspec.msgpack.decode(_encode(block.meta)) if block.meta else {}
         depth, body = 0, b""
         if base is not None and base.depth + 1 < MAX_DEPTH and block.meta:
             change = diff(base.meta, meta)
-            whole = _encode(_stripped(block))
-            record = _Delta(base.block_id, base.depth + 1, _stripped(block, {}), change)
-            packed = _encode(record)
+            whole = _encode(_stripped(block, text_apart=apart))
+            plain = _stripped(block, {}, text_apart=apart)
+            packed = _encode(_Delta(base.block_id, base.depth + 1, plain, change))
             if len(packed) < len(whole) * 3 // 4:
-                depth, body = base.depth + 1, frame(key, packed, DELTA)
+                depth, body = base.depth + 1, frame(key, packed, DELTA | flags)
         if not body:
-            body = frame(key, _encode(_stripped(block)))
-        row = Row(block.id, kind, block.turn_id, block.path, block.type, body)
-        return row, Base(block.id, depth, meta)
+            body = frame(key, _encode(_stripped(block, text_apart=apart)), flags)
+        return row._replace(body=body), Base(block.id, depth, meta)
 
     def decode(self, row: Row) -> Block:
         """The block of a stored row; CorruptRecordError naming conversation and row."""
@@ -193,9 +229,8 @@ class BlockCodec:
         return Base(block.id, depth, meta)
 
     def _decode(self, row: Row, budget: int) -> tuple[Block, int]:
-        key = self.key(row.block_id, row.kind, row.turn_id, row.path, row.type)
         try:
-            flags, payload = unframe(key, row.body)
+            flags, payload = unframe(self._row_key(row, _flags(row.body)), row.body)
             if flags & DELTA:
                 record = _delta.decode(payload)
                 meta = self._meta(record.base, record.depth - 1, budget - 1, row.block_id)
@@ -205,9 +240,13 @@ class BlockCodec:
                 block, depth = _block.decode(payload), 0
             if block.id or block.turn_id or block.path or block.type or not row.type:
                 raise ValueError("the payload holds key fields it must leave to the columns")
+            if flags & TEXT and block.text:
+                raise ValueError("the payload holds a text its column holds")
             block = msgspec.structs.replace(
                 block, id=row.block_id, turn_id=row.turn_id, path=row.path, type=row.type
             )
+            if flags & TEXT:
+                block = msgspec.structs.replace(block, text=row.text or "")
         except (ValueError, TypeError, DeltaError, msgspec.DecodeError) as exc:
             raise self.corrupt(row.block_id, str(exc)) from exc
         # a fresh copy: a meta rebuilt from a delta shares nothing with its base's

@@ -32,7 +32,7 @@ from timeline.model.errors import (
 )
 from timeline.model.persistence import CheckpointInfo, TimelineSnapshot
 
-__all__ = ["ROW_COLUMNS", "SqlStore", "utc_now_text"]
+__all__ = ["ROW_COLUMNS", "SqlStore", "check_same", "utc_now_text"]
 
 ROW_COLUMNS = "block_id, kind, turn_id, path, type, body"
 """The columns of a block row, in :class:`~index_store._rows.Row` order."""
@@ -55,6 +55,10 @@ class SqlStore:
     """The column that orders blocks as they were stored."""
     WINDOW_KEYS: ClassVar[str] = ""
     """Columns of the conversation row (after the version) its window's checksum covers."""
+    ROW_SELECT: ClassVar[str] = ROW_COLUMNS
+    """What a query of block rows selects (:class:`~index_store._rows.Row` order)."""
+    TEXT_APART: ClassVar[bool] = False
+    """Whether block texts live outside the body (PostgreSQL's search pieces)."""
 
     # -- dialect ----------------------------------------------------------------------
 
@@ -132,12 +136,16 @@ class SqlStore:
         """Insert the commit's blocks; a summary is stored against the previous one. An
         id already stored is fine when it holds this very block (a re-persist after
         ``restore``), a DuplicateBlockIdError otherwise."""
-        codec = BlockCodec(conversation_id, lambda ids: self._rows_by_id(db, conversation_id, ids))
+        codec = BlockCodec(
+            conversation_id,
+            lambda ids: self._rows_by_id(db, conversation_id, ids),
+            text_apart=self.TEXT_APART,
+        )
         base: Base | None = None
         if summaries:
             latest = self._row_list(
                 db,
-                "SELECT " + ROW_COLUMNS + " FROM {blocks} WHERE conversation_id = ? "
+                "SELECT " + self.ROW_SELECT + " FROM {blocks} WHERE conversation_id = ? "
                 f"AND kind = 'summary' ORDER BY {self.ORDER} DESC LIMIT 1",
                 (conversation_id,),
             )
@@ -150,7 +158,7 @@ class SqlStore:
                         base = after
                     continue
                 stored = self._rows_by_id(db, conversation_id, [block.id])
-                _check_same(conversation_id, block, codec.decode(stored[0]))
+                check_same(conversation_id, block, codec.decode(stored[0]))
         self._inserted(db, conversation_id, at)
 
     def _row_list(self, db: Any, sql: str, params: Sequence[Any]) -> list[Row]:
@@ -161,7 +169,7 @@ class SqlStore:
         for chunk in _chunks(list(ids), 500):
             marks = ", ".join("?" * len(chunk))
             sql = (
-                f"SELECT {ROW_COLUMNS} FROM {{blocks}} WHERE conversation_id = ? "
+                f"SELECT {self.ROW_SELECT} FROM {{blocks}} WHERE conversation_id = ? "
                 f"AND block_id IN ({marks})"
             )
             if db is None:
@@ -174,7 +182,11 @@ class SqlStore:
 
     def _codec(self, conversation_id: str) -> BlockCodec:
         """A codec that reads a summary's bases with separate queries."""
-        return BlockCodec(conversation_id, lambda ids: self._rows_by_id(None, conversation_id, ids))
+        return BlockCodec(
+            conversation_id,
+            lambda ids: self._rows_by_id(None, conversation_id, ids),
+            text_apart=self.TEXT_APART,
+        )
 
     def load_window(self, conversation_id: str) -> tuple[int, TimelineSnapshot] | None:
         check_keys(conversation_id=conversation_id)
@@ -205,7 +217,7 @@ class SqlStore:
 
     def _blocks(self, conversation_id: str, where: str, params: Sequence[Any]) -> list[Block]:
         sql = (
-            f"SELECT {ROW_COLUMNS} FROM {{blocks}} WHERE conversation_id = ? "
+            f"SELECT {self.ROW_SELECT} FROM {{blocks}} WHERE conversation_id = ? "
             f"{where} ORDER BY {self.ORDER}"
         )
         rows = self._query(self._sql(sql), (conversation_id, *params), conversation_id)
@@ -321,7 +333,7 @@ class SqlStore:
         return [r[0] for r in self._query(self._sql(sql))]
 
 
-def _check_same(conversation_id: str, block: Block, stored: Block) -> None:
+def check_same(conversation_id: str, block: Block, stored: Block) -> None:
     # hidden/replacement may change after a block was first logged; the content may not
     if (stored.type, stored.text, stored.data, stored.call_id, stored.turn_id) != (
         block.type,

@@ -212,7 +212,7 @@ def _copy_blocks(db: sqlite3.Connection, cid: str, conv_no: int) -> None:
         row, after = codec.encode(kind, block, base if kind == "summary" else None)
         if kind == "summary":
             base = after
-        db.execute(insert, (conv_no << SEQ_BITS | n, cid, *row))
+        db.execute(insert, (conv_no << SEQ_BITS | n, cid, *row.columns))
 
 
 def _window(raw: Any, cid: str, version: Any, conv_no: int) -> Any:

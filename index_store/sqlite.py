@@ -234,7 +234,7 @@ class SqliteStore(ThreadedAsync, SqlIntegrity, SqlStore):
             "INSERT INTO blocks (seq, conversation_id, block_id, kind, turn_id, path, type, "
             "body) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (conversation_id, block_id) "
             "DO NOTHING",
-            (seq, conversation_id, *row),
+            (seq, conversation_id, *row.columns),
         ).rowcount
         if inserted:
             at.next_seq += 1
