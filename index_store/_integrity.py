@@ -43,11 +43,16 @@ class SqlIntegrity:
     def check_integrity(self) -> list[CorruptRecordError]:
         """Every window, block row and checkpoint decoding; the problems found, one
         :class:`CorruptRecordError` each naming conversation and row (empty: all good)."""
-        return self._check_windows() + self._check_rows() + self._check_checkpoints()
-
-    def _check_windows(self) -> list[CorruptRecordError]:
-        """Each window and the blocks it names (the first problem of each window)."""
         problems: list[CorruptRecordError] = []
+        for check in (self._check_windows, self._check_rows, self._check_checkpoints):
+            try:
+                check(problems)
+            except CorruptRecordError as exc:  # a damaged page cut the scan short
+                problems.append(exc)
+        return problems
+
+    def _check_windows(self, problems: list[CorruptRecordError]) -> None:
+        """Each window and the blocks it names (the first problem of each window)."""
         keys = f", {self.WINDOW_KEYS}" if self.WINDOW_KEYS else ""
         sql = f"SELECT conversation_id, version, live_window{keys} FROM {{conversations}}"
         for cid, version, raw, *extra in self._stream(self._sql(sql + " ORDER BY 1")):
@@ -63,20 +68,16 @@ class SqlIntegrity:
                         f"conversation {cid!r} has a damaged id ({exc})", conversation_id=cid
                     )
                 )
-        return problems
 
-    def _check_rows(self) -> list[CorruptRecordError]:
-        problems: list[CorruptRecordError] = []
+    def _check_rows(self, problems: list[CorruptRecordError]) -> None:
         sql = self._sql(
             f"SELECT conversation_id, {self.ROW_SELECT} FROM {{blocks}} "
             f"ORDER BY conversation_id, {self.ORDER}"
         )
         for cid, rows in groupby(self._stream(sql), key=lambda r: r[0]):
             problems += _check_conversation(self._codec(cid), (Row(*r[1:]) for r in rows))
-        return problems
 
-    def _check_checkpoints(self) -> list[CorruptRecordError]:
-        problems: list[CorruptRecordError] = []
+    def _check_checkpoints(self, problems: list[CorruptRecordError]) -> None:
         sql = self._sql(
             "SELECT conversation_id, checkpoint_id, created_at, block_count, body "
             "FROM {checkpoints} ORDER BY 1, 2"
@@ -86,7 +87,6 @@ class SqlIntegrity:
                 decode_checkpoint(body, cid, name, self._created_text(created), count)
             except CorruptRecordError as exc:
                 problems.append(exc)
-        return problems
 
 
 def _check_conversation(codec: BlockCodec, rows: Iterable[Row]) -> list[CorruptRecordError]:

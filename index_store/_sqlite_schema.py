@@ -117,6 +117,16 @@ def migrate(db: sqlite3.Connection, path: str) -> bool:
         )
     if current == SCHEMA_VERSION:
         return False
+    if (
+        not current
+        and db.execute(
+            "SELECT 1 FROM sqlite_master WHERE name IN ('blocks', 'conversations')"
+        ).fetchone()
+    ):
+        raise CorruptRecordError(
+            f"SQLite store {path!r} holds a store's tables but no schema version; the "
+            "schema_version table is damaged"
+        )
     if current:
         _upgrade(db)
     else:

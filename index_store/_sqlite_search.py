@@ -83,6 +83,8 @@ def first_damaged(db: sqlite3.Connection, lo: int, hi: int) -> str | None:
 def _varint(blob: bytes, pos: int = 0) -> int:
     """The first SQLite varint of ``blob`` (a row's token count in ``%_docsize``)."""
     value = 0
+    if not isinstance(blob, bytes):
+        return 0  # a damaged row of the index: counted as empty
     for i in range(pos, min(pos + 9, len(blob))):
         byte = blob[i]
         if i - pos == 8:
@@ -131,7 +133,8 @@ def rank(
 
 
 def _idf(rows: int, hits: int) -> float:
-    value = math.log((rows - hits + 0.5) / (hits + 0.5))
+    # a damaged index can count more hits than rows: the word is then as common as can be
+    value = math.log((max(rows - hits, 0) + 0.5) / (hits + 0.5))
     return value if value > 0 else 1e-6
 
 

@@ -82,11 +82,11 @@ class SqliteStore(ThreadedAsync, SqlIntegrity, SqlStore):
                 check_same_thread=False,
                 timeout=self.busy_timeout_ms / 1000,
             )
+            self._conn.text_factory = _text
             self._conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
             if self.path != ":memory:":
                 self._set_wal()
             self._conn.execute("PRAGMA synchronous = NORMAL")
-            self._conn.text_factory = _text
             self._conn.create_function("bt_block_text", 1, text_of, deterministic=True)
             with self._tx() as db:
                 upgraded = migrate(db, self.path)
@@ -99,6 +99,11 @@ class SqliteStore(ThreadedAsync, SqlIntegrity, SqlStore):
                 ) from exc
             raise StoreUnavailableError(
                 f"cannot open SQLite store {self.path!r}: {exc}; check the path and permissions"
+            ) from exc
+        except UnicodeError as exc:  # a damaged header (its text encoding)
+            self._conn.close()
+            raise CorruptRecordError(
+                f"SQLite store {self.path!r} is damaged: {exc}; restore it from a backup"
             ) from exc
         except StoreError as exc:
             self._conn.close()
@@ -195,7 +200,7 @@ class SqliteStore(ThreadedAsync, SqlIntegrity, SqlStore):
             try:
                 return self._conn.execute(sql, params).fetchall()
             except sqlite3.Error as exc:
-                if _is_corrupt(exc):
+                if _is_damage(exc):
                     raise self._damaged(exc, conversation_id) from exc
                 raise StoreError(f"SQLite store {self.path!r}: {exc}") from exc
 
@@ -207,7 +212,7 @@ class SqliteStore(ThreadedAsync, SqlIntegrity, SqlStore):
                 while batch := cursor.fetchmany(1000):
                     yield from batch
             except sqlite3.Error as exc:
-                if _is_corrupt(exc):
+                if _is_damage(exc):
                     raise self._damaged(exc, None) from exc
                 raise StoreError(f"SQLite store {self.path!r}: {exc}") from exc
 
@@ -274,7 +279,9 @@ class SqliteStore(ThreadedAsync, SqlIntegrity, SqlStore):
             try:
                 return self._search(conversation_id, terms, lo, limit)
             except sqlite3.Error as exc:
-                if _is_corrupt(exc):
+                # a damaged search index shows as assorted errors ("SQL logic error"):
+                # only a busy file is not damage
+                if _is_damage(exc):
                     raise self._damaged(exc, conversation_id) from exc
                 raise StoreError(f"SQLite store {self.path!r}: {exc}") from exc
 
@@ -326,19 +333,32 @@ class SqliteStore(ThreadedAsync, SqlIntegrity, SqlStore):
 
     def check_integrity(self) -> list[CorruptRecordError]:
         """SQLite's own check, the search index, each block in its conversation's range,
-        then every row decoding (see :class:`~index_store._integrity.SqlIntegrity`)."""
+        then every row decoding (see :class:`~index_store._integrity.SqlIntegrity`). A
+        damaged page that stops a check is one more problem; the other checks still run."""
         problems: list[CorruptRecordError] = []
+        for check in (self._check_file, self._check_index, self._check_ranges):
+            try:
+                check(problems)
+            except CorruptRecordError as exc:
+                problems.append(exc)
+        return problems + super().check_integrity()
+
+    def _check_file(self, problems: list[CorruptRecordError]) -> None:
         result = self._query("PRAGMA integrity_check")
         if result[0][0] != "ok":
             problems.append(
                 CorruptRecordError(f"SQLite store {self.path!r} fails integrity_check: {result}")
             )
+
+    def _check_index(self, problems: list[CorruptRecordError]) -> None:
         try:
             with self._tx() as db:
                 bring_index_up_to_date(db)
                 db.execute("INSERT INTO blocks_fts(blocks_fts) VALUES ('integrity-check')")
         except (StoreError, sqlite3.Error) as exc:
             problems.append(CorruptRecordError(f"SQLite store {self.path!r}: search index: {exc}"))
+
+    def _check_ranges(self, problems: list[CorruptRecordError]) -> None:
         for cid, bid in self._query(
             "SELECT b.conversation_id, b.block_id FROM blocks b LEFT JOIN conversations c "
             "ON c.conversation_id = b.conversation_id "
@@ -352,7 +372,6 @@ class SqliteStore(ThreadedAsync, SqlIntegrity, SqlStore):
                     block_id=bid,
                 )
             )
-        return problems + super().check_integrity()
 
     def size_bytes(self) -> int:
         rows = self._query("SELECT page_count * page_size FROM pragma_page_count, pragma_page_size")
@@ -367,6 +386,18 @@ class SqliteStore(ThreadedAsync, SqlIntegrity, SqlStore):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+_NOT_DAMAGE = (3, 5, 6, 7, 8, 10, 13, 14)
+"""PERM, BUSY, LOCKED, NOMEM, READONLY, IOERR, FULL, CANTOPEN: the file may be fine."""
+
+
+def _is_damage(exc: BaseException) -> bool:
+    """Whether an error of a read the library wrote means the file is damaged: SQLite's
+    corrupt codes, and a generic error ("no such column", "SQL logic error") that only a
+    damaged schema or search index gives."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return _is_corrupt(exc) or not isinstance(code, int) or (code & 0xFF) not in _NOT_DAMAGE
 
 
 def _is_corrupt(exc: BaseException) -> bool:
