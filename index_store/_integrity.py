@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import groupby
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from index_store._common import decode_checkpoint
 from index_store._rows import BlockCodec, Row
@@ -24,9 +24,9 @@ __all__ = ["SqlIntegrity"]
 class SqlIntegrity:
     """Mixin for :class:`~index_store._sql.SqlStore` subclasses."""
 
-    WINDOW_KEYS: str
-    ORDER: str
-    ROW_SELECT: str
+    WINDOW_KEYS: ClassVar[str]
+    ORDER: ClassVar[str]
+    ROW_SELECT: ClassVar[str]
 
     if TYPE_CHECKING:  # provided by SqlStore and the backend
 
