@@ -104,27 +104,46 @@ WRITE_WINDOW: Final = (
 
 def search_sql(terms: list[str], every: bool) -> tuple[str, dict[str, Any]]:
     """The search of one conversation for ``terms``: the pieces holding any term (through
-    the index, with the conversation's token), grouped by block; with ``every``, only the
-    blocks holding each term (a stop word, which matches nothing, is left out) in some
-    piece. Rows: the block row columns, the snippet of its best piece, its score (the sum
-    of its pieces' ``ts_rank``). Parameters ``cid`` and ``limit`` are the caller's."""
+    the index, with the conversation's token); with ``every``, only blocks holding each
+    term (a stop word, which matches nothing, is left out) in some piece, each term again
+    through the index. No ``tsvector`` is computed per row (about 0.3 ms for a 700-byte
+    text): a piece's score is BM25's term part with the term's count in the lowercased
+    text and the piece's length, summed over terms and over the block's pieces; it
+    depends on the block alone. Rows: the block row columns, the snippet of its best
+    piece, its score. Parameters ``cid``, ``limit`` and ``token`` are the caller's."""
     params: dict[str, Any] = {"any": " | ".join(terms)}
-    flags, having = [], []
+    each, scores, ctes = [], [], []
     for i, term in enumerate(terms):
         params[f"t{i}"] = term
-        flags.append(f", v @@ to_tsquery('english', %(t{i})s) AS f{i}")
-        having.append(f"(numnode(to_tsquery('english', %(t{i})s)) = 0 OR bool_or(f{i}))")
-    where = ("HAVING " + " AND ".join(having)) if every else ""
+        params[f"w{i}"] = term.lower()
+        # each term's blocks through the index, in a CTE of its own (as a subquery the
+        # planner may scan the table instead, computing every row's tsvector)
+        ctes.append(
+            f"m{i} AS MATERIALIZED (SELECT seq FROM bt_text t, q WHERE {TSV} @@ "
+            f"(to_tsquery('english', %(t{i})s) && %(token)s::tsquery)),"
+        )
+        each.append(
+            f"AND (numnode(to_tsquery('english', %(t{i})s)) = 0 OR t.seq IN (SELECT seq FROM m{i}))"
+        )
+        n = max(len(term), 1)
+        count = f"((length(lower(t.text)) - length(replace(lower(t.text), %(w{i})s, ''))) / {n})"
+        scores.append(
+            f"{count}::float8 / ({count} + 1.2 * (0.25 + 0.75 * length(t.text) / 2000.0))"
+        )
+    where = " ".join(each) if every else ""
+    if not every:
+        ctes = []
     sql = f"""
 WITH q AS (SELECT to_tsquery('english', %(any)s) AS any_q),
-found AS MATERIALIZED (
-    SELECT t.seq, t.piece, {TSV} AS v FROM bt_text t, q
-    WHERE numnode(q.any_q) > 0 AND {TSV} @@ (q.any_q && %(token)s::tsquery)
+{"".join(ctes)}
+found AS (
+    SELECT t.seq, t.piece, {" + ".join(scores)} AS r
+    FROM bt_text t CROSS JOIN LATERAL (SELECT lower(t.text) AS low) l, q
+    WHERE numnode(q.any_q) > 0 AND {TSV} @@ (q.any_q && %(token)s::tsquery) {where}
 ),
-marked AS (SELECT seq, piece, ts_rank(v, q.any_q) AS r{"".join(flags)} FROM found, q),
 ranked AS (
     SELECT seq, sum(r) AS score, (array_agg(piece ORDER BY r DESC, piece))[1] AS best
-    FROM marked GROUP BY seq {where}
+    FROM found GROUP BY seq
 )
 SELECT {ROW_SELECT.replace("bt_blocks.seq", "b.seq")},
     (SELECT ts_headline('english', x.text, q.any_q,
