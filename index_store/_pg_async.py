@@ -28,9 +28,11 @@ from index_store._pg_sql import (
     LOCK_INSERT,
     LOCK_SELECT,
     ROW_SELECT,
+    TOP_SQL,
     WRITE_WINDOW,
     failed,
     pieces,
+    rank,
     search_sql,
     token,
 )
@@ -263,24 +265,56 @@ class PostgresAsync:
         if not terms:
             return []
         async with self._acursor(conversation_id) as cur:
+            ranked: list[tuple[int, int, float]] = []
             for every in (True, False):
                 sql, params = search_sql(terms, every)
-                params.update(cid=conversation_id, limit=limit, token=token(conversation_id))
-                await cur.execute(sql, params)
-                rows = list(await cur.fetchall())
-                if rows or len(terms) == 1:
+                await cur.execute(sql, {**params, "token": token(conversation_id)})
+                ranked = rank(list(await cur.fetchall()), terms, limit)
+                if ranked or len(terms) == 1:
                     break
-            codec = await self._acodec(cur, conversation_id, as_rows(r[:7] for r in rows))
-        return hits_of(rows, codec)
+            rows: list[Any] = []
+            if ranked:
+                await cur.execute(TOP_SQL, _top_params(conversation_id, terms, ranked))
+                rows = list(await cur.fetchall())
+            codec = await self._acodec(cur, conversation_id, as_rows(r[1:8] for r in rows))
+        return hits_of(rows, ranked, codec)
 
 
-def hits_of(rows: Iterable[Sequence[Any]], codec: BlockCodec) -> list[SearchHit]:
-    """Search hits of the rows :func:`~index_store._pg_sql.search_sql` returns."""
+def _top_params(cid: str, terms: list[str], ranked: list[tuple[int, int, float]]) -> Any:
+    return {
+        "any": " | ".join(terms),
+        "seqs": [r[0] for r in ranked],
+        "best": [r[1] for r in ranked],
+        "cid": cid,
+    }
+
+
+def top(cur: Any, cid: str, terms: list[str], limit: int) -> list[tuple[int, int, float]]:
+    """The sync search: ranks the matching pieces (all terms, else any), then executes
+    :data:`TOP_SQL` for the ranked blocks on ``cur`` (the caller fetches its rows)."""
+    ranked: list[tuple[int, int, float]] = []
+    for every in (True, False):
+        sql, params = search_sql(terms, every)
+        cur.execute(sql, {**params, "token": token(cid)})
+        ranked = rank(list(cur.fetchall()), terms, limit)
+        if ranked or len(terms) == 1:
+            break
+    if ranked:
+        cur.execute(TOP_SQL, _top_params(cid, terms, ranked))
+    return ranked
+
+
+def hits_of(
+    rows: Iterable[Sequence[Any]], ranked: list[tuple[int, int, float]], codec: BlockCodec
+) -> list[SearchHit]:
+    """Search hits of :data:`TOP_SQL`'s rows, in ranked order."""
+    by_seq = {r[0]: r for r in rows}
     hits = []
-    for *columns, snippet, score in rows:
+    for seq, _, score in ranked:
+        if seq not in by_seq:
+            continue
+        *columns, snippet = by_seq[seq][1:]
         row = Row(*columns)
         b = codec.decode(row)
-        hits.append(
-            SearchHit(b, b.path, b.turn_id, snippet or "", round(float(score), 6), row.kind)
-        )
+        hits.append(SearchHit(b, b.path, b.turn_id, snippet or "", score, row.kind))
     return hits

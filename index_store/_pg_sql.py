@@ -27,6 +27,8 @@ __all__ = [
     "WRITE_WINDOW",
     "failed",
     "pieces",
+    "TOP_SQL",
+    "rank",
     "search_sql",
     "token",
 ]
@@ -103,57 +105,73 @@ WRITE_WINDOW: Final = (
 
 
 def search_sql(terms: list[str], every: bool) -> tuple[str, dict[str, Any]]:
-    """The search of one conversation for ``terms``: the pieces holding any term (through
-    the index, with the conversation's token); with ``every``, only blocks holding each
-    term (a stop word, which matches nothing, is left out) in some piece, each term again
-    through the index. No ``tsvector`` is computed per row (about 0.3 ms for a 700-byte
-    text): a piece's score is BM25's term part with the term's count in the lowercased
-    text and the piece's length, summed over terms and over the block's pieces; it
-    depends on the block alone. Rows: the block row columns, the snippet of its best
-    piece, its score. Parameters ``cid``, ``limit`` and ``token`` are the caller's."""
+    """The pieces of one conversation holding any of ``terms`` (through the index, with
+    the conversation's token); with ``every``, only those of blocks holding each term (a
+    stop word, which matches nothing, is left out) in some piece, each term again through
+    the index. Rows: seq, piece, kind, text. No ``tsvector`` is computed per row (about
+    0.3 ms for a 700-byte text): :func:`rank` scores the texts. Parameters ``token`` is
+    the caller's."""
     params: dict[str, Any] = {"any": " | ".join(terms)}
-    each, scores, ctes = [], [], []
-    for i, term in enumerate(terms):
-        params[f"t{i}"] = term
-        params[f"w{i}"] = term.lower()
-        # each term's blocks through the index, in a CTE of its own (as a subquery the
-        # planner may scan the table instead, computing every row's tsvector)
-        ctes.append(
-            f"m{i} AS MATERIALIZED (SELECT seq FROM bt_text t, q WHERE {TSV} @@ "
-            f"(to_tsquery('english', %(t{i})s) && %(token)s::tsquery)),"
-        )
-        each.append(
-            f"AND (numnode(to_tsquery('english', %(t{i})s)) = 0 OR t.seq IN (SELECT seq FROM m{i}))"
-        )
-        n = max(len(term), 1)
-        count = f"((length(lower(t.text)) - length(replace(lower(t.text), %(w{i})s, ''))) / {n})"
-        scores.append(
-            f"{count}::float8 / ({count} + 1.2 * (0.25 + 0.75 * length(t.text) / 2000.0))"
-        )
-    where = " ".join(each) if every else ""
-    if not every:
-        ctes = []
+    ctes, each = [], []
+    if every and len(terms) > 1:
+        for i, term in enumerate(terms):
+            params[f"t{i}"] = term
+            # each term's blocks through the index, in a CTE of its own (as a subquery
+            # the planner may scan the table instead, computing every row's tsvector)
+            ctes.append(
+                f"m{i} AS MATERIALIZED (SELECT seq FROM bt_text t WHERE {TSV} @@ "
+                f"(to_tsquery('english', %(t{i})s) && %(token)s::tsquery)),"
+            )
+            each.append(
+                f"AND (numnode(to_tsquery('english', %(t{i})s)) = 0 "
+                f"OR t.seq IN (SELECT seq FROM m{i}))"
+            )
     sql = f"""
-WITH q AS (SELECT to_tsquery('english', %(any)s) AS any_q),
-{"".join(ctes)}
-found AS (
-    SELECT t.seq, t.piece, {" + ".join(scores)} AS r
-    FROM bt_text t CROSS JOIN LATERAL (SELECT lower(t.text) AS low) l, q
-    WHERE numnode(q.any_q) > 0 AND {TSV} @@ (q.any_q && %(token)s::tsquery) {where}
-),
-ranked AS (
-    SELECT seq, sum(r) AS score, (array_agg(piece ORDER BY r DESC, piece))[1] AS best
-    FROM found GROUP BY seq
+WITH q AS (SELECT to_tsquery('english', %(any)s) AS any_q), {"".join(ctes)}
+found AS MATERIALIZED (
+    SELECT t.seq, t.piece, t.text FROM bt_text t, q
+    WHERE numnode(q.any_q) > 0 AND {TSV} @@ (q.any_q && %(token)s::tsquery) {" ".join(each)}
 )
-SELECT {ROW_SELECT.replace("bt_blocks.seq", "b.seq")},
-    (SELECT ts_headline('english', x.text, q.any_q,
-        'StartSel=[, StopSel=], MaxWords=24, MinWords=8')
-     FROM bt_text x WHERE x.seq = ranked.seq AND x.piece = ranked.best),
-    ranked.score
-FROM ranked JOIN bt_blocks b ON b.seq = ranked.seq, q
-WHERE b.conversation_id = %(cid)s
-ORDER BY b.kind = 'summary', ranked.score DESC, ranked.seq LIMIT %(limit)s"""
+SELECT found.seq, found.piece, b.kind, found.text FROM found JOIN bt_blocks b USING (seq)"""
     return sql, params
+
+
+K1: Final = 1.2
+B: Final = 0.75
+AVERAGE: Final = 2000.0
+"""The piece length BM25's length normalisation is taken against (a constant: a score
+depends on its block alone)."""
+
+
+def rank(rows: list[Any], terms: list[str], limit: int) -> list[tuple[int, int, float]]:
+    """The best ``limit`` blocks of :func:`search_sql`'s rows: (seq, best piece, score),
+    turn-log blocks before summaries, then by score. A piece's score is BM25's term part
+    with each term's count in its lowercased text; a block's is the sum of its pieces'."""
+    words = [t.lower() for t in terms]
+    blocks: dict[int, list[Any]] = {}
+    for seq, piece, kind, text in rows:
+        low = str(text).lower()
+        norm = K1 * (1 - B + B * len(low) / AVERAGE)
+        score = 0.0
+        for w in words:
+            tf = low.count(w) if w else 0
+            score += tf / (tf + norm) if tf else 0.0
+        entry = blocks.setdefault(seq, [kind == "summary", 0.0, piece, -1.0])
+        entry[1] += score
+        if score > entry[3]:
+            entry[2], entry[3] = piece, score
+    ordered = sorted(blocks.items(), key=lambda kv: (kv[1][0], -kv[1][1], kv[0]))
+    return [(seq, e[2], round(e[1], 6)) for seq, e in ordered[:limit]]
+
+
+TOP_SQL: Final = f"""
+SELECT b.seq, {ROW_SELECT.replace("bt_blocks.seq", "b.seq")},
+    (SELECT ts_headline('english', x.text, to_tsquery('english', %(any)s),
+        'StartSel=[, StopSel=], MaxWords=24, MinWords=8')
+     FROM bt_text x WHERE x.seq = b.seq AND x.piece = w.best)
+FROM unnest(%(seqs)s::bigint[], %(best)s::int[]) AS w(seq, best)
+JOIN bt_blocks b ON b.seq = w.seq WHERE b.conversation_id = %(cid)s"""
+"""The block rows and snippets of the ranked blocks (any order)."""
 
 
 def failed(exc: Exception, conversation_id: str | None) -> StoreError:

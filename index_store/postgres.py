@@ -17,7 +17,7 @@ import attrs
 
 from index_store._common import search_terms
 from index_store._integrity import SqlIntegrity
-from index_store._pg_async import PostgresAsync, hits_of
+from index_store._pg_async import PostgresAsync, hits_of, top
 from index_store._pg_schema import SCHEMA_VERSION, created_text, migrate
 from index_store._pg_sql import (
     INSERT_BLOCK,
@@ -28,8 +28,6 @@ from index_store._pg_sql import (
     WRITE_WINDOW,
     failed,
     pieces,
-    search_sql,
-    token,
 )
 from index_store._rows import Row
 from index_store._sql import SqlStore
@@ -161,14 +159,10 @@ class PostgresStore(PostgresAsync, SqlIntegrity, SqlStore):
         terms = search_terms(conversation_id, query, limit)
         if not terms:
             return []
-        rows: list[Any] = []
-        for every in (True, False):
-            sql, params = search_sql(terms, every)
-            params.update(cid=conversation_id, limit=limit, token=token(conversation_id))
-            rows = self._rows(sql, params)
-            if rows or len(terms) == 1:
-                break
-        return hits_of(rows, self._codec(conversation_id))
+        with self._tx(conversation_id) as cur:
+            ranked = top(cur, conversation_id, terms, limit)
+            rows = cur.fetchall() if ranked else []
+        return hits_of(rows, ranked, self._codec(conversation_id))
 
     def close(self) -> None:
         with self._lock:
