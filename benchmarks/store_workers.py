@@ -32,23 +32,32 @@ def _turn(tl: Timeline, worker: int, i: int) -> None:
     tl.append(blocks.assistant_completion(f"worker {worker} turn {i}: done, with jitter"))
 
 
-def _worker(url: str, worker: int, turns: int, same: bool, out: Any) -> None:
+def _load(store: Any, cid: str) -> Timeline:
+    try:
+        return Timeline.load(store, cid, token_counter=HeuristicCounter())
+    except NotFoundError:  # not there yet: the first commit creates it
+        return Timeline(cid, token_counter=HeuristicCounter())
+
+
+def _worker(url: str, worker: int, turns: int, same: bool, ready: Any, go: Any, out: Any) -> None:
+    """Keeps its timeline between turns (as an agent does); on a conflict it reloads the
+    conversation and does its turn again."""
     store = index_store.open(url)
     cid = "shared" if same else f"conv-{worker}"
     committed: list[tuple[str, str, str]] = []
     conflicts = 0
+    ready.put(worker)
+    go.wait()
+    tl = _load(store, cid)
     for i in range(turns):
         while True:
-            try:
-                tl = Timeline.load(store, cid, token_counter=HeuristicCounter())
-            except NotFoundError:  # not there yet: the first commit creates it
-                tl = Timeline(cid, token_counter=HeuristicCounter())
             before = {b.id for b in tl.blocks}
             _turn(tl, worker, i)
             try:
                 tl.persist(store)
             except ConflictError:
                 conflicts += 1
+                tl = _load(store, cid)
                 continue
             committed += [(cid, b.id, b.text) for b in tl.blocks if b.id not in before]
             break
@@ -57,16 +66,22 @@ def _worker(url: str, worker: int, turns: int, same: bool, out: Any) -> None:
 
 
 def run(url: str, n: int, turns: int, same: bool) -> dict[str, float]:
+    """Timed from the moment every worker has its store open."""
     ctx = multiprocessing.get_context("spawn")
-    out = ctx.Queue()
-    procs = [ctx.Process(target=_worker, args=(url, w, turns, same, out)) for w in range(n)]
-    start = time.perf_counter()
+    out, ready, go = ctx.Queue(), ctx.Queue(), ctx.Event()
+    procs = [
+        ctx.Process(target=_worker, args=(url, w, turns, same, ready, go, out)) for w in range(n)
+    ]
     for p in procs:
         p.start()
+    for _ in procs:
+        ready.get()
+    start = time.perf_counter()
+    go.set()
     results = [out.get() for _ in procs]
+    seconds = time.perf_counter() - start
     for p in procs:
         p.join()
-    seconds = time.perf_counter() - start
     store = index_store.open(url)
     lost = 0
     written = [c for committed, _ in results for c in committed]
