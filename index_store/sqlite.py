@@ -9,7 +9,6 @@ last committed window.
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import threading
 import time
@@ -24,6 +23,7 @@ from index_store._common import search_terms, stored_version
 from index_store._integrity import SqlIntegrity
 from index_store._rows import Row, as_rows
 from index_store._sql import ROW_COLUMNS, SqlStore, utc_now_text
+from index_store._sqlite_file import create_private, is_corrupt, is_damage, text
 from index_store._sqlite_schema import SCHEMA_VERSION, SEQ_BITS, migrate, text_of
 from index_store._sqlite_search import bring_index_up_to_date, first_damaged, rank, snippets
 from timeline.model.block import Block
@@ -31,25 +31,6 @@ from timeline.model.errors import CorruptRecordError, StoreError, StoreUnavailab
 from timeline.model.persistence import SearchHit
 
 __all__ = ["SCHEMA_VERSION", "SqliteStore"]
-
-_CORRUPT = (11, 26)  # SQLITE_CORRUPT, SQLITE_NOTADB (primary result codes)
-
-
-def _create_private(path: str) -> None:
-    """Create a new store file readable by its owner only (0600): a store holds whole
-    conversations. SQLite gives the ``-wal`` and ``-shm`` files the database file's mode.
-    An existing file (or a symlink, never followed here) is left as it is."""
-    if path == ":memory:" or not path:
-        return
-    flags = os.O_CREAT | os.O_EXCL | os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0)
-    try:
-        os.close(os.open(path, flags | getattr(os, "O_CLOEXEC", 0), 0o600))
-    except FileExistsError:
-        pass
-    except OSError as exc:
-        raise StoreUnavailableError(
-            f"cannot open SQLite store {path!r}: {exc.strerror}; check the path and permissions"
-        ) from exc
 
 
 @attrs.define
@@ -74,7 +55,7 @@ class SqliteStore(ThreadedAsync, SqlIntegrity, SqlStore):
     _lock: threading.RLock = attrs.field(factory=threading.RLock, init=False)
 
     def __attrs_post_init__(self) -> None:
-        _create_private(self.path)
+        create_private(self.path)
         try:
             self._conn = sqlite3.connect(
                 self.path,
@@ -82,7 +63,7 @@ class SqliteStore(ThreadedAsync, SqlIntegrity, SqlStore):
                 check_same_thread=False,
                 timeout=self.busy_timeout_ms / 1000,
             )
-            self._conn.text_factory = _text
+            self._conn.text_factory = text
             self._conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
             if self.path != ":memory:":
                 self._set_wal()
@@ -93,7 +74,7 @@ class SqliteStore(ThreadedAsync, SqlIntegrity, SqlStore):
             if upgraded and self.path != ":memory:":
                 self._vacuum()
         except sqlite3.Error as exc:
-            if _is_corrupt(exc):
+            if is_corrupt(exc):
                 raise CorruptRecordError(
                     f"SQLite store {self.path!r} is damaged: {exc}; restore it from a backup"
                 ) from exc
@@ -107,7 +88,7 @@ class SqliteStore(ThreadedAsync, SqlIntegrity, SqlStore):
             ) from exc
         except StoreError as exc:
             self._conn.close()
-            if exc.__cause__ is not None and _is_corrupt(exc.__cause__):
+            if exc.__cause__ is not None and is_corrupt(exc.__cause__):
                 raise CorruptRecordError(
                     f"SQLite store {self.path!r} is damaged: {exc.__cause__}; restore it "
                     "from a backup"
@@ -176,7 +157,7 @@ class SqliteStore(ThreadedAsync, SqlIntegrity, SqlStore):
         """The StoreError for a failed transaction: where, why, and what to do (a damaged
         file is a CorruptRecordError)."""
         about = f" (conversation {conversation_id!r})" if conversation_id is not None else ""
-        if _is_corrupt(exc):
+        if is_corrupt(exc):
             return self._damaged(exc, conversation_id)
         return StoreError(
             f"SQLite store {self.path!r}{about}: {what}: {exc}; rolled back, nothing of it "
@@ -200,7 +181,7 @@ class SqliteStore(ThreadedAsync, SqlIntegrity, SqlStore):
             try:
                 return self._conn.execute(sql, params).fetchall()
             except sqlite3.Error as exc:
-                if _is_damage(exc):
+                if is_damage(exc):
                     raise self._damaged(exc, conversation_id) from exc
                 raise StoreError(f"SQLite store {self.path!r}: {exc}") from exc
 
@@ -212,7 +193,7 @@ class SqliteStore(ThreadedAsync, SqlIntegrity, SqlStore):
                 while batch := cursor.fetchmany(1000):
                     yield from batch
             except sqlite3.Error as exc:
-                if _is_damage(exc):
+                if is_damage(exc):
                     raise self._damaged(exc, None) from exc
                 raise StoreError(f"SQLite store {self.path!r}: {exc}") from exc
 
@@ -281,7 +262,7 @@ class SqliteStore(ThreadedAsync, SqlIntegrity, SqlStore):
             except sqlite3.Error as exc:
                 # a damaged search index shows as assorted errors ("SQL logic error"):
                 # only a busy file is not damage
-                if _is_damage(exc):
+                if is_damage(exc):
                     raise self._damaged(exc, conversation_id) from exc
                 raise StoreError(f"SQLite store {self.path!r}: {exc}") from exc
 
@@ -386,27 +367,3 @@ class SqliteStore(ThreadedAsync, SqlIntegrity, SqlStore):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-_NOT_DAMAGE = (3, 5, 6, 7, 8, 10, 13, 14)
-"""PERM, BUSY, LOCKED, NOMEM, READONLY, IOERR, FULL, CANTOPEN: the file may be fine."""
-
-
-def _is_damage(exc: BaseException) -> bool:
-    """Whether an error of a read the library wrote means the file is damaged: SQLite's
-    corrupt codes, and a generic error ("no such column", "SQL logic error") that only a
-    damaged schema or search index gives."""
-    code = getattr(exc, "sqlite_errorcode", None)
-    return _is_corrupt(exc) or not isinstance(code, int) or (code & 0xFF) not in _NOT_DAMAGE
-
-
-def _is_corrupt(exc: BaseException) -> bool:
-    code = getattr(exc, "sqlite_errorcode", None)
-    return isinstance(code, int) and (code & 0xFF) in _CORRUPT
-
-
-def _text(raw: bytes) -> str:
-    """TEXT values that are not valid UTF-8 (a damaged file) still read, their bytes kept
-    as lone surrogates: the row's checksum covers its key columns, so the row reads as a
-    CorruptRecordError, never as a block under a garbled key."""
-    return raw.decode("utf-8", "surrogateescape")
