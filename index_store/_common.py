@@ -1,4 +1,5 @@
-"""Helpers every backend shares: row encoding with translated errors, query terms."""
+"""Helpers every backend shares: windows and checkpoints in their framed rows, the
+schema-1/2 record formats (still read, for upgrades), query terms and snippets."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any, Final, TypeVar
 
 import msgspec
 
+from index_store._rows import frame, key_bytes, unframe
 from timeline.model.block import Block
 from timeline.model.codec import decode_record, encode_record
 from timeline.model.errors import (
@@ -21,7 +23,13 @@ from timeline.model.json_text import check_identifier, clean_text
 from timeline.model.persistence import TimelineSnapshot, TimelineState
 
 __all__ = [
+    "MAX_TERMS",
     "WindowRecord",
+    "decode_checkpoint",
+    "decode_window",
+    "encode_checkpoint",
+    "encode_window",
+    "frame_window",
     "assemble_window",
     "check_duplicate",
     "check_keys",
@@ -62,8 +70,9 @@ _COMPRESS_FROM: Final = 256
 
 
 def encode_block_row(block: Block) -> bytes:
-    """A stored block: the versioned record, zlib-compressed when that is smaller (a
-    zlib stream starts with ``x``, which no record does, so old rows still decode)."""
+    """A block as schema-1/2 stores kept it: the versioned record, zlib-compressed when
+    that is smaller (a zlib stream starts with ``x``, which no record does). Read by the
+    upgrades; the stores now write :mod:`index_store._rows`."""
     raw = encode_record("block", block)
     if len(raw) >= _COMPRESS_FROM:
         packed = zlib.compress(raw, 6)
@@ -136,6 +145,60 @@ def decode_window_row(data: Any, conversation_id: str) -> WindowRecord:
     return _decode_row(data, "window", WindowRecord, conversation_id, "window")
 
 
+def encode_window(window: TimelineSnapshot, version: int, *extra: str | int) -> bytes:
+    """The framed window row of ``version``: block references, hidden overrides and state,
+    checksummed with the conversation, the version (and a backend's ``extra`` keys)."""
+    refs = [WindowRef(b.id, b.hidden, b.replacement_text) for b in window.blocks]
+    return frame_window(WindowRecord(window.conversation_id, refs, window.state), version, *extra)
+
+
+def frame_window(record: WindowRecord, version: int, *extra: str | int) -> bytes:
+    payload = encode_record("window", record)
+    return frame(key_bytes(record.conversation_id, version, *extra), payload)
+
+
+def decode_window(data: Any, conversation_id: str, version: Any, *extra: str | int) -> WindowRecord:
+    """The window of a framed row; CorruptRecordError when it, its version or its key
+    columns were damaged."""
+    try:
+        _, payload = unframe(key_bytes(conversation_id, version, *extra), data)
+    except ValueError as exc:
+        raise _corrupt(conversation_id, "window", str(exc)) from exc
+    record = _decode_row(payload, "window", WindowRecord, conversation_id, "window")
+    if record.conversation_id != conversation_id:
+        raise _corrupt(conversation_id, "window", f"it names {record.conversation_id!r}")
+    return record
+
+
+def encode_checkpoint(
+    snapshot: TimelineSnapshot, conversation_id: str, checkpoint_id: str, created_at: str
+) -> bytes:
+    """A framed checkpoint row, checksummed with its key columns and block count."""
+    key = key_bytes(conversation_id, checkpoint_id, created_at, len(snapshot.blocks))
+    return frame(key, encode_record("snapshot", snapshot))
+
+
+def decode_checkpoint(
+    data: Any, conversation_id: str, checkpoint_id: str, created_at: str, block_count: Any
+) -> TimelineSnapshot:
+    what = f"checkpoint {checkpoint_id!r}"
+    try:
+        _, payload = unframe(
+            key_bytes(conversation_id, checkpoint_id, created_at, block_count), data
+        )
+    except ValueError as exc:
+        raise _corrupt(conversation_id, what, str(exc)) from exc
+    return _decode_row(payload, "snapshot", TimelineSnapshot, conversation_id, what)
+
+
+def _corrupt(conversation_id: str, what: str, why: str) -> CorruptRecordError:
+    return CorruptRecordError(
+        f"stored {what} of conversation {conversation_id!r} is corrupt: {why}; the rest of "
+        "the store is unaffected",
+        conversation_id=conversation_id,
+    )
+
+
 def stored_version(value: Any, conversation_id: str) -> int:
     """A stored version number; anything but a non-negative int is a corrupt row."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
@@ -188,10 +251,15 @@ def search_terms(conversation_id: Any, query: Any, limit: Any) -> list[str]:
     return query_terms(clean_text(query))
 
 
+MAX_TERMS: Final = 16
+"""Distinct words of a query that are searched for (the rest are ignored): each costs a
+pass over the conversation's matches, so a long query cannot cost more than this."""
+
+
 def query_terms(query: str) -> list[str]:
-    """Words of a user query; punctuation and operators are dropped so user text can never
-    break the backend's query syntax."""
-    return query_terms_all(query)[:32]
+    """The distinct words of a user query, at most :data:`MAX_TERMS`; punctuation and
+    operators are dropped so user text can never break the backend's query syntax."""
+    return list(dict.fromkeys(query_terms_all(query)))[:MAX_TERMS]
 
 
 def query_terms_all(text: str) -> list[str]:

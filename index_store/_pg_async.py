@@ -3,37 +3,41 @@
 Each event loop gets its own ``psycopg_pool.AsyncConnectionPool`` (``pool_size``
 connections, opened on first use), so many tasks query concurrently without a thread
 per call. ``await store.aclose()`` closes the pool of the running loop; ``close()``
-drops every pool. Statements and row handling are the sync store's.
+drops every pool. Statements and row handling are the sync store's; a summary stored as
+a delta reads its bases from the conversation's summaries, fetched with it.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
 from index_store._common import (
     assemble_window,
-    check_duplicate,
     check_keys,
-    decode_block_row,
-    decode_window_row,
-    encode_block_row,
-    encode_window_row,
+    decode_window,
+    encode_window,
     search_terms,
     stored_version,
 )
 from index_store._pg_sql import (
+    INSERT_BLOCK,
+    INSERT_PIECE,
     LOCK_INSERT,
     LOCK_SELECT,
-    SEARCH,
-    SEARCH_JOINERS,
+    ROW_SELECT,
+    TOP_SQL,
     WRITE_WINDOW,
     failed,
-    index_text,
-    search_hits,
+    pieces,
+    rank,
+    search_sql,
+    token,
 )
+from index_store._rows import DELTA, Base, BlockCodec, Row, as_rows
+from index_store._sql import check_same
 from timeline.model.block import PLAN_LATEST, REACT_PLAN, Block
 from timeline.model.errors import (
     ConflictError,
@@ -121,6 +125,23 @@ class PostgresAsync:
     def _drop_async_pools(self) -> None:
         self._apools.clear()
 
+    async def _acodec(
+        self, cur: Any, cid: str, rows: Iterable[Row] = (), *, all_: bool = False
+    ) -> BlockCodec:
+        """A codec for ``rows``; when one is a summary stored as a delta (or ``all_``), the
+        conversation's summaries are fetched for it to read bases from."""
+        summaries: dict[str, Row] = {}
+        if all_ or any(len(r.body) > 1 and r.body[1] & DELTA for r in rows):
+            await cur.execute(
+                f"SELECT {ROW_SELECT} FROM bt_blocks WHERE conversation_id = %s "
+                "AND kind = 'summary' ORDER BY seq",
+                (cid,),
+            )
+            summaries = {r.block_id: r for r in as_rows(await cur.fetchall())}
+        return BlockCodec(
+            cid, lambda ids: [summaries[i] for i in ids if i in summaries], text_apart=True
+        )
+
     async def acommit(
         self,
         conversation_id: str,
@@ -131,13 +152,6 @@ class PostgresAsync:
         window: TimelineSnapshot,
     ) -> int:
         check_keys(conversation_id=conversation_id)
-        window_row = encode_window_row(window)
-        insert = (
-            "INSERT INTO bt_blocks (conversation_id, block_id, kind, turn_id, path, type, text,"
-            " body) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
-            " ON CONFLICT (conversation_id, block_id) DO NOTHING"
-        )
-        stored = "SELECT body FROM bt_blocks WHERE conversation_id = %s AND block_id = %s"
         async with self._acursor(conversation_id) as cur:
             await cur.execute(LOCK_INSERT, (conversation_id,))
             await cur.execute(LOCK_SELECT, (conversation_id,))
@@ -150,45 +164,78 @@ class PostgresAsync:
                     actual=actual,
                     conversation_id=conversation_id,
                 )
-            for kind, group in (("log", log), ("summary", summaries)):
-                for b in group:
-                    text = index_text(b.text)
-                    row = (conversation_id, b.id, kind, b.turn_id, b.path, b.type, text)
-                    await cur.execute(insert, (*row, encode_block_row(b)))
-                    if not cur.rowcount:
-                        await cur.execute(stored, (conversation_id, b.id))
-                        existing = await cur.fetchone()
-                        check_duplicate(conversation_id, b, existing[0])
-            await cur.execute(WRITE_WINDOW, (actual + 1, window_row, conversation_id))
+            await self._aappend(cur, conversation_id, log, summaries)
+            row = encode_window(window, actual + 1)
+            await cur.execute(WRITE_WINDOW, (actual + 1, row, conversation_id))
         return actual + 1
+
+    async def _aappend(
+        self, cur: Any, cid: str, log: Sequence[Block], summaries: Sequence[Block]
+    ) -> None:
+        """The sync store's ``_append``: a summary stored against the previous one; an id
+        already stored must hold this very block."""
+        codec = await self._acodec(cur, cid, all_=bool(summaries))
+        base: Base | None = None
+        if summaries:
+            await cur.execute(
+                f"SELECT {ROW_SELECT} FROM bt_blocks WHERE conversation_id = %s "
+                "AND kind = 'summary' ORDER BY seq DESC LIMIT 1",
+                (cid,),
+            )
+            latest = as_rows(await cur.fetchall())
+            base = codec.base_of(latest[0]) if latest else None
+        for kind, group in (("log", log), ("summary", summaries)):
+            for block in group:
+                row, after = codec.encode(kind, block, base if kind == "summary" else None)
+                await cur.execute(INSERT_BLOCK, (cid, *row.columns))
+                found = await cur.fetchone()
+                if found is not None:
+                    for n, part in enumerate(pieces(row.text or "")):
+                        await cur.execute(INSERT_PIECE, (found[0], n, cid, part))
+                    base = after if kind == "summary" else base
+                    continue
+                await cur.execute(
+                    f"SELECT {ROW_SELECT} FROM bt_blocks WHERE conversation_id = %s "
+                    "AND block_id = %s",
+                    (cid, block.id),
+                )
+                check_same(cid, block, codec.decode(as_rows(await cur.fetchall())[0]))
 
     async def aload_window(self, conversation_id: str) -> tuple[int, TimelineSnapshot] | None:
         check_keys(conversation_id=conversation_id)
-        rows = await self._arows(
-            "SELECT version, live_window FROM bt_conversations "
-            "WHERE conversation_id = %s AND live_window IS NOT NULL",
-            (conversation_id,),
-        )
-        if not rows:
-            return None
-        version, raw = rows[0]
-        record = decode_window_row(raw, conversation_id)
-        found = await self._arows(
-            "SELECT block_id, body FROM bt_blocks WHERE conversation_id = %s "
-            "AND block_id = ANY(%s)",
-            (conversation_id, [r.id for r in record.refs]),
-        )
-        blocks = {bid: decode_block_row(body, conversation_id, bid) for bid, body in found}
+        async with self._acursor(conversation_id) as cur:
+            await cur.execute(
+                "SELECT version, live_window FROM bt_conversations "
+                "WHERE conversation_id = %s AND live_window IS NOT NULL",
+                (conversation_id,),
+            )
+            rows = await cur.fetchall()
+            if not rows:
+                return None
+            version, raw = rows[0]
+            record = decode_window(raw, conversation_id, version)
+            await cur.execute(
+                f"SELECT {ROW_SELECT} FROM bt_blocks WHERE conversation_id = %s "
+                "AND block_id = ANY(%s)",
+                (conversation_id, [r.id for r in record.refs]),
+            )
+            found = as_rows(await cur.fetchall())
+            codec = await self._acodec(cur, conversation_id, found)
+        blocks = {b.id: b for b in codec.decode_all(found)}
         return stored_version(version, conversation_id), assemble_window(record, blocks)
 
     async def _ablocks(
         self, conversation_id: str, where: str, params: Sequence[Any]
     ) -> list[Block]:
-        rows = await self._arows(
-            f"SELECT block_id, body FROM bt_blocks WHERE conversation_id = %s {where} ORDER BY seq",
-            (conversation_id, *params),
-        )
-        return [decode_block_row(body, conversation_id, bid) for bid, body in rows]
+        async with self._acursor(conversation_id) as cur:
+            await cur.execute(
+                f"SELECT {ROW_SELECT} FROM bt_blocks WHERE conversation_id = %s {where} "
+                "ORDER BY seq",
+                (conversation_id, *params),
+            )
+            rows = as_rows(await cur.fetchall())
+            codec = await self._acodec(cur, conversation_id, rows)
+        return codec.decode_all(rows)
 
     async def aget_block(self, conversation_id: str, block_id: str) -> Block:
         check_keys(conversation_id=conversation_id, block_id=block_id)
@@ -217,9 +264,57 @@ class PostgresAsync:
         terms = search_terms(conversation_id, query, limit)
         if not terms:
             return []
-        rows: list[Any] = []
-        for joiner in SEARCH_JOINERS:
-            rows = await self._arows(SEARCH, (joiner.join(terms), conversation_id, limit))
-            if rows or len(terms) == 1:
-                break
-        return search_hits(rows, conversation_id)
+        async with self._acursor(conversation_id) as cur:
+            ranked: list[tuple[int, int, float]] = []
+            for every in (True, False):
+                sql, params = search_sql(terms, every)
+                await cur.execute(sql, {**params, "token": token(conversation_id)})
+                ranked = rank(list(await cur.fetchall()), terms, limit)
+                if ranked or len(terms) == 1:
+                    break
+            rows: list[Any] = []
+            if ranked:
+                await cur.execute(TOP_SQL, _top_params(conversation_id, terms, ranked))
+                rows = list(await cur.fetchall())
+            codec = await self._acodec(cur, conversation_id, as_rows(r[1:8] for r in rows))
+        return hits_of(rows, ranked, codec)
+
+
+def _top_params(cid: str, terms: list[str], ranked: list[tuple[int, int, float]]) -> Any:
+    return {
+        "any": " | ".join(terms),
+        "seqs": [r[0] for r in ranked],
+        "best": [r[1] for r in ranked],
+        "cid": cid,
+    }
+
+
+def top(cur: Any, cid: str, terms: list[str], limit: int) -> list[tuple[int, int, float]]:
+    """The sync search: ranks the matching pieces (all terms, else any), then executes
+    :data:`TOP_SQL` for the ranked blocks on ``cur`` (the caller fetches its rows)."""
+    ranked: list[tuple[int, int, float]] = []
+    for every in (True, False):
+        sql, params = search_sql(terms, every)
+        cur.execute(sql, {**params, "token": token(cid)})
+        ranked = rank(list(cur.fetchall()), terms, limit)
+        if ranked or len(terms) == 1:
+            break
+    if ranked:
+        cur.execute(TOP_SQL, _top_params(cid, terms, ranked))
+    return ranked
+
+
+def hits_of(
+    rows: Iterable[Sequence[Any]], ranked: list[tuple[int, int, float]], codec: BlockCodec
+) -> list[SearchHit]:
+    """Search hits of :data:`TOP_SQL`'s rows, in ranked order."""
+    by_seq = {r[0]: r for r in rows}
+    hits = []
+    for seq, _, score in ranked:
+        if seq not in by_seq:
+            continue
+        *columns, snippet = by_seq[seq][1:]
+        row = Row(*columns)
+        b = codec.decode(row)
+        hits.append(SearchHit(b, b.path, b.turn_id, snippet or "", score, row.kind))
+    return hits

@@ -1,8 +1,9 @@
 """What the SQL backends share: every query but search, written once.
 
 Subclasses give the dialect: placeholder, table names, how a transaction runs, how the
-conversation row is locked and written, and full-text search. Shared SQL is written with
-``?`` placeholders and ``{blocks}``/``{conversations}``/``{checkpoints}`` table names.
+conversation row is locked and written, how a block row is inserted, and full-text
+search. Shared SQL is written with ``?`` placeholders and ``{blocks}``/``{conversations}``/
+``{checkpoints}`` table names.
 """
 
 from __future__ import annotations
@@ -14,21 +15,27 @@ from typing import Any, ClassVar
 
 from index_store._common import (
     assemble_window,
-    check_duplicate,
     check_keys,
-    decode_block_row,
-    decode_snapshot_row,
-    decode_window_row,
-    encode_block_row,
-    encode_snapshot_row,
-    encode_window_row,
+    decode_checkpoint,
+    decode_window,
+    encode_checkpoint,
+    encode_window,
     stored_version,
 )
+from index_store._rows import Base, BlockCodec, Row, as_rows
 from timeline.model.block import PLAN_LATEST, REACT_PLAN, Block
-from timeline.model.errors import ConflictError, CorruptRecordError, NotFoundError
+from timeline.model.errors import (
+    ConflictError,
+    CorruptRecordError,
+    DuplicateBlockIdError,
+    NotFoundError,
+)
 from timeline.model.persistence import CheckpointInfo, TimelineSnapshot
 
-__all__ = ["SqlStore", "utc_now_text"]
+__all__ = ["ROW_COLUMNS", "SqlStore", "check_same", "utc_now_text"]
+
+ROW_COLUMNS = "block_id, kind, turn_id, path, type, body"
+"""The columns of a block row, in :class:`~index_store._rows.Row` order."""
 
 
 def utc_now_text() -> str:
@@ -44,8 +51,14 @@ class SqlStore:
         "conversations": "conversations",
         "checkpoints": "checkpoints",
     }
-    ORDER: ClassVar[str] = "rowid"
+    ORDER: ClassVar[str] = "seq"
     """The column that orders blocks as they were stored."""
+    WINDOW_KEYS: ClassVar[str] = ""
+    """Columns of the conversation row (after the version) its window's checksum covers."""
+    ROW_SELECT: ClassVar[str] = ROW_COLUMNS
+    """What a query of block rows selects (:class:`~index_store._rows.Row` order)."""
+    TEXT_APART: ClassVar[bool] = False
+    """Whether block texts live outside the body (PostgreSQL's search pieces)."""
 
     # -- dialect ----------------------------------------------------------------------
 
@@ -55,19 +68,29 @@ class SqlStore:
         StoreError naming ``conversation_id``, and leaves the store usable."""
         raise NotImplementedError
 
-    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+    def _query(
+        self, sql: str, params: Sequence[Any] = (), conversation_id: str | None = None
+    ) -> list[Any]:
         raise NotImplementedError
 
-    def _lock_version(self, db: Any, conversation_id: str) -> int:
-        """The stored version (0 if none), locked for the rest of the transaction."""
+    def _lock_version(self, db: Any, conversation_id: str) -> tuple[int, Any]:
+        """The stored version (0 if none), locked for the rest of the transaction, and
+        what the backend needs to write the conversation's rows (its window key)."""
         raise NotImplementedError
+
+    def _insert(self, db: Any, conversation_id: str, row: Row, block: Block, at: Any) -> bool:
+        """Insert one block row; False when the id is taken (nothing written)."""
+        raise NotImplementedError
+
+    def _inserted(self, db: Any, conversation_id: str, at: Any) -> None:
+        """After a commit's inserts, before its window (SQLite brings its index up to
+        date here)."""
 
     def _write_window(self, db: Any, conversation_id: str, version: int, row: bytes) -> None:
         raise NotImplementedError
 
-    def _clean_text(self, text: str) -> str:
-        """Text as the full-text column can hold it."""
-        return text
+    def _window_keys(self, at: Any) -> tuple[str | int, ...]:
+        return ()
 
     def _created_text(self, value: Any) -> str:
         return str(value)
@@ -87,15 +110,8 @@ class SqlStore:
         window: TimelineSnapshot,
     ) -> int:
         check_keys(conversation_id=conversation_id)
-        window_row = encode_window_row(window)
-        insert = self._sql(
-            "INSERT INTO {blocks} (conversation_id, block_id, kind, turn_id, path, type, text,"
-            " body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-            " ON CONFLICT (conversation_id, block_id) DO NOTHING"
-        )
-        stored = self._sql("SELECT body FROM {blocks} WHERE conversation_id = ? AND block_id = ?")
         with self._tx(conversation_id) as db:
-            actual = self._lock_version(db, conversation_id)
+            actual, at = self._lock_version(db, conversation_id)
             if actual != expected_version:
                 raise ConflictError(
                     f"conversation {conversation_id!r} is at version {actual}, this timeline "
@@ -104,58 +120,108 @@ class SqlStore:
                     actual=actual,
                     conversation_id=conversation_id,
                 )
-            for kind, group in (("log", log), ("summary", summaries)):
-                for b in group:
-                    row = (
-                        conversation_id,
-                        b.id,
-                        kind,
-                        b.turn_id,
-                        b.path,
-                        b.type,
-                        self._clean_text(b.text),
-                        encode_block_row(b),
-                    )
-                    if not db.execute(insert, row).rowcount:
-                        # the id is taken: fine only if it is this very block
-                        existing = db.execute(stored, (conversation_id, b.id)).fetchone()
-                        check_duplicate(conversation_id, b, existing[0])
-            self._write_window(db, conversation_id, actual + 1, window_row)
+            self._append(db, conversation_id, log, summaries, at)
+            row = encode_window(window, actual + 1, *self._window_keys(at))
+            self._write_window(db, conversation_id, actual + 1, row)
         return actual + 1
+
+    def _append(
+        self,
+        db: Any,
+        conversation_id: str,
+        log: Sequence[Block],
+        summaries: Sequence[Block],
+        at: Any,
+    ) -> None:
+        """Insert the commit's blocks; a summary is stored against the previous one. An
+        id already stored is fine when it holds this very block (a re-persist after
+        ``restore``), a DuplicateBlockIdError otherwise."""
+        codec = BlockCodec(
+            conversation_id,
+            lambda ids: self._rows_by_id(db, conversation_id, ids),
+            text_apart=self.TEXT_APART,
+        )
+        base: Base | None = None
+        if summaries:
+            latest = self._row_list(
+                db,
+                "SELECT " + self.ROW_SELECT + " FROM {blocks} WHERE conversation_id = ? "
+                f"AND kind = 'summary' ORDER BY {self.ORDER} DESC LIMIT 1",
+                (conversation_id,),
+            )
+            base = codec.base_of(latest[0]) if latest else None
+        for kind, group in (("log", log), ("summary", summaries)):
+            for block in group:
+                row, after = codec.encode(kind, block, base if kind == "summary" else None)
+                if self._insert(db, conversation_id, row, block, at):
+                    if kind == "summary":
+                        base = after
+                    continue
+                stored = self._rows_by_id(db, conversation_id, [block.id])
+                check_same(conversation_id, block, codec.decode(stored[0]))
+        self._inserted(db, conversation_id, at)
+
+    def _row_list(self, db: Any, sql: str, params: Sequence[Any]) -> list[Row]:
+        return as_rows(db.execute(self._sql(sql), params).fetchall())
+
+    def _rows_by_id(self, db: Any, conversation_id: str, ids: Sequence[str]) -> list[Row]:
+        out: list[Row] = []
+        for chunk in _chunks(list(ids), 500):
+            marks = ", ".join("?" * len(chunk))
+            sql = (
+                f"SELECT {self.ROW_SELECT} FROM {{blocks}} WHERE conversation_id = ? "
+                f"AND block_id IN ({marks})"
+            )
+            if db is None:
+                out += as_rows(
+                    self._query(self._sql(sql), (conversation_id, *chunk), conversation_id)
+                )
+            else:
+                out += self._row_list(db, sql, (conversation_id, *chunk))
+        return out
+
+    def _codec(self, conversation_id: str) -> BlockCodec:
+        """A codec that reads a summary's bases with separate queries."""
+        return BlockCodec(
+            conversation_id,
+            lambda ids: self._rows_by_id(None, conversation_id, ids),
+            text_apart=self.TEXT_APART,
+        )
 
     def load_window(self, conversation_id: str) -> tuple[int, TimelineSnapshot] | None:
         check_keys(conversation_id=conversation_id)
+        keys = f", {self.WINDOW_KEYS}" if self.WINDOW_KEYS else ""
         rows = self._query(
             self._sql(
-                "SELECT version, live_window FROM {conversations} "
+                f"SELECT version, live_window{keys} FROM {{conversations}} "
                 "WHERE conversation_id = ? AND live_window IS NOT NULL"
             ),
             (conversation_id,),
+            conversation_id,
         )
         if not rows:
             return None
-        version, window = rows[0]
-        record = decode_window_row(window, conversation_id)
+        version, raw, *extra = rows[0]
+        return self._assemble(conversation_id, version, raw, extra)
+
+    def _assemble(
+        self, conversation_id: str, version: Any, raw: Any, extra: Sequence[Any]
+    ) -> tuple[int, TimelineSnapshot]:
+        """The version and window of a conversation row, with the blocks it names."""
+        record = decode_window(raw, conversation_id, version, *extra)
         version = stored_version(version, conversation_id)
-        ids = [r.id for r in record.refs]
-        blocks: dict[str, Block] = {}
-        for chunk in _chunks(ids, 500):
-            marks = ", ".join("?" * len(chunk))
-            sql = (
-                "SELECT block_id, body FROM {blocks} WHERE conversation_id = ? "
-                f"AND block_id IN ({marks})"
-            )
-            for bid, body in self._query(self._sql(sql), (conversation_id, *chunk)):
-                blocks[bid] = decode_block_row(body, conversation_id, bid)
+        codec = self._codec(conversation_id)
+        found = self._rows_by_id(None, conversation_id, [r.id for r in record.refs])
+        blocks = {b.id: b for b in codec.decode_all(found)}
         return version, assemble_window(record, blocks)
 
     def _blocks(self, conversation_id: str, where: str, params: Sequence[Any]) -> list[Block]:
         sql = (
-            "SELECT block_id, body FROM {blocks} WHERE conversation_id = ? "
+            f"SELECT {self.ROW_SELECT} FROM {{blocks}} WHERE conversation_id = ? "
             f"{where} ORDER BY {self.ORDER}"
         )
-        rows = self._query(self._sql(sql), (conversation_id, *params))
-        return [decode_block_row(body, conversation_id, bid) for bid, body in rows]
+        rows = self._query(self._sql(sql), (conversation_id, *params), conversation_id)
+        return self._codec(conversation_id).decode_all(as_rows(rows))
 
     def get_block(self, conversation_id: str, block_id: str) -> Block:
         check_keys(conversation_id=conversation_id, block_id=block_id)
@@ -188,6 +254,8 @@ class SqlStore:
         self, conversation_id: str, checkpoint_id: str, snapshot: TimelineSnapshot
     ) -> None:
         check_keys(conversation_id=conversation_id, checkpoint_id=checkpoint_id)
+        created = utc_now_text()
+        body = encode_checkpoint(snapshot, conversation_id, checkpoint_id, created)
         with self._tx(conversation_id) as db:
             db.execute(
                 self._sql(
@@ -196,29 +264,28 @@ class SqlStore:
                     "(conversation_id, checkpoint_id) DO UPDATE SET created_at = "
                     "excluded.created_at, block_count = excluded.block_count, body = excluded.body"
                 ),
-                (
-                    conversation_id,
-                    checkpoint_id,
-                    utc_now_text(),
-                    len(snapshot.blocks),
-                    encode_snapshot_row(snapshot),
-                ),
+                (conversation_id, checkpoint_id, created, len(snapshot.blocks), body),
             )
 
     def load_checkpoint(self, conversation_id: str, checkpoint_id: str) -> TimelineSnapshot:
         check_keys(conversation_id=conversation_id, checkpoint_id=checkpoint_id)
         rows = self._query(
             self._sql(
-                "SELECT body FROM {checkpoints} WHERE conversation_id = ? AND checkpoint_id = ?"
+                "SELECT created_at, block_count, body FROM {checkpoints} "
+                "WHERE conversation_id = ? AND checkpoint_id = ?"
             ),
             (conversation_id, checkpoint_id),
+            conversation_id,
         )
         if not rows:
             raise NotFoundError(
                 f"no checkpoint {checkpoint_id!r} for conversation {conversation_id!r}",
                 conversation_id=conversation_id,
             )
-        return decode_snapshot_row(rows[0][0], conversation_id, f"checkpoint {checkpoint_id!r}")
+        created, count, body = rows[0]
+        return decode_checkpoint(
+            body, conversation_id, checkpoint_id, self._created_text(created), count
+        )
 
     def list_checkpoints(self, conversation_id: str) -> list[CheckpointInfo]:
         check_keys(conversation_id=conversation_id)
@@ -228,8 +295,18 @@ class SqlStore:
                 "WHERE conversation_id = ? ORDER BY checkpoint_id"
             ),
             (conversation_id,),
+            conversation_id,
         )
-        return [CheckpointInfo(cid, self._created_text(at), int(n)) for cid, at, n in rows]
+        out = []
+        for cid, at, n in rows:
+            if isinstance(n, bool) or not isinstance(n, int):
+                raise CorruptRecordError(
+                    f"checkpoint {cid!r} of conversation {conversation_id!r} has block count "
+                    f"{n!r}; the rest of the store is unaffected",
+                    conversation_id=conversation_id,
+                )
+            out.append(CheckpointInfo(cid, self._created_text(at), n))
+        return out
 
     def delete_checkpoint(self, conversation_id: str, checkpoint_id: str) -> bool:
         check_keys(conversation_id=conversation_id, checkpoint_id=checkpoint_id)
@@ -245,37 +322,32 @@ class SqlStore:
             for table in ("conversations", "blocks", "checkpoints"):
                 sql = f"DELETE FROM {{{table}}} WHERE conversation_id = ?"
                 removed += db.execute(self._sql(sql), (conversation_id,)).rowcount
+            self._deleted(db, conversation_id)
         return removed > 0
+
+    def _deleted(self, db: Any, conversation_id: str) -> None:
+        """After a conversation's rows were deleted, inside the same transaction."""
 
     def conversations(self) -> list[str]:
         sql = "SELECT conversation_id FROM {conversations} WHERE live_window IS NOT NULL ORDER BY 1"
         return [r[0] for r in self._query(self._sql(sql))]
 
-    def check_integrity(self) -> list[CorruptRecordError]:
-        """Every window, block row and checkpoint decoding; the problems found, one
-        :class:`CorruptRecordError` each naming conversation and row (empty: all good)."""
-        problems: list[CorruptRecordError] = []
-        for cid in self.conversations():
-            try:
-                self.load_window(cid)
-            except CorruptRecordError as exc:
-                problems.append(exc)
-        for cid, bid, body in self._query(
-            self._sql(
-                f"SELECT conversation_id, block_id, body FROM {{blocks}} ORDER BY {self.ORDER}"
-            )
-        ):
-            try:
-                decode_block_row(body, cid, bid)
-            except CorruptRecordError as exc:
-                problems.append(exc)
-        sql = "SELECT conversation_id, checkpoint_id, body FROM {checkpoints} ORDER BY 1, 2"
-        for cid, name, body in self._query(self._sql(sql)):
-            try:
-                decode_snapshot_row(body, cid, f"checkpoint {name!r}")
-            except CorruptRecordError as exc:
-                problems.append(exc)
-        return problems
+
+def check_same(conversation_id: str, block: Block, stored: Block) -> None:
+    # hidden/replacement may change after a block was first logged; the content may not
+    if (stored.type, stored.text, stored.data, stored.call_id, stored.turn_id) != (
+        block.type,
+        block.text,
+        block.data,
+        block.call_id,
+        block.turn_id,
+    ):
+        raise DuplicateBlockIdError(
+            f"block id {block.id!r} already holds a different block in conversation "
+            f"{conversation_id!r}; nothing was written",
+            conversation_id=conversation_id,
+            block_id=block.id,
+        )
 
 
 def _chunks(items: list[str], size: int) -> Iterator[list[str]]:

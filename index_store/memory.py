@@ -13,21 +13,24 @@ import attrs
 from index_store._async import InlineAsync
 from index_store._common import (
     assemble_window,
-    check_duplicate,
     check_keys,
-    decode_block_row,
-    decode_snapshot_row,
-    decode_window_row,
-    encode_block_row,
-    encode_snapshot_row,
-    encode_window_row,
+    decode_checkpoint,
+    decode_window,
+    encode_checkpoint,
+    encode_window,
     make_snippet,
     query_terms_all,
     search_terms,
     stored_version,
 )
+from index_store._rows import Base, BlockCodec, Row
 from timeline.model.block import PLAN_LATEST, REACT_PLAN, Block
-from timeline.model.errors import ConflictError, CorruptRecordError, NotFoundError
+from timeline.model.errors import (
+    ConflictError,
+    CorruptRecordError,
+    DuplicateBlockIdError,
+    NotFoundError,
+)
 from timeline.model.persistence import CheckpointInfo, SearchHit, TimelineSnapshot
 
 __all__ = ["MemoryStore"]
@@ -37,9 +40,14 @@ __all__ = ["MemoryStore"]
 class _Conversation:
     version: int = 0
     window: bytes | None = None
-    rows: dict[str, tuple[str, bytes]] = attrs.field(factory=dict)
-    """block id -> (kind, encoded block), in insertion order."""
+    rows: dict[str, Row] = attrs.field(factory=dict)
+    """block id -> stored row (:mod:`index_store._rows`), in insertion order."""
     checkpoints: dict[str, tuple[str, int, bytes]] = attrs.field(factory=dict)
+
+    def codec(self, conversation_id: str) -> BlockCodec:
+        """A codec reading a summary's bases from this conversation's rows."""
+        rows = self.rows
+        return BlockCodec(conversation_id, lambda ids: [rows[i] for i in ids if i in rows])
 
 
 @attrs.define
@@ -71,16 +79,11 @@ class MemoryStore(InlineAsync):
                     actual=conv.version,
                     conversation_id=conversation_id,
                 )
-            staged: dict[str, tuple[str, bytes]] = {}
-            for kind, group in (("log", log), ("summary", summaries)):
-                for block in group:
-                    existing = conv.rows.get(block.id) or staged.get(block.id)
-                    if check_duplicate(conversation_id, block, existing[1] if existing else None):
-                        continue
-                    staged[block.id] = (kind, encode_block_row(block))
+            staged = _stage(conversation_id, conv, log, summaries)
+            row = encode_window(window, conv.version + 1)
             conv.rows.update(staged)
-            conv.window = encode_window_row(window)
             conv.version += 1
+            conv.window = row
             self._data[conversation_id] = conv
             return conv.version
 
@@ -90,34 +93,36 @@ class MemoryStore(InlineAsync):
             conv = self._data.get(conversation_id)
             if conv is None or conv.window is None:
                 return None
-            record = decode_window_row(conv.window, conversation_id)
-            rows = {r.id: conv.rows.get(r.id) for r in record.refs}
-            version = stored_version(conv.version, conversation_id)
-        blocks = {
-            bid: decode_block_row(row[1], conversation_id, bid)
-            for bid, row in rows.items()
-            if row is not None
-        }
+            return self._assemble(conversation_id, conv)
+
+    def _assemble(self, cid: str, conv: _Conversation) -> tuple[int, TimelineSnapshot]:
+        record = decode_window(conv.window, cid, conv.version)
+        version = stored_version(conv.version, cid)
+        found = [conv.rows[r.id] for r in record.refs if r.id in conv.rows]
+        blocks = {b.id: b for b in conv.codec(cid).decode_all(found)}
         return version, assemble_window(record, blocks)
 
     def _rows(self, conversation_id: str) -> list[tuple[str, Block]]:
         with self._lock:
             conv = self._data.get(conversation_id)
-            items = list(conv.rows.items()) if conv else []
-        return [(kind, decode_block_row(raw, conversation_id, bid)) for bid, (kind, raw) in items]
+            if conv is None:
+                return []
+            rows = list(conv.rows.values())
+            blocks = conv.codec(conversation_id).decode_all(rows)
+        return [(row.kind, b) for row, b in zip(rows, blocks, strict=True)]
 
     def get_block(self, conversation_id: str, block_id: str) -> Block:
         check_keys(conversation_id=conversation_id, block_id=block_id)
         with self._lock:
             conv = self._data.get(conversation_id)
             row = conv.rows.get(block_id) if conv else None
-        if row is None:
-            raise NotFoundError(
-                f"no block {block_id!r} in conversation {conversation_id!r}",
-                conversation_id=conversation_id,
-                block_id=block_id,
-            )
-        return decode_block_row(row[1], conversation_id, block_id)
+            if conv is None or row is None:
+                raise NotFoundError(
+                    f"no block {block_id!r} in conversation {conversation_id!r}",
+                    conversation_id=conversation_id,
+                    block_id=block_id,
+                )
+            return conv.codec(conversation_id).decode(row)
 
     def read(self, conversation_id: str, path: str) -> list[Block]:
         check_keys(conversation_id=conversation_id, path=path)
@@ -165,13 +170,10 @@ class MemoryStore(InlineAsync):
     ) -> None:
         check_keys(conversation_id=conversation_id, checkpoint_id=checkpoint_id)
         now = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        body = encode_checkpoint(snapshot, conversation_id, checkpoint_id, now)
         with self._lock:
             conv = self._data.setdefault(conversation_id, _Conversation())
-            conv.checkpoints[checkpoint_id] = (
-                now,
-                len(snapshot.blocks),
-                encode_snapshot_row(snapshot),
-            )
+            conv.checkpoints[checkpoint_id] = (now, len(snapshot.blocks), body)
 
     def load_checkpoint(self, conversation_id: str, checkpoint_id: str) -> TimelineSnapshot:
         check_keys(conversation_id=conversation_id, checkpoint_id=checkpoint_id)
@@ -183,7 +185,7 @@ class MemoryStore(InlineAsync):
                 f"no checkpoint {checkpoint_id!r} for conversation {conversation_id!r}",
                 conversation_id=conversation_id,
             )
-        return decode_snapshot_row(entry[2], conversation_id, f"checkpoint {checkpoint_id!r}")
+        return decode_checkpoint(entry[2], conversation_id, checkpoint_id, entry[0], entry[1])
 
     def list_checkpoints(self, conversation_id: str) -> list[CheckpointInfo]:
         check_keys(conversation_id=conversation_id)
@@ -211,13 +213,16 @@ class MemoryStore(InlineAsync):
         """Decode every window, row and checkpoint; the problems found (empty: all good)."""
         problems: list[CorruptRecordError] = []
         with self._lock:
-            items = [(cid, conv, list(conv.rows.items())) for cid, conv in self._data.items()]
-        for cid, conv, rows in items:
-            checks: list[Callable[[], object]] = [partial(self.load_window, cid)]
-            checks += [partial(decode_block_row, raw, cid, bid) for bid, (_, raw) in rows]
+            items = list(self._data.items())
+        for cid, conv in items:
+            checks: list[Callable[[], object]] = []
+            if conv.window is not None:
+                checks.append(partial(self._assemble, cid, conv))
+            codec = conv.codec(cid)
+            checks += [partial(codec.decode, row) for row in conv.rows.values()]
             checks += [
-                partial(decode_snapshot_row, body, cid, f"checkpoint {name!r}")
-                for name, (_, _, body) in conv.checkpoints.items()
+                partial(decode_checkpoint, body, cid, name, created, count)
+                for name, (created, count, body) in conv.checkpoints.items()
             ]
             for check in checks:
                 try:
@@ -234,3 +239,42 @@ class MemoryStore(InlineAsync):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _stage(
+    cid: str, conv: _Conversation, log: Sequence[Block], summaries: Sequence[Block]
+) -> dict[str, Row]:
+    """The rows a commit adds (a summary stored against the previous one); an id already
+    stored must hold this very block (DuplicateBlockIdError otherwise)."""
+    codec = conv.codec(cid)
+    latest = [r for r in conv.rows.values() if r.kind == "summary"][-1:]
+    base: Base | None = codec.base_of(latest[0]) if latest and summaries else None
+    staged: dict[str, Row] = {}
+    for kind, group in (("log", log), ("summary", summaries)):
+        for block in group:
+            existing = conv.rows.get(block.id) or staged.get(block.id)
+            if existing is not None:
+                _check_same(cid, block, codec.decode(existing))
+                continue
+            staged[block.id], after = codec.encode(kind, block, base if kind == "summary" else None)
+            if kind == "summary":
+                base = after
+    return staged
+
+
+def _check_same(cid: str, block: Block, stored: Block) -> None:
+    # hidden/replacement may change after a block was first logged; the content may not
+    same = (stored.type, stored.text, stored.data, stored.call_id, stored.turn_id) == (
+        block.type,
+        block.text,
+        block.data,
+        block.call_id,
+        block.turn_id,
+    )
+    if not same:
+        raise DuplicateBlockIdError(
+            f"block id {block.id!r} already holds a different block in conversation "
+            f"{cid!r}; nothing was written",
+            conversation_id=cid,
+            block_id=block.id,
+        )

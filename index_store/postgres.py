@@ -2,8 +2,8 @@
 
 psycopg is imported when a store is opened, never at package import; without the
 ``postgres`` extra the error says how to install it. Optimistic concurrency uses a
-row lock on the conversation inside one transaction; search uses a generated
-``tsvector`` column with a GIN index.
+row lock on the conversation inside one transaction; search uses a GIN index over each
+block's text pieces and its conversation's token (:mod:`index_store._pg_sql`).
 """
 
 from __future__ import annotations
@@ -11,62 +11,31 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime
 from typing import Any, ClassVar, Final
 
 import attrs
 
 from index_store._common import search_terms
-from index_store._pg_async import PostgresAsync
+from index_store._integrity import SqlIntegrity
+from index_store._pg_async import PostgresAsync, hits_of, top
+from index_store._pg_schema import SCHEMA_VERSION, created_text, migrate
 from index_store._pg_sql import (
+    INSERT_BLOCK,
+    INSERT_PIECE,
     LOCK_INSERT,
     LOCK_SELECT,
-    SEARCH,
-    SEARCH_JOINERS,
+    ROW_SELECT,
     WRITE_WINDOW,
     failed,
-    index_text,
-    search_hits,
+    pieces,
 )
+from index_store._rows import Row
 from index_store._sql import SqlStore
+from timeline.model.block import Block
 from timeline.model.errors import StoreUnavailableError, TimelineError
 from timeline.model.persistence import SearchHit
 
 __all__ = ["SCHEMA_VERSION", "PostgresStore"]
-
-SCHEMA_VERSION: Final = 1
-
-_MIGRATIONS: Final[dict[int, list[str]]] = {
-    1: [
-        """CREATE TABLE bt_conversations (
-            conversation_id TEXT PRIMARY KEY,
-            version BIGINT NOT NULL,
-            live_window BYTEA,
-            updated_at TIMESTAMPTZ NOT NULL DEFAULT now())""",
-        """CREATE TABLE bt_blocks (
-            seq BIGSERIAL PRIMARY KEY,
-            conversation_id TEXT NOT NULL,
-            block_id TEXT NOT NULL,
-            kind TEXT NOT NULL CHECK (kind IN ('log', 'summary')),
-            turn_id TEXT NOT NULL,
-            path TEXT NOT NULL,
-            type TEXT NOT NULL,
-            text TEXT NOT NULL,
-            body BYTEA NOT NULL,
-            tsv tsvector GENERATED ALWAYS AS (to_tsvector('english', text)) STORED,
-            UNIQUE (conversation_id, block_id))""",
-        "CREATE INDEX bt_blocks_turn ON bt_blocks (conversation_id, turn_id)",
-        "CREATE INDEX bt_blocks_path ON bt_blocks (conversation_id, path)",
-        "CREATE INDEX bt_blocks_tsv ON bt_blocks USING GIN (tsv)",
-        """CREATE TABLE bt_checkpoints (
-            conversation_id TEXT NOT NULL,
-            checkpoint_id TEXT NOT NULL,
-            created_at TIMESTAMPTZ NOT NULL DEFAULT now(),
-            block_count INTEGER NOT NULL,
-            body BYTEA NOT NULL,
-            PRIMARY KEY (conversation_id, checkpoint_id))""",
-    ],
-}
 
 _HINT: Final = "install the extra: pip install 'block-timeline[postgres]'"
 
@@ -80,7 +49,7 @@ def _psycopg() -> Any:
 
 
 @attrs.define
-class PostgresStore(PostgresAsync, SqlStore):
+class PostgresStore(PostgresAsync, SqlIntegrity, SqlStore):
     """PostgreSQL-backed index store (one connection, serialized by a lock; the async
     API uses a pool of async connections, see :mod:`index_store._pg_async`)."""
 
@@ -91,6 +60,8 @@ class PostgresStore(PostgresAsync, SqlStore):
         "checkpoints": "bt_checkpoints",
     }
     ORDER: ClassVar[str] = "seq"
+    ROW_SELECT: ClassVar[str] = ROW_SELECT
+    TEXT_APART: ClassVar[bool] = True
 
     dsn: str
     _conn: Any = attrs.field(default=None, init=False, repr=False)
@@ -147,52 +118,51 @@ class PostgresStore(PostgresAsync, SqlStore):
     def _migrate(self) -> None:
         with self._tx() as cur:
             cur.execute("SELECT pg_advisory_xact_lock(727274)")
-            cur.execute("CREATE TABLE IF NOT EXISTS bt_schema_version (version INTEGER NOT NULL)")
-            cur.execute("SELECT max(version) FROM bt_schema_version")
-            current = cur.fetchone()[0] or 0
-            if current > SCHEMA_VERSION:
-                raise StoreUnavailableError(
-                    f"PostgreSQL schema version {current} is newer than this library supports "
-                    f"({SCHEMA_VERSION}); upgrade block-timeline"
-                )
-            for version in range(current + 1, SCHEMA_VERSION + 1):
-                for statement in _MIGRATIONS[version]:
-                    cur.execute(statement)
-                cur.execute("INSERT INTO bt_schema_version (version) VALUES (%s)", (version,))
+            migrate(cur)
 
-    def _rows(self, sql: str, params: Sequence[Any]) -> list[Any]:
+    def _rows(self, sql: str, params: Any) -> list[Any]:
         with self._tx() as cur:
             cur.execute(sql, params)
             return list(cur.fetchall())
 
-    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+    def _query(
+        self, sql: str, params: Sequence[Any] = (), conversation_id: str | None = None
+    ) -> list[Any]:
         return self._rows(sql, params)
 
-    def _lock_version(self, db: Any, conversation_id: str) -> int:
+    def _stream(self, sql: str) -> Iterator[Sequence[Any]]:
+        """Rows of ``sql`` a batch at a time, through a server-side cursor."""
+        with self._tx() as cur, cur.connection.cursor(name="bt_stream") as stream:
+            stream.execute(sql)
+            while batch := stream.fetchmany(1000):
+                yield from batch
+
+    def _lock_version(self, db: Any, conversation_id: str) -> tuple[int, None]:
         db.execute(LOCK_INSERT, (conversation_id,))
-        return int(db.execute(LOCK_SELECT, (conversation_id,)).fetchone()[0])
+        return int(db.execute(LOCK_SELECT, (conversation_id,)).fetchone()[0]), None
+
+    def _insert(self, db: Any, conversation_id: str, row: Row, block: Block, at: Any) -> bool:
+        found = db.execute(INSERT_BLOCK, (conversation_id, *row.columns)).fetchone()
+        if found is None:
+            return False
+        for n, part in enumerate(pieces(row.text or "")):
+            db.execute(INSERT_PIECE, (found[0], n, conversation_id, part))
+        return True
 
     def _write_window(self, db: Any, conversation_id: str, version: int, row: bytes) -> None:
         db.execute(WRITE_WINDOW, (version, row, conversation_id))
 
-    def _clean_text(self, text: str) -> str:
-        return index_text(text)
-
     def _created_text(self, value: Any) -> str:
-        if isinstance(value, datetime):
-            return value.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-        return str(value)
+        return created_text(value)
 
     def search(self, conversation_id: str, query: str, limit: int = 10) -> list[SearchHit]:
         terms = search_terms(conversation_id, query, limit)
         if not terms:
             return []
-        rows: list[Any] = []
-        for joiner in SEARCH_JOINERS:
-            rows = self._rows(SEARCH, (joiner.join(terms), conversation_id, limit))
-            if rows or len(terms) == 1:
-                break
-        return search_hits(rows, conversation_id)
+        with self._tx(conversation_id) as cur:
+            ranked = top(cur, conversation_id, terms, limit)
+            rows = cur.fetchall() if ranked else []
+        return hits_of(rows, ranked, self._codec(conversation_id))
 
     def close(self) -> None:
         with self._lock:

@@ -2,146 +2,52 @@
 
 WAL journal (readers never block the writer), a busy timeout so concurrent writers wait
 instead of failing, FTS5 full-text search over the turn log and summaries, and a
-``schema_version`` table with forward-only migrations. Each ``commit`` is one
-``BEGIN IMMEDIATE`` transaction: a crash at any moment leaves the last committed window.
+``schema_version`` table with forward-only migrations (:mod:`index_store._sqlite_schema`).
+Each ``commit`` is one ``BEGIN IMMEDIATE`` transaction: a crash at any moment leaves the
+last committed window.
 """
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
-from typing import Any, Final
+from typing import Any, ClassVar
 
 import attrs
 
 from index_store._async import ThreadedAsync
-from index_store._common import (
-    decode_block_row,
-    encode_block_row,
-    search_terms,
-    stored_version,
-)
-from index_store._sql import SqlStore, utc_now_text
-from timeline.model.errors import (
-    CorruptRecordError,
-    StoreError,
-    StoreUnavailableError,
-    TimelineError,
-)
+from index_store._common import search_terms, stored_version
+from index_store._integrity import SqlIntegrity
+from index_store._rows import Row, as_rows
+from index_store._sql import ROW_COLUMNS, SqlStore, utc_now_text
+from index_store._sqlite_file import create_private, is_corrupt, is_damage, text
+from index_store._sqlite_schema import SCHEMA_VERSION, SEQ_BITS, migrate, text_of
+from index_store._sqlite_search import bring_index_up_to_date, first_damaged, rank, snippets
+from timeline.model.block import Block
+from timeline.model.errors import CorruptRecordError, StoreError, StoreUnavailableError
 from timeline.model.persistence import SearchHit
 
 __all__ = ["SCHEMA_VERSION", "SqliteStore"]
 
-SCHEMA_VERSION: Final = 2
 
-_MIGRATIONS: Final[dict[int, str]] = {
-    1: """
-    CREATE TABLE conversations (
-        conversation_id TEXT PRIMARY KEY,
-        version INTEGER NOT NULL,
-        live_window BLOB NOT NULL,
-        updated_at TEXT NOT NULL
-    );
-    CREATE TABLE blocks (
-        rowid INTEGER PRIMARY KEY,
-        conversation_id TEXT NOT NULL,
-        block_id TEXT NOT NULL,
-        kind TEXT NOT NULL CHECK (kind IN ('log', 'summary')),
-        turn_id TEXT NOT NULL,
-        path TEXT NOT NULL,
-        type TEXT NOT NULL,
-        text TEXT NOT NULL,
-        body BLOB NOT NULL,
-        UNIQUE (conversation_id, block_id)
-    );
-    CREATE INDEX blocks_turn ON blocks (conversation_id, turn_id);
-    CREATE INDEX blocks_path ON blocks (conversation_id, path);
-    CREATE VIRTUAL TABLE blocks_fts USING fts5(
-        text, content='blocks', content_rowid='rowid', tokenize='porter unicode61'
-    );
-    CREATE TRIGGER blocks_ai AFTER INSERT ON blocks BEGIN
-        INSERT INTO blocks_fts(rowid, text) VALUES (new.rowid, new.text);
-    END;
-    CREATE TRIGGER blocks_ad AFTER DELETE ON blocks BEGIN
-        INSERT INTO blocks_fts(blocks_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
-    END;
-    CREATE TABLE checkpoints (
-        conversation_id TEXT NOT NULL,
-        checkpoint_id TEXT NOT NULL,
-        created_at TEXT NOT NULL,
-        block_count INTEGER NOT NULL,
-        body BLOB NOT NULL,
-        PRIMARY KEY (conversation_id, checkpoint_id)
-    );
-    """,
-    # Text stored once: the body carries it (compressed), the ``text`` column is left
-    # empty and the search index reads the text from the body through ``bt_block_text``.
-    2: """
-    DROP TRIGGER blocks_ai;
-    DROP TRIGGER blocks_ad;
-    DROP TABLE blocks_fts;
-    UPDATE blocks SET body = bt_compact_body(body), text = '';
-    CREATE VIEW blocks_text (block_rowid, text) AS
-        SELECT rowid, bt_block_text(body) FROM blocks;
-    CREATE VIRTUAL TABLE blocks_fts USING fts5(
-        text, content='blocks_text', content_rowid='block_rowid', tokenize='porter unicode61'
-    );
-    INSERT INTO blocks_fts(blocks_fts) VALUES ('rebuild');
-    CREATE TRIGGER blocks_ai AFTER INSERT ON blocks BEGIN
-        INSERT INTO blocks_fts(rowid, text) VALUES (new.rowid, bt_block_text(new.body));
-    END;
-    CREATE TRIGGER blocks_ad AFTER DELETE ON blocks BEGIN
-        INSERT INTO blocks_fts(blocks_fts, rowid, text)
-        VALUES ('delete', old.rowid, bt_block_text(old.body));
-    END;
-    """,
-}
+@attrs.define
+class _Range:
+    """A conversation's number and the next free ``seq`` of its range (one commit)."""
 
-
-def _block_text(body: bytes | None) -> str:
-    """``bt_block_text(body)``: the text of a stored block, for the search index ("" for
-    a row that does not decode: the integrity check reports it)."""
-    if body is None:
-        return ""
-    try:
-        return decode_block_row(body, "", "").text
-    except TimelineError:
-        return ""
-
-
-def _compact_body(body: bytes) -> bytes:
-    """``bt_compact_body(body)``: a schema-1 body re-encoded as schema 2 writes it."""
-    try:
-        return encode_block_row(decode_block_row(body, "", ""))
-    except TimelineError:
-        return body  # left as it was: the integrity check reports it
-
-
-def _create_private(path: str) -> None:
-    """Create a new store file readable by its owner only (0600): a store holds whole
-    conversations. SQLite gives the ``-wal`` and ``-shm`` files the database file's mode.
-    An existing file (or a symlink, never followed here) is left as it is."""
-    if path == ":memory:" or not path:
-        return
-    flags = os.O_CREAT | os.O_EXCL | os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0)
-    try:
-        os.close(os.open(path, flags | getattr(os, "O_CLOEXEC", 0), 0o600))
-    except FileExistsError:
-        pass
-    except OSError as exc:
-        raise StoreUnavailableError(
-            f"cannot open SQLite store {path!r}: {exc.strerror}; check the path and permissions"
-        ) from exc
+    conv_no: int
+    next_seq: int
+    texts: dict[int, str] = attrs.Factory(dict)
 
 
 @attrs.define
-class SqliteStore(ThreadedAsync, SqlStore):
+class SqliteStore(ThreadedAsync, SqlIntegrity, SqlStore):
     """SQLite-backed index store; safe to share between threads and processes. The async
     API (``acommit``, ``asearch`` ...) runs each call in a worker thread."""
+
+    WINDOW_KEYS: ClassVar[str] = "conv_no"
 
     path: str
     busy_timeout_ms: int = 10_000
@@ -149,7 +55,7 @@ class SqliteStore(ThreadedAsync, SqlStore):
     _lock: threading.RLock = attrs.field(factory=threading.RLock, init=False)
 
     def __attrs_post_init__(self) -> None:
-        _create_private(self.path)
+        create_private(self.path)
         try:
             self._conn = sqlite3.connect(
                 self.path,
@@ -157,19 +63,37 @@ class SqliteStore(ThreadedAsync, SqlStore):
                 check_same_thread=False,
                 timeout=self.busy_timeout_ms / 1000,
             )
+            self._conn.text_factory = text
             self._conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
             if self.path != ":memory:":
                 self._set_wal()
             self._conn.execute("PRAGMA synchronous = NORMAL")
-            self._conn.text_factory = _text
-            self._conn.create_function("bt_block_text", 1, _block_text, deterministic=True)
-            self._conn.create_function("bt_compact_body", 1, _compact_body, deterministic=True)
-            if self._migrate() and self.path != ":memory:":
+            self._conn.create_function("bt_block_text", 1, text_of, deterministic=True)
+            with self._tx() as db:
+                upgraded = migrate(db, self.path)
+            if upgraded and self.path != ":memory:":
                 self._vacuum()
         except sqlite3.Error as exc:
+            if is_corrupt(exc):
+                raise CorruptRecordError(
+                    f"SQLite store {self.path!r} is damaged: {exc}; restore it from a backup"
+                ) from exc
             raise StoreUnavailableError(
                 f"cannot open SQLite store {self.path!r}: {exc}; check the path and permissions"
             ) from exc
+        except UnicodeError as exc:  # a damaged header (its text encoding)
+            self._conn.close()
+            raise CorruptRecordError(
+                f"SQLite store {self.path!r} is damaged: {exc}; restore it from a backup"
+            ) from exc
+        except StoreError as exc:
+            self._conn.close()
+            if exc.__cause__ is not None and is_corrupt(exc.__cause__):
+                raise CorruptRecordError(
+                    f"SQLite store {self.path!r} is damaged: {exc.__cause__}; restore it "
+                    "from a backup"
+                ) from exc
+            raise
 
     def _set_wal(self) -> None:
         """Switch to WAL. The switch takes the file's exclusive lock and SQLite does not
@@ -191,40 +115,11 @@ class SqliteStore(ThreadedAsync, SqlStore):
     def url(self) -> str:
         return f"sqlite:///{self.path}"
 
-    def _clean_text(self, text: str) -> str:
-        """Nothing: schema 2 keeps the text in the body only (the search index reads it
-        from there), so the ``text`` column stays empty."""
-        return ""
-
     def _vacuum(self) -> None:
         """Give back the space an upgrade freed (best effort: another connection may
         hold the file; the free pages are then reused by later writes)."""
         with self._lock, suppress(sqlite3.OperationalError):
             self._conn.execute("VACUUM")
-
-    def _migrate(self) -> bool:
-        """Bring the schema up to date; True when an existing store was upgraded."""
-        with self._tx():
-            self._conn.execute(
-                "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)"
-            )
-            row = self._conn.execute("SELECT max(version) FROM schema_version").fetchone()
-            current = row[0] or 0
-            if isinstance(current, bool) or not isinstance(current, int):
-                raise CorruptRecordError(
-                    f"SQLite store {self.path!r} has schema version {current!r}, not an "
-                    "integer; the schema_version table is damaged"
-                )
-            if current > SCHEMA_VERSION:
-                raise StoreUnavailableError(
-                    f"SQLite store {self.path!r} has schema version {current}, newer than this "
-                    f"library supports ({SCHEMA_VERSION}); upgrade block-timeline"
-                )
-            for version in range(current + 1, SCHEMA_VERSION + 1):
-                for statement in _split_sql(_MIGRATIONS[version]):
-                    self._conn.execute(statement)
-                self._conn.execute("INSERT INTO schema_version (version) VALUES (?)", (version,))
-        return 0 < current < SCHEMA_VERSION
 
     @contextmanager
     def _tx(self, conversation_id: str | None = None) -> Iterator[sqlite3.Connection]:
@@ -259,8 +154,11 @@ class SqliteStore(ThreadedAsync, SqlStore):
                 self._conn.execute("ROLLBACK")
 
     def _failed(self, what: str, exc: sqlite3.Error, conversation_id: str | None) -> StoreError:
-        """The StoreError for a failed transaction: where, why, and what to do."""
+        """The StoreError for a failed transaction: where, why, and what to do (a damaged
+        file is a CorruptRecordError)."""
         about = f" (conversation {conversation_id!r})" if conversation_id is not None else ""
+        if is_corrupt(exc):
+            return self._damaged(exc, conversation_id)
         return StoreError(
             f"SQLite store {self.path!r}{about}: {what}: {exc}; rolled back, nothing of it "
             "was written and the store stays usable: check the disk (space, permissions) "
@@ -268,66 +166,193 @@ class SqliteStore(ThreadedAsync, SqlStore):
             conversation_id=conversation_id,
         )
 
-    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+    def _damaged(self, exc: sqlite3.Error, conversation_id: str | None) -> CorruptRecordError:
+        about = f" reading conversation {conversation_id!r}" if conversation_id else ""
+        return CorruptRecordError(
+            f"SQLite store {self.path!r} is damaged{about}: {exc}; check_integrity() lists "
+            "what it finds",
+            conversation_id=conversation_id,
+        )
+
+    def _query(
+        self, sql: str, params: Sequence[Any] = (), conversation_id: str | None = None
+    ) -> list[Any]:
         with self._lock:
             try:
                 return self._conn.execute(sql, params).fetchall()
             except sqlite3.Error as exc:
+                if is_damage(exc):
+                    raise self._damaged(exc, conversation_id) from exc
                 raise StoreError(f"SQLite store {self.path!r}: {exc}") from exc
 
-    def _lock_version(self, db: Any, conversation_id: str) -> int:
-        # BEGIN IMMEDIATE already holds the write lock
-        row = db.execute(
-            "SELECT version FROM conversations WHERE conversation_id = ?", (conversation_id,)
+    def _stream(self, sql: str) -> Iterator[Sequence[Any]]:
+        """Rows of ``sql`` a batch at a time (in WAL a long read never blocks a writer)."""
+        with self._lock:
+            try:
+                cursor = self._conn.execute(sql)
+                while batch := cursor.fetchmany(1000):
+                    yield from batch
+            except sqlite3.Error as exc:
+                if is_damage(exc):
+                    raise self._damaged(exc, None) from exc
+                raise StoreError(f"SQLite store {self.path!r}: {exc}") from exc
+
+    def _lock_version(self, db: Any, conversation_id: str) -> tuple[int, _Range]:
+        # BEGIN IMMEDIATE already holds the write lock; the row gives the range's number
+        db.execute(
+            "INSERT INTO conversations (conversation_id, version, live_window, updated_at) "
+            "VALUES (?, 0, NULL, ?) ON CONFLICT (conversation_id) DO NOTHING",
+            (conversation_id, utc_now_text()),
+        )
+        version, conv_no = db.execute(
+            "SELECT version, conv_no FROM conversations WHERE conversation_id = ?",
+            (conversation_id,),
         ).fetchone()
-        return stored_version(row[0], conversation_id) if row else 0
+        lo = conv_no << SEQ_BITS
+        top = db.execute(
+            "SELECT max(seq) FROM blocks WHERE seq BETWEEN ? AND ?", (lo, lo | 0xFFFFFFFF)
+        ).fetchone()[0]
+        return stored_version(version, conversation_id), _Range(conv_no, (top or lo) + 1)
+
+    def _insert(self, db: Any, conversation_id: str, row: Row, block: Block, at: Any) -> bool:
+        seq = at.next_seq
+        inserted = db.execute(
+            "INSERT INTO blocks (seq, conversation_id, block_id, kind, turn_id, path, type, "
+            "body) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (conversation_id, block_id) "
+            "DO NOTHING",
+            (seq, conversation_id, *row.columns),
+        ).rowcount
+        if inserted:
+            at.next_seq += 1
+            at.texts[seq] = block.text
+        return bool(inserted)
+
+    def _inserted(self, db: Any, conversation_id: str, at: Any) -> None:
+        bring_index_up_to_date(db, at.texts)
+
+    def _window_keys(self, at: Any) -> tuple[str | int, ...]:
+        return (at.conv_no,)
 
     def _write_window(self, db: Any, conversation_id: str, version: int, row: bytes) -> None:
         db.execute(
-            "INSERT INTO conversations (conversation_id, version, live_window, updated_at) "
-            "VALUES (?, ?, ?, ?) ON CONFLICT (conversation_id) DO UPDATE SET "
-            "version = excluded.version, live_window = excluded.live_window, "
-            "updated_at = excluded.updated_at",
-            (conversation_id, version, row, utc_now_text()),
+            "UPDATE conversations SET version = ?, live_window = ?, updated_at = ? "
+            "WHERE conversation_id = ?",
+            (version, row, utc_now_text(), conversation_id),
         )
+
+    def _deleted(self, db: Any, conversation_id: str) -> None:
+        bring_index_up_to_date(db)
 
     def search(self, conversation_id: str, query: str, limit: int = 10) -> list[SearchHit]:
         terms = search_terms(conversation_id, query, limit)
         if not terms:
             return []
-        rows = []
-        for joiner in (" AND ", " OR "):
-            match = joiner.join(f'"{t}"' for t in terms)
-            rows = self._query(
-                "SELECT b.block_id, b.kind, b.body, "
-                "snippet(blocks_fts, 0, '[', ']', '…', 16), -bm25(blocks_fts) "
-                "FROM blocks_fts JOIN blocks b ON b.rowid = blocks_fts.rowid "
-                "WHERE blocks_fts MATCH ? AND b.conversation_id = ? "
-                "ORDER BY b.kind = 'summary', bm25(blocks_fts), b.rowid LIMIT ?",
-                (match, conversation_id, limit),
+        found = self._query(
+            "SELECT conv_no FROM conversations WHERE conversation_id = ?",
+            (conversation_id,),
+            conversation_id,
+        )
+        if not found:
+            return []
+        lo = found[0][0] << SEQ_BITS
+        with self._lock:
+            self._index_pending(conversation_id)
+            try:
+                return self._search(conversation_id, terms, lo, limit)
+            except sqlite3.Error as exc:
+                # a damaged search index shows as assorted errors ("SQL logic error"):
+                # only a busy file is not damage
+                if is_damage(exc):
+                    raise self._damaged(exc, conversation_id) from exc
+                raise StoreError(f"SQLite store {self.path!r}: {exc}") from exc
+
+    def _index_pending(self, conversation_id: str) -> None:
+        """Rows changed outside the library (the ``sqlite3`` shell) are indexed before a
+        search reads the index."""
+        if self._query("SELECT 1 FROM fts_pending LIMIT 1", (), conversation_id):
+            with self._tx(conversation_id) as db:
+                bring_index_up_to_date(db)
+
+    def _search(self, cid: str, terms: list[str], lo: int, limit: int) -> list[SearchHit]:
+        damaged = first_damaged(self._conn, lo, lo | 0xFFFFFFFF)
+        if damaged is not None:
+            raise self._codec(cid).corrupt(
+                damaged, "it no longer decodes, so search cannot say whether it matches"
             )
-            if rows or len(terms) == 1:
-                break
+        scored, every = rank(self._conn, lo, lo | 0xFFFFFFFF, terms)
+        if not scored:
+            return []
+        kinds = dict(
+            self._conn.execute(
+                "SELECT seq, kind FROM blocks WHERE seq BETWEEN ? AND ? AND kind = 'summary'",
+                (lo, lo | 0xFFFFFFFF),
+            ).fetchall()
+        )
+        # turn-log hits before summaries (which mention everything), then relevance
+        scored.sort(key=lambda s: (s[0] in kinds, -s[1], s[0]))
+        top = scored[:limit]
+        joiner = " AND " if every else " OR "
+        match = joiner.join(f'"{t}"' for t in terms)
+        marks = ", ".join("?" * len(top))
+        rows = self._conn.execute(
+            f"SELECT seq, {ROW_COLUMNS} FROM blocks WHERE seq IN ({marks}) AND conversation_id = ?",
+            (*(s for s, _ in top), cid),
+        ).fetchall()
+        by_seq = {r[0]: as_rows([r[1:]])[0] for r in rows}
+        texts = snippets(self._conn, match, [s for s, _ in top])
+        codec = self._codec(cid)
         hits = []
-        for bid, kind, body, snippet, score in rows:
-            b = decode_block_row(body, conversation_id, bid)
-            hits.append(SearchHit(b, b.path, b.turn_id, snippet, round(float(score), 6), kind))
+        for seq, score in top:
+            if seq not in by_seq:
+                continue  # indexed, but not a row of this conversation (a damaged key)
+            row = by_seq[seq]
+            b = codec.decode(row)
+            hits.append(
+                SearchHit(b, b.path, b.turn_id, texts.get(seq, ""), round(score, 6), row.kind)
+            )
         return hits
 
     def check_integrity(self) -> list[CorruptRecordError]:
-        """SQLite's own check, the FTS index, then every row decoding (see SqlStore)."""
+        """SQLite's own check, the search index, each block in its conversation's range,
+        then every row decoding (see :class:`~index_store._integrity.SqlIntegrity`). A
+        damaged page that stops a check is one more problem; the other checks still run."""
         problems: list[CorruptRecordError] = []
+        for check in (self._check_file, self._check_index, self._check_ranges):
+            try:
+                check(problems)
+            except CorruptRecordError as exc:
+                problems.append(exc)
+        return problems + super().check_integrity()
+
+    def _check_file(self, problems: list[CorruptRecordError]) -> None:
         result = self._query("PRAGMA integrity_check")
         if result[0][0] != "ok":
             problems.append(
                 CorruptRecordError(f"SQLite store {self.path!r} fails integrity_check: {result}")
             )
+
+    def _check_index(self, problems: list[CorruptRecordError]) -> None:
         try:
-            with self._lock:
-                self._conn.execute("INSERT INTO blocks_fts(blocks_fts) VALUES ('integrity-check')")
-        except sqlite3.Error as exc:
+            with self._tx() as db:
+                bring_index_up_to_date(db)
+                db.execute("INSERT INTO blocks_fts(blocks_fts) VALUES ('integrity-check')")
+        except (StoreError, sqlite3.Error) as exc:
             problems.append(CorruptRecordError(f"SQLite store {self.path!r}: search index: {exc}"))
-        return problems + super().check_integrity()
+
+    def _check_ranges(self, problems: list[CorruptRecordError]) -> None:
+        for cid, bid in self._query(
+            "SELECT b.conversation_id, b.block_id FROM blocks b LEFT JOIN conversations c "
+            "ON c.conversation_id = b.conversation_id "
+            f"WHERE c.conv_no IS NULL OR b.seq >> {SEQ_BITS} != c.conv_no"
+        ):
+            problems.append(
+                CorruptRecordError(
+                    f"block {bid!r} of conversation {cid!r} is outside its conversation's "
+                    "range of rows (its number or the conversation's was damaged)",
+                    conversation_id=cid,
+                    block_id=bid,
+                )
+            )
 
     def size_bytes(self) -> int:
         rows = self._query("SELECT page_count * page_size FROM pragma_page_count, pragma_page_size")
@@ -342,25 +367,3 @@ class SqliteStore(ThreadedAsync, SqlStore):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _text(raw: bytes) -> str:
-    """TEXT values that are not valid UTF-8 (a damaged file) still read; the body BLOB is
-    what decodes a block, so a bad byte surfaces as CorruptRecordError there or as a
-    block the window cannot find."""
-    return raw.decode("utf-8", "surrogateescape")
-
-
-def _split_sql(script: str) -> list[str]:
-    """Statements of a migration script (triggers keep their inner semicolons)."""
-    out: list[str] = []
-    buf: list[str] = []
-    for line in script.strip().splitlines():
-        buf.append(line)
-        joined = "\n".join(buf).strip()
-        if joined.endswith(";") and sqlite3.complete_statement(joined):
-            out.append(joined)
-            buf = []
-    if "\n".join(buf).strip():
-        out.append("\n".join(buf).strip())
-    return out

@@ -250,7 +250,7 @@ def corrupt_row(store: Any, cid: str, block_id: str) -> None:
     kind = type(store).__name__
     if kind == "MemoryStore":
         conv = store._data[cid]
-        conv.rows[block_id] = (conv.rows[block_id][0], b"\x93garbage")
+        conv.rows[block_id] = conv.rows[block_id]._replace(body=b"\x93garbage")
     elif kind == "SqliteStore":
         with store._tx() as db:
             db.execute(

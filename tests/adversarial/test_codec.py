@@ -59,6 +59,8 @@ def _cases() -> dict[str, tuple[Any, str]]:
         out[f"{fmt}-body-list"] = (_envelope(fmt, body=[1, 2]), fmt)
         out[f"{fmt}-body-text-int"] = (_envelope(fmt, body={"type": "x", "text": 5}), fmt)
         out[f"{fmt}-body-no-type"] = (_envelope(fmt, body={"text": "x"}), fmt)
+        out[f"{fmt}-body-type-empty"] = (_envelope(fmt, body={"type": "", "text": "x"}), fmt)
+        out[f"{fmt}-body-type-blank"] = (_envelope(fmt, body={"type": " x ", "text": "x"}), fmt)
         out[f"{fmt}-body-hidden-str"] = (_envelope(fmt, body={"type": "x", "hidden": "no"}), fmt)
         out[f"{fmt}-meta-nested-65"] = (_envelope(fmt, body={"type": "x", "meta": _nest(65)}), fmt)
         out[f"{fmt}-id-nul"] = (_envelope(fmt, body={"type": "x", "id": "a\x00"}), fmt)
@@ -122,6 +124,7 @@ ENCODE_BAD: dict[str, tuple[Any, Any]] = {
     "meta-int-key": (Block(type="x", meta={1: "a"}), "json"),
     "id-surrogate": (Block(type="x", id="\ud800"), "json"),
     "path-nul": (Block(type="x", path="p\x00"), "msgpack"),
+    "type-empty": (Block(type=""), "json"),
     "format-yaml": (GOOD, "yaml"),
 }
 

@@ -159,7 +159,7 @@ def _set_body(store: Any, block_id: str, value: Any) -> None:
     kind = _kind(store)
     if kind == "memory":
         conv = store._data["bad"]
-        conv.rows[block_id] = (conv.rows[block_id][0], value)
+        conv.rows[block_id] = conv.rows[block_id]._replace(body=value)
     elif kind == "sqlite":
         store._conn.execute(
             "UPDATE blocks SET body = ? WHERE conversation_id = 'bad' AND block_id = ?",

@@ -29,14 +29,64 @@ _CLOSE = ("end_map", "end_array")
 
 
 class _Counting:
-    """A binary reader that reports how many bytes were read (for progress bars)."""
+    """A binary reader that reports how many bytes were read (for progress bars) and
+    sizes its reads so that parsing stays linear in the length of any one string.
+
+    ijson's C parser lexes a token split over reads again from its start on every read,
+    so a 200 MB string read 4 KiB at a time costs quadratic time. Reads are small (a
+    deep document read in big chunks would take memory quadratic in its depth) while
+    the parser yields events; when a read yielded none (inside a long string), the next
+    one is twice as large, up to the end of the string (its first unescaped quote), so a
+    long token costs a few reads whose sizes sum to about twice its length."""
 
     def __init__(self, raw: IO[bytes], on_read: Callable[[int], None]) -> None:
         self._raw = raw
         self._on_read = on_read
         self._first = True
+        self._pending = b""
+        self._size = _READ
+        self._backslashes = 0
+        self.events = 0
+        self._events_then = -1
 
     def read(self, size: int = -1) -> bytes:
+        if size == 0:  # ijson asks for nothing first, to learn the stream's type
+            return b""
+        if size < 0:
+            data = self._pending + self._raw_read(-1)
+            self._pending = b""
+            return data
+        grow = self.events == self._events_then
+        self._events_then = self.events
+        self._size = min(self._size * 2, _MAX_READ) if grow else _READ
+        want = max(size, self._size)
+        if len(self._pending) < want:
+            self._pending += self._raw_read(want - len(self._pending))
+        data, self._pending = self._pending[:want], self._pending[want:]
+        if grow:
+            cut = self._string_end(data)
+            if cut < len(data):
+                data, self._pending = data[:cut], data[cut:] + self._pending
+        trailing = len(data) - len(data.rstrip(b"\\"))
+        self._backslashes = trailing + (self._backslashes if trailing == len(data) else 0)
+        return data
+
+    def _string_end(self, data: bytes) -> int:
+        """Just past the first quote of ``data`` no backslash escapes (``len(data)`` if
+        none): where a string that started before ``data`` ends."""
+        start = 0
+        while (at := data.find(b'"', start)) >= 0:
+            run = 0
+            while run < at and data[at - run - 1] == 0x5C:  # backslashes before it
+                run += 1
+            if run == at:  # the run reaches back into the previous read
+                run += self._backslashes
+            if run % 2 == 0:
+                return at + 1
+            start = at + 1
+        return len(data)
+
+    def _raw_read(self, size: int) -> bytes:
         data = self._raw.read(size)
         if self._first and data:
             self._first = False
@@ -47,14 +97,19 @@ class _Counting:
         return data
 
 
+_READ: Final = 4096
+_MAX_READ: Final = 64 << 20
+
+
 MAX_NESTING: Final = MAX_DEPTH + 16
 """Deepest JSON accepted in an import file: params and meta may nest 64 levels, below a
 few levels of message structure."""
 
 
-def _bounded(events: Iterable[Any]) -> Iterator[Any]:
+def _bounded(events: Iterable[Any], reader: _Counting) -> Iterator[Any]:
     depth = 0
     for event in events:
+        reader.events += 1
         if event[1] in _OPEN:
             depth += 1
             if depth > MAX_NESTING:
@@ -75,7 +130,7 @@ class _Messages:
     def __init__(self, reader: _Counting) -> None:
         # small reads and a depth cap: ijson builds a prefix string per event, so a deep
         # document read in big chunks would take memory quadratic in its depth
-        self._events = _bounded(ijson.parse(reader, use_float=True, buf_size=4096))
+        self._events = _bounded(ijson.parse(reader, use_float=True, buf_size=_READ), reader)
         self.system: Any = ""
 
     def __iter__(self) -> Iterator[Any]:

@@ -110,7 +110,11 @@ def decode_block(data: bytes, fmt: Format = "json") -> Block:
 
 
 def check_block_values(block: Block, error: Callable[[str], Exception]) -> None:
-    """The JSON and identifier checks of an append, raising ``error``."""
+    """The JSON and identifier checks of an append, raising ``error``: a block no
+    ``append`` would take (an empty or padded type, NaN in meta, a lone surrogate in an
+    id) never goes into or comes out of the codec."""
+    if not block.type or block.type != block.type.strip():
+        raise error(f"Block.type must be a non-empty name, got {block.type!r}")
     check_json(block.meta, "meta", error)
     for name in ("type", "id", "turn_id", "path", "call_id", "tool_id"):
         value = getattr(block, name)

@@ -1,0 +1,252 @@
+"""The index store at scale (#28): persist, load, search, size against text, and import.
+
+``python -m benchmarks.store`` builds a store of ``--conversations`` x ``--blocks`` blocks
+of generated prose on SQLite, and on PostgreSQL when ``BLOCK_TIMELINE_PG_DSN`` is set (in
+a schema of its own, dropped afterwards), then prints one table: medians and p95 of a
+persist (one conversation's blocks in one commit), a load (``Timeline.load``), searches
+for a common word, a rare word, two words, and in a conversation of one block; the
+store's size against the UTF-8 text it holds; and the streaming import of one big string
+and of many tiny messages (time and peak memory, each in a fresh process).
+
+The default is small (CI smoke-tests it). The 1M-block run of #28::
+
+    python -m benchmarks.store --conversations 2000 --blocks 500 --import-mb 200 --tiny-mb 10
+
+``--write-docs`` puts the table into ``docs/benchmarks.md`` between the
+``store-benchmark`` markers (the rest of that file is ``python -m benchmarks``').
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import re
+import secrets
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import index_store
+from timeline import HeuristicCounter, Timeline, blocks
+
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
+START, END = "<!-- store-benchmark:start -->", "<!-- store-benchmark:end -->"
+COMMON = "worker"
+"""In about half of all blocks."""
+
+
+def _vocabulary(rng: random.Random) -> list[str]:
+    letters = "bcdfghjklmnprstvz"
+    vowels = "aeiou"
+    return [
+        "".join(rng.choice(letters) + rng.choice(vowels) for _ in range(rng.randint(2, 4)))
+        for _ in range(5_000)
+    ]
+
+
+def _text(rng: random.Random, words: list[str], size: int) -> str:
+    out: list[str] = []
+    n = 0
+    while n < size:
+        # a Zipf-like draw: a few words are everywhere, most are rare
+        w = words[min(int(rng.paretovariate(1.1)) - 1, len(words) - 1)]
+        if rng.random() < 0.08:
+            w = COMMON
+        out.append(w)
+        n += len(w) + 1
+    return " ".join(out)
+
+
+def _stats(samples: list[float]) -> str:
+    ms = sorted(s * 1000 for s in samples)
+    p95 = ms[min(len(ms) - 1, int(len(ms) * 0.95))]
+    return f"{statistics.median(ms):.1f} / {p95:.1f}"
+
+
+def _timed(fn: Callable[[], object]) -> float:
+    t = time.perf_counter()
+    fn()
+    return time.perf_counter() - t
+
+
+def build(store: Any, args: argparse.Namespace) -> tuple[list[float], int, list[str], str]:
+    """Persists every conversation; returns persist times, text bytes, ids, a rare word."""
+    rng = random.Random(7)
+    words = _vocabulary(rng)
+    times: list[float] = []
+    text_bytes = 0
+    ids = [f"conv-{i}" for i in range(args.conversations)]
+    for cid in ids:
+        tl = Timeline(cid, token_counter=HeuristicCounter())
+        tl.begin_turn()
+        for _ in range(args.blocks):
+            text = _text(rng, words, args.block_bytes)
+            text_bytes += len(text.encode())
+            tl.append(blocks.note(text))
+        times.append(_timed(lambda tl=tl: tl.persist(store)))
+    one = Timeline("one-block", token_counter=HeuristicCounter())
+    one.begin_turn()
+    one.append(blocks.note(f"a single {COMMON} note"))
+    one.persist(store)
+    return times, text_bytes, ids, words[100]  # in about 1% of blocks
+
+
+def measure(url: str, args: argparse.Namespace, size: Callable[[Any], int]) -> dict[str, str]:
+    store = index_store.open(url)
+    try:
+        persist, text_bytes, ids, rare = build(store, args)
+        rng = random.Random(11)
+        sample = [rng.choice(ids) for _ in range(args.queries)]
+        load = [_timed(lambda c=c: Timeline.load(store, c)) for c in sample[: args.loads]]
+        row = {
+            "blocks": f"{args.conversations * args.blocks:,}",
+            "persist ms (median / p95)": _stats(persist),
+            "load ms": _stats(load),
+        }
+        for name, query in (
+            ("common", COMMON),
+            ("rare", rare),
+            ("two words", f"{COMMON} {rare}"),
+        ):
+            row[f"search {name} ms"] = _stats(
+                [_timed(lambda c=c, q=query: store.search(c, q)) for c in sample]
+            )
+        row["search one-block conv ms"] = _stats(
+            [_timed(lambda: store.search("one-block", COMMON)) for _ in sample]
+        )
+        row["size / text"] = f"{size(store) / text_bytes:.2f}x ({text_bytes / 2**20:.0f} MiB text)"
+        return row
+    finally:
+        store.close()
+
+
+def _pg(dsn: str, args: argparse.Namespace) -> dict[str, str]:
+    import psycopg
+
+    name = f"bt_bench_{secrets.token_hex(4)}"
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {name}")
+    joiner = "&" if "?" in dsn else "?"
+
+    def size(store: Any) -> int:
+        with store._tx() as cur:  # the benchmark's own look at the tables it made
+            cur.execute(
+                "SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c JOIN pg_namespace n "
+                "ON n.oid = c.relnamespace WHERE n.nspname = %s AND c.relkind = 'r'",
+                (name,),
+            )
+            return int(cur.fetchone()[0])
+
+    try:
+        return measure(f"{dsn}{joiner}options=-csearch_path%3D{name}", args, size)
+    finally:
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA {name} CASCADE")
+
+
+_IMPORT = """
+import resource, sys, time
+from timeline.io.stream import import_file
+t = time.perf_counter()
+with open(sys.argv[1], "rb") as fh:
+    tl, _ = import_file(fh, "openai", "c")
+print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+"""
+
+
+def _import(path: Path) -> tuple[float, int]:
+    done = subprocess.run(
+        [sys.executable, "-c", _IMPORT, str(path)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    seconds, peak = done.stdout.split()
+    return float(seconds), int(peak)
+
+
+def imports(args: argparse.Namespace, tmp: Path) -> dict[str, str]:
+    """Import time and peak memory (a fresh process each; the peak of importing an empty
+    list, the interpreter and library, taken off) against the file's size."""
+    empty = tmp / "empty.json"
+    empty.write_bytes(b"[]")
+    _, base = _import(empty)
+    big = tmp / "big.json"
+    with big.open("wb") as fh:
+        fh.write(b'[{"role":"user","content":"')
+        for _ in range(args.import_mb):
+            fh.write(b"make the retry loop back off " * 36_158)  # ~1 MiB
+        fh.write(b'"}]')
+    tiny = tmp / "tiny.json"
+    one = b'{"role":"user","content":"a"}'
+    count = args.tiny_mb * 2**20 // (len(one) + 1)
+    tiny.write_bytes(b"[" + b",".join([one] * count) + b"]")
+    out = {}
+    for name, path in (("one big string", big), ("tiny messages", tiny)):
+        seconds, peak = _import(path)
+        peak -= base
+        mib = path.stat().st_size / 2**20
+        out[f"import {name} ({mib:.0f} MiB)"] = (
+            f"{seconds:.1f} s, +{peak / 2**20:.0f} MiB ({peak / path.stat().st_size:.1f}x the file)"
+        )
+    return out
+
+
+def table(results: dict[str, dict[str, str]]) -> str:
+    names = list(results)
+    keys = list(dict.fromkeys(k for r in results.values() for k in r))
+    lines = ["| | " + " | ".join(names) + " |", "|---|" + "---:|" * len(names)]
+    for k in keys:
+        lines.append(f"| {k} | " + " | ".join(results[n].get(k, "") for n in names) + " |")
+    return "\n".join(lines)
+
+
+def write_docs(text: str, command: str) -> None:
+    section = (
+        f"{START}\n## Index store at scale\n\nProduced by `{command}` (medians and p95 from "
+        f"one run; see `benchmarks/store.py`).\n\n{text}\n{END}"
+    )
+    doc = DOCS.read_text(encoding="utf-8") if DOCS.exists() else "# Benchmarks\n"
+    if START in doc:
+        doc = re.sub(re.escape(START) + ".*?" + re.escape(END), lambda _: section, doc, flags=re.S)
+    else:
+        doc = doc.rstrip("\n") + "\n\n" + section + "\n"
+    DOCS.write_text(doc, encoding="utf-8")
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.store", description=__doc__)
+    p.add_argument("--conversations", type=int, default=20)
+    p.add_argument("--blocks", type=int, default=50, help="blocks per conversation")
+    p.add_argument("--block-bytes", type=int, default=700, help="text bytes per block")
+    p.add_argument("--queries", type=int, default=60, help="searches of each kind")
+    p.add_argument("--loads", type=int, default=20)
+    p.add_argument("--import-mb", type=int, default=4, help="MiB of the one-string import")
+    p.add_argument("--tiny-mb", type=int, default=1, help="MiB of the tiny-messages import")
+    p.add_argument("--no-postgres", action="store_true")
+    p.add_argument("--write-docs", action="store_true")
+    args = p.parse_args(argv)
+    results: dict[str, dict[str, str]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "store.db"
+        results["SQLite"] = measure(f"sqlite:///{db}", args, lambda s: s.size_bytes())
+        dsn = os.environ.get("BLOCK_TIMELINE_PG_DSN")
+        if dsn and not args.no_postgres:
+            results["PostgreSQL"] = _pg(dsn, args)
+        results["SQLite"].update(imports(args, Path(tmp)))
+    text = table(results)
+    print(text)
+    if args.write_docs:
+        shown = " ".join(a for a in (argv if argv is not None else sys.argv[1:]) if a)
+        write_docs(text, f"python -m benchmarks.store {shown}".strip())
+
+
+if __name__ == "__main__":
+    main()

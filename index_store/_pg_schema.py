@@ -1,0 +1,147 @@
+"""The PostgreSQL store's schema and its forward-only migrations.
+
+Schema 1 kept each block's text three times: in a ``text`` column (cut at 256 KiB), in a
+stored ``tsvector`` and inside the compressed body, 5.6x the text in all. Schema 2
+(:mod:`index_store._pg_sql`) keeps it once, in search pieces, with framed bodies,
+windows and checkpoints (:mod:`index_store._rows`). The upgrade rewrites every row in
+one transaction; a row that does not decode is kept as it was (``check_integrity``
+reports it) and its old ``text`` column becomes its pieces.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, Final
+
+from index_store._common import (
+    decode_block_row,
+    decode_snapshot_row,
+    decode_window_row,
+    encode_checkpoint,
+    frame_window,
+)
+from index_store._pg_sql import INSERT_PIECE, SCHEMA_2, pieces
+from index_store._rows import Base, BlockCodec
+from timeline.model.errors import CorruptRecordError, StoreUnavailableError
+
+__all__ = ["SCHEMA_VERSION", "created_text", "migrate"]
+
+SCHEMA_VERSION: Final = 2
+
+SCHEMA_1: Final = (
+    """CREATE TABLE bt_conversations (
+        conversation_id TEXT PRIMARY KEY,
+        version BIGINT NOT NULL,
+        live_window BYTEA,
+        updated_at TIMESTAMPTZ NOT NULL DEFAULT now())""",
+    """CREATE TABLE bt_blocks (
+        seq BIGSERIAL PRIMARY KEY,
+        conversation_id TEXT NOT NULL,
+        block_id TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('log', 'summary')),
+        turn_id TEXT NOT NULL,
+        path TEXT NOT NULL,
+        type TEXT NOT NULL,
+        body BYTEA NOT NULL,
+        UNIQUE (conversation_id, block_id))""",
+    "CREATE INDEX bt_blocks_turn ON bt_blocks (conversation_id, turn_id)",
+    "CREATE INDEX bt_blocks_path ON bt_blocks (conversation_id, path)",
+    """CREATE TABLE bt_checkpoints (
+        conversation_id TEXT NOT NULL,
+        checkpoint_id TEXT NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+        block_count INTEGER NOT NULL,
+        body BYTEA NOT NULL,
+        PRIMARY KEY (conversation_id, checkpoint_id))""",
+)
+"""A new store's tables (schema 1's without the text and tsvector columns)."""
+
+
+def migrate(cur: Any) -> None:
+    """Bring the schema up to date inside the caller's transaction (which holds the
+    migration lock)."""
+    cur.execute("CREATE TABLE IF NOT EXISTS bt_schema_version (version INTEGER NOT NULL)")
+    cur.execute("SELECT max(version) FROM bt_schema_version")
+    current = cur.fetchone()[0] or 0
+    if current > SCHEMA_VERSION:
+        raise StoreUnavailableError(
+            f"PostgreSQL schema version {current} is newer than this library supports "
+            f"({SCHEMA_VERSION}); upgrade block-timeline"
+        )
+    if current == SCHEMA_VERSION:
+        return
+    if current == 0:
+        for statement in (*SCHEMA_1, *SCHEMA_2):
+            cur.execute(statement)
+    else:
+        _upgrade_1(cur)
+    for version in range(current + 1, SCHEMA_VERSION + 1):
+        cur.execute("INSERT INTO bt_schema_version (version) VALUES (%s)", (version,))
+
+
+def _upgrade_1(cur: Any) -> None:
+    """Schema 1 to 2: bodies framed (texts moved to pieces), windows and checkpoints framed,
+    the text and tsvector columns dropped."""
+    cur.execute("ALTER TABLE bt_blocks DROP COLUMN tsv")
+    cur.execute(SCHEMA_2[0])
+    cur.execute("SELECT DISTINCT conversation_id FROM bt_blocks ORDER BY 1")
+    for (cid,) in cur.fetchall():
+        _upgrade_blocks(cur, cid)
+    cur.execute("ALTER TABLE bt_blocks DROP COLUMN text")
+    cur.execute(SCHEMA_2[1])
+    cur.execute("SELECT conversation_id, version, live_window FROM bt_conversations")
+    for cid, version, raw in cur.fetchall():
+        try:
+            framed = frame_window(decode_window_row(raw, cid), version)
+        except CorruptRecordError:
+            continue
+        cur.execute(
+            "UPDATE bt_conversations SET live_window = %s WHERE conversation_id = %s",
+            (framed, cid),
+        )
+    cur.execute(
+        "SELECT conversation_id, checkpoint_id, created_at, block_count, body FROM bt_checkpoints"
+    )
+    for cid, name, created, count, body in cur.fetchall():
+        try:
+            snapshot = decode_snapshot_row(body, cid, f"checkpoint {name!r}")
+        except CorruptRecordError:
+            continue
+        if len(snapshot.blocks) == count:
+            at = created_text(created)
+            cur.execute(
+                "UPDATE bt_checkpoints SET body = %s WHERE conversation_id = %s "
+                "AND checkpoint_id = %s",
+                (encode_checkpoint(snapshot, cid, name, at), cid, name),
+            )
+
+
+def _upgrade_blocks(cur: Any, cid: str) -> None:
+    codec = BlockCodec(cid, text_apart=True)
+    base: Base | None = None
+    cur.execute(
+        "SELECT seq, block_id, kind, text, body FROM bt_blocks WHERE conversation_id = %s "
+        "ORDER BY seq",
+        (cid,),
+    )
+    for seq, bid, kind, text, body in cur.fetchall():
+        try:
+            block = decode_block_row(body, cid, bid)
+        except CorruptRecordError:
+            parts = list(pieces(text))
+        else:
+            row, after = codec.encode(kind, block, base if kind == "summary" else None)
+            base = after if kind == "summary" else base
+            parts = list(pieces(row.text or ""))
+            cur.execute("UPDATE bt_blocks SET body = %s WHERE seq = %s", (row.body, seq))
+        for n, part in enumerate(parts):
+            cur.execute(INSERT_PIECE, (seq, n, cid, part))
+
+
+def created_text(value: Any) -> str:
+    """A checkpoint's ``created_at`` as the UTC text it was written as (whatever the
+    session's time zone)."""
+    if isinstance(value, datetime):
+        text = value.astimezone(UTC).isoformat(timespec="milliseconds")
+        return text.replace("+00:00", "Z")
+    return str(value)

@@ -1,0 +1,248 @@
+"""The SQLite store's schema (version 3) and the upgrade of schema-1 and -2 files.
+
+Schema 3:
+
+- ``blocks.seq`` is ``conv_no * 2**32 + position``: one conversation's rows are one range
+  of the table and of the search index, so a search (a rowid range inside the FTS5 query),
+  ``load`` and ``turn_log`` read what the conversation holds, whatever else the store holds
+  (#28 item 1). ``conv_no`` comes from ``conversations`` (AUTOINCREMENT: never reused).
+- bodies are framed rows (:mod:`index_store._rows`): a checksum over the row and its key
+  columns, the block without what the columns hold, summaries as deltas.
+- the FTS5 index is external-content over a view that reads the text out of the body; the
+  triggers are plain SQL: they only queue the changed rows in ``fts_pending`` (with the
+  body the index holds for them), and the library brings the index up to date before it
+  writes or searches. So the ``sqlite3`` shell, or any program, can update and delete rows
+  without the library's functions (#29 item 4).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from typing import Any, Final
+
+from index_store._common import (
+    decode_block_row,
+    decode_snapshot_row,
+    decode_window_row,
+    encode_checkpoint,
+    frame_window,
+)
+from index_store._rows import Base, BlockCodec, block_text
+from timeline.model.errors import CorruptRecordError, StoreUnavailableError
+
+__all__ = ["SCHEMA_VERSION", "SEQ_BITS", "TABLES", "migrate"]
+
+SCHEMA_VERSION: Final = 3
+SEQ_BITS: Final = 32
+"""``seq`` = ``conv_no << SEQ_BITS | position``."""
+
+TABLES: Final = """
+CREATE TABLE conversations (
+    conv_no INTEGER PRIMARY KEY AUTOINCREMENT,
+    conversation_id TEXT NOT NULL UNIQUE,
+    version INTEGER NOT NULL,
+    live_window BLOB,
+    updated_at TEXT NOT NULL
+);
+CREATE TABLE blocks (
+    seq INTEGER PRIMARY KEY,
+    conversation_id TEXT NOT NULL,
+    block_id TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('log', 'summary')),
+    turn_id TEXT NOT NULL,
+    path TEXT NOT NULL,
+    type TEXT NOT NULL,
+    body BLOB NOT NULL,
+    UNIQUE (conversation_id, block_id)
+);
+CREATE INDEX blocks_turn ON blocks (conversation_id, turn_id);
+CREATE INDEX blocks_path ON blocks (conversation_id, path);
+CREATE TABLE checkpoints (
+    conversation_id TEXT NOT NULL,
+    checkpoint_id TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    block_count INTEGER NOT NULL,
+    body BLOB NOT NULL,
+    PRIMARY KEY (conversation_id, checkpoint_id)
+);
+"""
+
+SEARCH_INDEX: Final = """
+CREATE VIEW blocks_text (seq, text) AS SELECT seq, bt_block_text(body) FROM blocks;
+CREATE VIRTUAL TABLE blocks_fts USING fts5(
+    text, content='blocks_text', content_rowid='seq', tokenize='porter unicode61'
+);
+INSERT INTO blocks_fts(blocks_fts) VALUES ('rebuild');
+CREATE TABLE fts_pending (seq INTEGER PRIMARY KEY, indexed BLOB);
+CREATE TABLE damaged_rows (seq INTEGER PRIMARY KEY);
+CREATE TRIGGER blocks_ai AFTER INSERT ON blocks BEGIN
+    INSERT OR IGNORE INTO fts_pending (seq, indexed) VALUES (new.seq, NULL);
+END;
+CREATE TRIGGER blocks_au AFTER UPDATE ON blocks BEGIN
+    INSERT OR IGNORE INTO fts_pending (seq, indexed) VALUES (old.seq, old.body);
+    INSERT OR IGNORE INTO fts_pending (seq, indexed) VALUES (new.seq, NULL);
+END;
+CREATE TRIGGER blocks_ad AFTER DELETE ON blocks BEGIN
+    INSERT OR IGNORE INTO fts_pending (seq, indexed) VALUES (old.seq, old.body);
+END;
+"""
+"""``fts_pending.indexed``: the body whose text the index holds for ``seq`` (NULL:
+nothing). The first change since the index was last brought up to date is the one that
+counts, hence ``OR IGNORE``. ``damaged_rows``: rows found damaged when they were indexed
+(a search of their conversation says so instead of leaving them out unsaid)."""
+
+_OLD_SEARCH = (
+    "DROP TRIGGER IF EXISTS blocks_ai",
+    "DROP TRIGGER IF EXISTS blocks_ad",
+    "DROP TABLE IF EXISTS blocks_fts",
+    "DROP VIEW IF EXISTS blocks_text",
+)
+
+
+def migrate(db: sqlite3.Connection, path: str) -> bool:
+    """Bring the schema up to date inside the caller's transaction; True when an existing
+    store was upgraded (the caller then gives the freed space back)."""
+    db.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+    current = db.execute("SELECT max(version) FROM schema_version").fetchone()[0] or 0
+    if isinstance(current, bool) or not isinstance(current, int):
+        raise CorruptRecordError(
+            f"SQLite store {path!r} has schema version {current!r}, not an integer; the "
+            "schema_version table is damaged"
+        )
+    if current > SCHEMA_VERSION:
+        raise StoreUnavailableError(
+            f"SQLite store {path!r} has schema version {current}, newer than this library "
+            f"supports ({SCHEMA_VERSION}); upgrade block-timeline"
+        )
+    if current == SCHEMA_VERSION:
+        return False
+    if (
+        not current
+        and db.execute(
+            "SELECT 1 FROM sqlite_master WHERE name IN ('blocks', 'conversations')"
+        ).fetchone()
+    ):
+        raise CorruptRecordError(
+            f"SQLite store {path!r} holds a store's tables but no schema version; the "
+            "schema_version table is damaged"
+        )
+    if current:
+        _upgrade(db)
+    else:
+        _script(db, TABLES)
+    _script(db, SEARCH_INDEX)
+    for version in range(current + 1, SCHEMA_VERSION + 1):
+        db.execute("INSERT INTO schema_version (version) VALUES (?)", (version,))
+    return current > 0
+
+
+def _script(db: sqlite3.Connection, script: str) -> None:
+    for statement in split_sql(script):
+        db.execute(statement)
+
+
+def split_sql(script: str) -> list[str]:
+    """Statements of a script (triggers keep their inner semicolons)."""
+    out: list[str] = []
+    buf: list[str] = []
+    for line in script.strip().splitlines():
+        buf.append(line)
+        joined = "\n".join(buf).strip()
+        if joined.endswith(";") and sqlite3.complete_statement(joined):
+            out.append(joined)
+            buf = []
+    if "\n".join(buf).strip():
+        out.append("\n".join(buf).strip())
+    return out
+
+
+def _upgrade(db: sqlite3.Connection) -> None:
+    """Schema 1 or 2 to 3: every row rewritten in its framed form, each conversation's
+    blocks renumbered into their range (in stored order), the search index rebuilt. A row
+    that does not decode is kept as it was: the integrity check reports it."""
+    for statement in _OLD_SEARCH:
+        db.execute(statement)
+    for table in ("conversations", "blocks", "checkpoints"):
+        db.execute(f"ALTER TABLE {table} RENAME TO old_{table}")
+    for index in ("blocks_turn", "blocks_path"):
+        db.execute(f"DROP INDEX IF EXISTS {index}")
+    _script(db, TABLES)
+    order = db.execute(
+        "SELECT conversation_id FROM old_blocks GROUP BY conversation_id ORDER BY min(rowid)"
+    ).fetchall()
+    windows = db.execute(
+        "SELECT conversation_id, version, live_window, updated_at FROM old_conversations"
+    ).fetchall()
+    named = [r[0] for r in order] + sorted({w[0] for w in windows} - {r[0] for r in order})
+    numbers = {cid: n for n, cid in enumerate(named, 1)}
+    for cid, version, window, updated in windows:
+        db.execute(
+            "INSERT INTO conversations (conv_no, conversation_id, version, live_window, "
+            "updated_at) VALUES (?, ?, ?, ?, ?)",
+            (numbers[cid], cid, version, _window(window, cid, version, numbers[cid]), updated),
+        )
+    for cid in sorted(set(named) - {w[0] for w in windows}):  # blocks without a window
+        db.execute(
+            "INSERT INTO conversations (conv_no, conversation_id, version, live_window, "
+            "updated_at) VALUES (?, ?, 0, NULL, '')",
+            (numbers[cid], cid),
+        )
+    for cid in named:
+        _copy_blocks(db, cid, numbers[cid])
+    for row in db.execute("SELECT * FROM old_checkpoints").fetchall():
+        db.execute("INSERT INTO checkpoints VALUES (?, ?, ?, ?, ?)", (*row[:4], _checkpoint(*row)))
+    for table in ("conversations", "blocks", "checkpoints"):
+        db.execute(f"DROP TABLE old_{table}")
+
+
+def _old_rows(db: sqlite3.Connection, cid: str) -> Iterator[tuple[Any, ...]]:
+    yield from db.execute(
+        "SELECT block_id, kind, turn_id, path, type, body FROM old_blocks "
+        "WHERE conversation_id = ? ORDER BY rowid",
+        (cid,),
+    ).fetchall()
+
+
+def _copy_blocks(db: sqlite3.Connection, cid: str, conv_no: int) -> None:
+    codec = BlockCodec(cid)
+    base: Base | None = None
+    insert = (
+        "INSERT INTO blocks (seq, conversation_id, block_id, kind, turn_id, path, type, body) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+    )
+    for n, (bid, kind, turn_id, path, type_, body) in enumerate(_old_rows(db, cid), 1):
+        try:
+            block = decode_block_row(body, cid, bid)
+        except CorruptRecordError:
+            db.execute(
+                insert, (conv_no << SEQ_BITS | n, cid, bid, kind, turn_id, path, type_, body)
+            )
+            continue
+        row, after = codec.encode(kind, block, base if kind == "summary" else None)
+        if kind == "summary":
+            base = after
+        db.execute(insert, (conv_no << SEQ_BITS | n, cid, *row.columns))
+
+
+def _window(raw: Any, cid: str, version: Any, conv_no: int) -> Any:
+    try:
+        record = decode_window_row(raw, cid)
+    except CorruptRecordError:
+        return raw
+    return frame_window(record, version, conv_no)
+
+
+def _checkpoint(cid: str, name: str, created: str, count: Any, body: Any) -> Any:
+    try:
+        snapshot = decode_snapshot_row(body, cid, f"checkpoint {name!r}")
+    except CorruptRecordError:
+        return body
+    if len(snapshot.blocks) != count:
+        return body
+    return encode_checkpoint(snapshot, cid, name, created)
+
+
+def text_of(body: Any) -> str:
+    """``bt_block_text(body)``: what the search index holds for a body."""
+    return block_text(body)

@@ -1,0 +1,149 @@
+"""Search of the SQLite store: one conversation's range of the FTS5 index, ranked by BM25
+over that conversation alone.
+
+FTS5's own ``bm25()`` takes its statistics from the whole table (every conversation) and
+reads each term's whole list of rows to get them: a common word cost the whole store, and
+a conversation's scores moved when another conversation used its words (#28 items 1-2).
+Here every figure comes from the conversation's range of rowids (``seq``): the rows
+matching each term (``MATCH`` with a rowid range, which FTS5 seeks to), each row's count
+of the term (the instances ``highlight()`` marks), the row lengths and their average
+(``blocks_fts_docsize``). The formula is FTS5's (k1 = 1.2, b = 0.75), so a store holding
+one conversation scores as before.
+
+The index is brought up to date first when rows were changed outside the library
+(``fts_pending``, see :mod:`index_store._sqlite_schema`).
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+from collections.abc import Mapping
+from typing import Any, Final
+
+from index_store._rows import key_bytes, unframe
+from index_store._sqlite_schema import text_of
+
+__all__ = ["bring_index_up_to_date", "first_damaged", "rank", "snippets"]
+
+K1: Final = 1.2
+B: Final = 0.75
+_OPEN: Final = "\x01"
+
+
+def bring_index_up_to_date(db: sqlite3.Connection, known: Mapping[int, str] | None = None) -> int:
+    """Apply the queued changes to the search index (inside the caller's transaction):
+    remove what the index holds for each queued row, index the row as it is now. ``known``
+    gives texts the caller already has (the rows it just wrote). Returns the rows done."""
+    queued = db.execute("SELECT seq, indexed FROM fts_pending ORDER BY seq").fetchall()
+    if not queued:
+        return 0
+    for seq, indexed in queued:
+        if indexed is not None:
+            db.execute(
+                "INSERT INTO blocks_fts(blocks_fts, rowid, text) VALUES ('delete', ?, ?)",
+                (seq, text_of(indexed)),
+            )
+        text = known.get(seq) if known else None
+        db.execute("DELETE FROM damaged_rows WHERE seq = ?", (seq,))
+        if text is None:
+            row = db.execute(
+                "SELECT conversation_id, block_id, kind, turn_id, path, type, body FROM blocks "
+                "WHERE seq = ?",
+                (seq,),
+            ).fetchone()
+            if row is None:
+                continue
+            text = text_of(row[-1])
+            if not _decodes(row):
+                db.execute("INSERT INTO damaged_rows (seq) VALUES (?)", (seq,))
+        db.execute("INSERT INTO blocks_fts(rowid, text) VALUES (?, ?)", (seq, text))
+    db.execute("DELETE FROM fts_pending")
+    return len(queued)
+
+
+def _decodes(row: tuple[Any, ...]) -> bool:
+    try:
+        unframe(key_bytes(*row[:-1]), row[-1])
+    except ValueError:
+        return False
+    return True
+
+
+def first_damaged(db: sqlite3.Connection, lo: int, hi: int) -> str | None:
+    """The id of a row of ``[lo, hi]`` found damaged when it was indexed, if any."""
+    row = db.execute(
+        "SELECT b.block_id FROM damaged_rows d JOIN blocks b ON b.seq = d.seq "
+        "WHERE d.seq BETWEEN ? AND ? ORDER BY d.seq LIMIT 1",
+        (lo, hi),
+    ).fetchone()
+    return None if row is None else str(row[0])
+
+
+def _varint(blob: bytes, pos: int = 0) -> int:
+    """The first SQLite varint of ``blob`` (a row's token count in ``%_docsize``)."""
+    value = 0
+    if not isinstance(blob, bytes):
+        return 0  # a damaged row of the index: counted as empty
+    for i in range(pos, min(pos + 9, len(blob))):
+        byte = blob[i]
+        if i - pos == 8:
+            return (value << 8) | byte
+        value = (value << 7) | (byte & 0x7F)
+        if byte < 0x80:
+            return value
+    return value
+
+
+def rank(
+    db: sqlite3.Connection, lo: int, hi: int, terms: list[str]
+) -> tuple[list[tuple[int, float]], bool]:
+    """Rows of ``[lo, hi]`` holding every term (or, when none does and there are several,
+    any term) with their BM25 scores over that range; and whether all terms matched."""
+    counts: list[dict[int, int]] = []
+    for term in terms:
+        rows = db.execute(
+            "SELECT rowid, highlight(blocks_fts, 0, char(1), char(2)) FROM blocks_fts "
+            "WHERE blocks_fts MATCH ? AND rowid BETWEEN ? AND ?",
+            (f'"{term}"', lo, hi),
+        ).fetchall()
+        counts.append({seq: marked.count(_OPEN) for seq, marked in rows})
+    every = set(counts[0]).intersection(*counts[1:]) if counts else set()
+    hits = every or (set().union(*counts) if len(terms) > 1 else set())
+    if not hits:
+        return [], True
+    sizes = {
+        seq: _varint(sz)
+        for seq, sz in db.execute(
+            "SELECT id, sz FROM blocks_fts_docsize WHERE id BETWEEN ? AND ?", (lo, hi)
+        )
+    }
+    n = len(sizes) or 1
+    average = (sum(sizes.values()) / n) or 1.0
+    idf = [_idf(n, len(c)) for c in counts]
+    scored = []
+    for seq in hits:
+        norm = K1 * (1 - B + B * sizes.get(seq, 0) / average)
+        score = 0.0
+        for weight, c in zip(idf, counts, strict=True):
+            tf = c.get(seq, 0)
+            score += weight * (tf * (K1 + 1)) / (tf + norm)
+        scored.append((seq, score))
+    return scored, bool(every)
+
+
+def _idf(rows: int, hits: int) -> float:
+    # a damaged index can count more hits than rows: the word is then as common as can be
+    value = math.log((max(rows - hits, 0) + 0.5) / (hits + 0.5))
+    return value if value > 0 else 1e-6
+
+
+def snippets(db: sqlite3.Connection, match: str, seqs: list[int]) -> dict[int, str]:
+    """FTS5's snippets of these rows for ``match`` (16 tokens around the best part)."""
+    marks = ", ".join("?" * len(seqs))
+    rows = db.execute(
+        "SELECT rowid, snippet(blocks_fts, 0, '[', ']', '…', 16) FROM blocks_fts "
+        f"WHERE blocks_fts MATCH ? AND rowid IN ({marks})",
+        (match, *seqs),
+    ).fetchall()
+    return dict(rows)

@@ -1,0 +1,112 @@
+"""Old stores open and upgrade with everything intact (#28): a SQLite schema-2 file and a
+PostgreSQL schema-1 dump, each written by the code of the commit that introduced that
+schema (``tests/data/store_v2.sqlite``, ``tests/data/pg_store_v1.sql``), with what that
+code read back from them (``*_expected.json``: turn logs, summaries with their digests,
+searches, a checkpoint and the render of each loaded window)."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import shutil
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import PG_DSN, FixedClock
+
+import index_store
+from timeline import CompactionPolicy, HeuristicCounter, Timeline
+
+DATA = Path(__file__).parent / "data"
+POLICY = CompactionPolicy(max_tokens=1_500, keep_recent_turns=1)
+
+
+def observe(url: str) -> dict[str, Any]:
+    """What the fixture's writer read from its store (the shape of the expected files)."""
+    store = index_store.open(url)
+    out: dict[str, Any] = {}
+    for cid in ("conv-a", "conv-b"):
+        tl = Timeline.load(
+            store, cid, policy=POLICY, token_counter=HeuristicCounter(), clock=FixedClock()
+        )
+        log = store.turn_log(cid)
+        out[cid] = {
+            "version": tl.version,
+            "turn_log": [[b.id, b.type, b.turn_id, b.path, b.text, b.meta] for b in log],
+            "summaries": [[b.id, b.text, b.meta] for b in store.summaries(cid)],
+            "search": sorted(
+                [h.block.id, h.snippet, h.kind]
+                for h in store.search(cid, "jittered backoff", limit=50)
+            ),
+            "search_unicode": sorted(
+                [h.block.id, h.snippet] for h in store.search(cid, "ünïcödé", limit=50)
+            ),
+            "read": [b.id for b in store.read(cid, log[3].path)],
+            "checkpoints": [[c.checkpoint_id, c.block_count] for c in store.list_checkpoints(cid)],
+            "render": tl.render("sys").to_anthropic(),
+        }
+    out["conversations"] = store.conversations()
+    out["checkpoint_blocks"] = [b.id for b in store.load_checkpoint("conv-a", "cp-6").blocks]
+    assert store.check_integrity() == []
+    store.close()
+    return json.loads(json.dumps(out))
+
+
+def expected(name: str) -> Any:
+    return json.loads((DATA / name).read_text(encoding="utf-8"))
+
+
+def test_a_schema_2_sqlite_store_upgrades_to_schema_3(tmp_path: Path) -> None:
+    db = tmp_path / "v2.sqlite"
+    shutil.copy(DATA / "store_v2.sqlite", db)
+    want = expected("store_v2_expected.json")
+    assert observe(f"sqlite:///{db}") == want
+    with sqlite3.connect(db) as conn:
+        versions = [r[0] for r in conn.execute("SELECT version FROM schema_version ORDER BY 1")]
+        unframed = conn.execute("SELECT count(*) FROM blocks WHERE substr(body, 1, 1) != x'c1'")
+        assert unframed.fetchone() == (0,)
+    assert versions == [1, 2, 3]
+    assert observe(f"sqlite:///{db}") == want  # reopened: nothing left to upgrade
+
+
+@pytest.fixture
+def pg_schema() -> Iterator[tuple[str, Any]]:
+    """A fresh schema holding the schema-1 dump; yields a DSN whose search path is it."""
+    if not PG_DSN:
+        pytest.skip("PostgreSQL store tests need BLOCK_TIMELINE_PG_DSN (set by .ci/run)")
+    import psycopg
+
+    name = f"bt_migrate_{secrets.token_hex(4)}"
+    dump = (DATA / "pg_store_v1.sql").read_text(encoding="utf-8")
+    dump = dump.replace("SELECT pg_catalog.set_config('search_path', '', false);", "")
+    dump = dump.replace("public.", f"{name}.")
+    with psycopg.connect(PG_DSN, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {name}")
+        conn.execute(dump.encode("utf-8"))
+    joiner = "&" if "?" in PG_DSN else "?"
+    try:
+        yield f"{PG_DSN}{joiner}options=-csearch_path%3D{name}", psycopg
+    finally:
+        with psycopg.connect(PG_DSN, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA {name} CASCADE")
+
+
+def test_a_schema_1_postgres_store_upgrades_to_schema_2(pg_schema: tuple[str, Any]) -> None:
+    dsn, psycopg = pg_schema
+    want = expected("pg_store_v1_expected.json")
+    assert observe(dsn) == want
+    with psycopg.connect(dsn) as conn:
+        versions = [r[0] for r in conn.execute("SELECT version FROM bt_schema_version ORDER BY 1")]
+        columns = {
+            r[0]
+            for r in conn.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_name = "
+                "'bt_blocks' AND table_schema = current_schema()"
+            )
+        }
+    assert versions == [1, 2]
+    assert not {"text", "tsv"} & columns
+    assert observe(dsn) == want

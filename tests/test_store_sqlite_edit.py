@@ -1,0 +1,91 @@
+"""A SQLite store that plain SQLite tools can edit (#29 item 4): the triggers are plain
+SQL, so the ``sqlite3`` module (as the ``sqlite3`` shell) updates and deletes rows without
+the library's functions; the library then brings its search index up to date, and
+``check_integrity()`` reports exactly what such an edit broke."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from conftest import FixedClock
+
+import index_store
+from timeline import CompactionPolicy, HeuristicCounter, Timeline, blocks
+
+POLICY = CompactionPolicy(max_tokens=1_000_000, keep_recent_turns=1)
+
+
+def build(path: Path) -> None:
+    store = index_store.open(f"sqlite:///{path}")
+    for cid in ("keep", "drop"):
+        tl = Timeline(cid, policy=POLICY, token_counter=HeuristicCounter(), clock=FixedClock())
+        for i in range(3):
+            tl.begin_turn()
+            tl.append(blocks.user_prompt(f"{cid} turn {i}: fix the flaky retry loop"))
+            tl.append(blocks.assistant_completion(f"{cid} done {i}: retry now backs off"))
+        tl.persist(store)
+    store.close()
+
+
+def test_plain_sqlite_deletes_a_conversation_and_the_store_stays_whole(tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    build(db)
+    with sqlite3.connect(db) as conn:  # no bt_block_text registered
+        for table in ("blocks", "conversations", "checkpoints"):
+            conn.execute(f"DELETE FROM {table} WHERE conversation_id = 'drop'")
+    store = index_store.open(f"sqlite:///{db}")
+    try:
+        assert store.conversations() == ["keep"]
+        assert store.search("drop", "retry") == []
+        assert len(store.search("keep", "retry")) == 6
+        assert store.check_integrity() == []
+    finally:
+        store.close()
+
+
+def test_plain_sqlite_edits_rows_and_check_integrity_names_them(tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    build(db)
+    with sqlite3.connect(db) as conn:
+        conn.execute("DELETE FROM blocks WHERE conversation_id = 'keep' AND block_id = 'b2'")
+        conn.execute(
+            "UPDATE blocks SET body = (SELECT body FROM blocks WHERE conversation_id = 'drop' "
+            "AND block_id = 'b4') WHERE conversation_id = 'drop' AND block_id = 'b3'"
+        )
+        conn.execute(
+            "UPDATE blocks SET path = 'moved' WHERE conversation_id = 'drop' AND block_id = 'b2'"
+        )
+    store = index_store.open(f"sqlite:///{db}")
+    try:
+        problems = store.check_integrity()
+        named = {(p.conversation_id, p.block_id) for p in problems}
+        assert ("drop", "b3") in named and ("drop", "b2") in named
+        assert any(p.conversation_id == "keep" and "'b2'" in str(p) for p in problems)
+        assert all(p.conversation_id in ("keep", "drop") for p in problems)
+        # the search index followed the edits: the deleted row is gone from it
+        found = [h.block.id for h in store.search("keep", "retry", limit=50)]
+        assert len(found) == 5 and "b2" not in found
+        with sqlite3.connect(db) as conn:
+            assert conn.execute("SELECT count(*) FROM fts_pending").fetchone() == (0,)
+    finally:
+        store.close()
+
+
+def test_the_schema_calls_no_library_function_when_rows_change(tmp_path: Path) -> None:
+    """Every trigger of the file runs under plain SQLite: insert, update and delete."""
+    db = tmp_path / "s.db"
+    build(db)
+    with sqlite3.connect(db) as conn:
+        row = conn.execute(
+            "SELECT * FROM blocks WHERE block_id = 'b2' AND conversation_id = 'keep'"
+        ).fetchone()
+        conn.execute("DELETE FROM blocks WHERE seq = ?", (row[0],))
+        conn.execute("INSERT INTO blocks VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row)
+        conn.execute("UPDATE blocks SET body = body WHERE conversation_id = 'keep'")
+    store = index_store.open(f"sqlite:///{db}")
+    try:
+        assert store.check_integrity() == []
+        assert len(store.search("keep", "retry")) == 6
+    finally:
+        store.close()
