@@ -214,10 +214,20 @@ def main() -> int:
         analysis.strip(),
         "",
     ]
-    text = "\n".join(lines)
+    text = "\n".join(lines) + _store_section(Path(args.output))
     Path(args.output).write_text(text)
     print(text)
     return 0
+
+
+def _store_section(output: Path) -> str:
+    """The section ``python -m benchmarks.store --write-docs`` keeps in the same file
+    (between its markers), carried over unchanged: this command does not measure it."""
+    from benchmarks.store import END, START
+
+    doc = output.read_text() if output.exists() else ""
+    start, end = doc.find(START), doc.find(END)
+    return "\n" + doc[start : end + len(END)] + "\n" if 0 <= start < end else ""
 
 
 def _intro(turns: int, budget: int, res: dict[str, Any]) -> list[str]:
