@@ -206,6 +206,16 @@ class TestCheckpoints:
             {"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}
         ]
 
+    def test_a_checkpoint_on_a_system_message_takes_its_ttl(self) -> None:
+        shown = _stream()
+        at = [b.type for b in shown].index(PROVIDER_MESSAGE)
+        payload = to_anthropic("", shown, [at, len(shown) - 1], False, cache_ttl="1h")
+        assert payload["messages"][3]["content"][-1]["cache_control"] == {
+            "type": "ephemeral",
+            "ttl": "1h",
+        }
+        assert PayloadCache().anthropic("", shown, [at, len(shown) - 1], False, "1h") == payload
+
     @pytest.mark.parametrize("points", [[0], [2], [3], [4], [5], [2, 4], [3, 5]])
     def test_the_incremental_payload_puts_checkpoints_where_the_full_one_does(
         self, points: list[int]
