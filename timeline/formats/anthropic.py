@@ -211,18 +211,27 @@ def _segments(message: Message) -> list[tuple[Part, ...]]:
     return out
 
 
+def _split(message: Message) -> bool:
+    """Whether ``message`` holds a whole message of Anthropic's (most hold none: then it
+    is one payload message, built without segmenting)."""
+    return any(p.kind == "provider" and p.block.type == PROVIDER_MESSAGE for p in message.parts)
+
+
 def anthropic_messages(
     message: Message, points: Set[int], ttls: Mapping[int, str | None] | None = None
 ) -> list[dict[str, Any]]:
     """The payload messages of one plan message (one, or more around a system message
     kept exactly); parts on a checkpoint carry ``cache_control`` (see
     :func:`mark_checkpoints`)."""
-    items: list[dict[str, Any]] = []
-    for parts in _segments(message):
-        if _whole(parts[0]):
-            items.append(native_item(parts[0].block) or {})
-        else:
-            items.append({"role": message.role, "content": [_part(part) for part in parts]})
+    if not _split(message):
+        items = [{"role": message.role, "content": [_part(part) for part in message.parts]}]
+    else:
+        items = [
+            native_item(parts[0].block) or {}
+            if _whole(parts[0])
+            else {"role": message.role, "content": [_part(part) for part in parts]}
+            for parts in _segments(message)
+        ]
     if points:
         mark_checkpoints(items, message, points, ttls)
     return items
@@ -245,14 +254,25 @@ def mark_checkpoints(
     :func:`anthropic_messages` built for ``message``) that fall on a checkpoint in
     ``points`` (with its TTL in ``ttls``, keyed like ``points``); a system message kept
     exactly takes it on its last content block."""
+    if len(items) == 1 and not _split(message):
+        _mark_parts(message.parts, items[0], points, ttls)
+        return
     for parts, item in zip(_segments(message), items, strict=True):
-        if _whole(parts[0]):
-            if parts[0].at(points):
-                _mark_whole(item, _ttl(parts[0], points, ttls))
-            continue
-        for part, content in zip(parts, item["content"], strict=True):
-            if content.get("type") in _CACHEABLE and part.at(points):  # thinking takes none
-                content["cache_control"] = cache_control(_ttl(part, points, ttls))
+        if not _whole(parts[0]):
+            _mark_parts(parts, item, points, ttls)
+        elif parts[0].at(points):
+            _mark_whole(item, _ttl(parts[0], points, ttls))
+
+
+def _mark_parts(
+    parts: Sequence[Part],
+    item: dict[str, Any],
+    points: Set[int],
+    ttls: Mapping[int, str | None] | None,
+) -> None:
+    for part, content in zip(parts, item["content"], strict=True):
+        if content.get("type") in _CACHEABLE and part.at(points):  # thinking takes none
+            content["cache_control"] = cache_control(_ttl(part, points, ttls))
 
 
 def _mark_whole(item: dict[str, Any], ttl: str | None) -> None:
