@@ -214,7 +214,10 @@ def _segments(message: Message) -> list[tuple[Part, ...]]:
 def _split(message: Message) -> bool:
     """Whether ``message`` holds a whole message of Anthropic's (most hold none: then it
     is one payload message, built without segmenting)."""
-    return any(p.kind == "provider" and p.block.type == PROVIDER_MESSAGE for p in message.parts)
+    for p in message.parts:  # noqa: SIM110 (a loop: no generator for every message)
+        if p.kind == "provider" and p.block.type == PROVIDER_MESSAGE:
+            return True
+    return False
 
 
 def anthropic_messages(
@@ -254,7 +257,7 @@ def mark_checkpoints(
     :func:`anthropic_messages` built for ``message``) that fall on a checkpoint in
     ``points`` (with its TTL in ``ttls``, keyed like ``points``); a system message kept
     exactly takes it on its last content block."""
-    if len(items) == 1 and not _split(message):
+    if len(items) == 1 and items[0].get("role") == message.role:  # not a system message
         _mark_parts(message.parts, items[0], points, ttls)
         return
     for parts, item in zip(_segments(message), items, strict=True):
