@@ -10,7 +10,7 @@ from collections.abc import Callable
 from timeline import blocks
 from timeline.model.block import Block
 
-OPAQUE_KINDS = 7
+OPAQUE_KINDS = 8
 MEDIA_KINDS = 4
 
 
@@ -77,6 +77,18 @@ def _mcp(n: int) -> list[Block]:
     return [blocks.provider_block("anthropic", use), blocks.provider_block("anthropic", result)]
 
 
+def _system_message(n: int) -> list[Block]:
+    """An Anthropic beta ``role: "system"`` message inside ``messages``: an instruction
+    (its content a string or text blocks) or a tool made available from here on."""
+    if n % 3 == 0:
+        content: object = f"From now on, answer in at most {n + 1} words."
+    elif n % 3 == 1:
+        content = [{"type": "text", "text": f"Rule {n}: cite the file you read."}]
+    else:
+        content = [{"type": "tool_addition", "tool": {"type": "tool_reference", "name": f"t{n}"}}]
+    return [blocks.anthropic_system_message({"role": "system", "content": content})]
+
+
 SAMPLES: tuple[Callable[[int], list[Block]], ...] = (
     _search,
     _web_search_call,
@@ -89,14 +101,16 @@ SAMPLES: tuple[Callable[[int], list[Block]], ...] = (
         )
     ],
     lambda n: [blocks.provider_block("chat", {"id": f"audio_{n}"}, kind="audio", text="[audio]")],
+    _system_message,
 )
 assert len(SAMPLES) == OPAQUE_KINDS
 
 
 def opaque(kind: int, n: int) -> list[Block]:
     """Sample ``kind`` (0 to ``OPAQUE_KINDS - 1``) numbered ``n``: server tool use with
-    its result, a Responses web search, a computer call with its output, MCP use with its
-    result, Anthropic and OpenAI compaction, a Chat audio reply."""
+        its result, a Responses web search, a computer call with its output, MCP use with its
+        result, Anthropic and OpenAI compaction, a Chat audio reply, an Anthropic system message
+    inside ``messages``."""
     return SAMPLES[kind](n)
 
 

@@ -17,7 +17,7 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 import pydantic
 import typing_extensions
 from anthropic.types import ContentBlockParam, MessageCreateParams, MessageParam, TextBlockParam
-from anthropic.types.beta import BetaContentBlockParam
+from anthropic.types.beta import BetaContentBlockParam, BetaSystemMessageParam
 from openai.types.chat import ChatCompletionMessageParam
 from openai.types.responses import ResponseInputItemParam
 
@@ -51,6 +51,7 @@ for _top in (
     MessageCreateParams,
     MessageParam,
     BetaContentBlockParam,
+    BetaSystemMessageParam,
     ChatCompletionMessageParam,
     ResponseInputItemParam,
 ):
@@ -94,6 +95,9 @@ types (compaction, MCP tool use and results: a payload holding those goes to
 pydantic may pick for a valid dict (a web search result), so each part is validated
 against the one param type its ``type`` names."""
 ANTHROPIC_SYSTEM = pydantic.TypeAdapter(list[TextBlockParam], config=_LIST)
+ANTHROPIC_SYSTEM_MESSAGE = pydantic.TypeAdapter(BetaSystemMessageParam)
+"""A beta ``role: "system"`` message inside ``messages`` (its content blocks are checked
+again one by one against the param type their ``type`` names)."""
 CHAT_MESSAGES = pydantic.TypeAdapter(list[ChatCompletionMessageParam], config=_LIST)
 RESPONSES_INPUT = pydantic.TypeAdapter(list[ResponseInputItemParam], config=_LIST)
 
@@ -188,9 +192,13 @@ def _anthropic_sdk_errors(messages: Any) -> list[str]:
     if not isinstance(messages, list):
         return ["sdk: messages is not a list"]
     for i, m in enumerate(messages):
-        if not isinstance(m, Mapping) or set(m) != {"role", "content"}:
+        if isinstance(m, Mapping) and m.get("role") == "system":
+            found = sdk_errors(ANTHROPIC_SYSTEM_MESSAGE, m)
+            if found:
+                return [f"{found[0]} (messages[{i}], a system message)"]
+        elif not isinstance(m, Mapping) or set(m) != {"role", "content"}:
             return [f"sdk: messages[{i}] is not a message {{role, content}}"]
-        if m["role"] not in ("user", "assistant"):
+        elif m["role"] not in ("user", "assistant"):
             return [f"sdk: messages[{i}].role {m['role']!r}"]
         content = m["content"]
         if isinstance(content, str):
@@ -226,11 +234,15 @@ def anthropic_errors(payload: Mapping[str, Any]) -> list[str]:
     cache_points = sum(1 for s in payload.get("system", []) if "cache_control" in s)
     pending: list[str] = []
     for i, m in enumerate(messages):
-        role, content = m["role"], m["content"]
+        role, content = m["role"], m.get("content", "")
         where = f"messages[{i}] role:{role}"
-        if i and messages[i - 1]["role"] == role:
+        if i and messages[i - 1]["role"] == role and role != "system":
             errors.append(f"{where}: same role as the previous message")
         parts = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        if role == "system":  # a beta system message: anywhere but between calls and results
+            errors += _system_message_errors(parts, pending, where)
+            cache_points += sum("cache_control" in p for p in parts)
+            continue
         if not parts:
             errors.append(f"{where}: empty content")
         results = [p.get("tool_use_id") for p in parts if p.get("type") == "tool_result"]
@@ -253,6 +265,22 @@ def anthropic_errors(payload: Mapping[str, Any]) -> list[str]:
             errors.append("the final assistant message ends in whitespace")
     if cache_points > MAX_CACHE_POINTS:
         errors.append(f"{cache_points} cache_control marks (max {MAX_CACHE_POINTS})")
+    return errors
+
+
+def _system_message_errors(parts: list[Any], pending: list[str], where: str) -> list[str]:
+    """What the API would reject in a beta ``role: "system"`` message: calls before it
+    still waiting for their results, a blank text, a content block of a type the param
+    type does not take there."""
+    errors = [f"{where}: between calls {pending} and their results"] if pending else []
+    for j, part in enumerate(parts):
+        kind = str(part.get("type"))
+        if kind not in ("text", "tool_addition", "tool_removal"):
+            errors.append(f"{where}.content[{j}]: {kind!r} in a system message")
+        else:
+            errors += sdk_errors(ANTHROPIC_PARTS[kind], part)
+        if kind == "text" and _blank(part.get("text")):
+            errors.append(f"{where}.content[{j}]: empty text")
     return errors
 
 

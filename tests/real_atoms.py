@@ -5,7 +5,9 @@ A conversation (Anthropic ``messages``, Chat ``messages`` or Responses ``input``
 list of atoms: each text with its role, each tool call (id, name, arguments), each tool
 result (id, error flag) and its texts, and every other part or item as its canonical JSON
 (sorted keys). System and developer messages are left out (the system prompt is returned
-separately), and so are ``cache_control`` markers (checkpoints the renderer places) and
+separately), but for an Anthropic ``role: "system"`` message inside ``messages``, which is
+kept whole in its place (one atom: the message as canonical JSON), and so are
+``cache_control`` markers (checkpoints the renderer places) and
 whitespace-only texts (no provider accepts them as content). What stays is compared as a
 multiset: every atom of the original must be in the payload.
 """
@@ -65,7 +67,8 @@ def anthropic_atoms(
     ids = ids or {}
     out: Counter[Atom] = Counter()
     for m in messages:
-        if m["role"] in _SYSTEM:
+        if m["role"] == "system":
+            out[("system message", _canon(m))] += 1
             continue
         content = m["content"]
         parts = [{"type": "text", "text": content}] if isinstance(content, str) else content

@@ -123,8 +123,8 @@ def raw_plain_blocks(draw: st.DrawFn) -> Block:
         return blocks.custom(draw(st.sampled_from(("stage.gate", "x.memo"))), text, author="user")
     if kind == "think":
         return reasoning_block(draw(st.integers(0, 2)), draw(st.integers(0, 99)))
-    if kind == "item":  # a provider's own item kept exactly: web search, compaction, audio
-        sample = draw(st.sampled_from((1, 4, 5, 6)))
+    if kind == "item":  # a provider's own item kept exactly: web search, compaction, audio,
+        sample = draw(st.sampled_from((1, 4, 5, 6, 7)))  # an Anthropic system message
         return open_samples.opaque(sample, draw(st.integers(0, 99)))[0]
     if kind == "ref":  # an image or document by URL or file id
         return open_samples.media(draw(st.integers(0, open_samples.MEDIA_KINDS - 1)), len(text))

@@ -83,6 +83,7 @@ def test_the_collection_is_broad() -> None:
     expected |= {"user.attachment", "server_tool_use"}
     expected |= {"web_search_tool_result", "mcp_tool_use", "compaction", "web_search_call"}
     expected |= {"mcp_call", "code_interpreter_call", "image_generation_call"}
+    expected |= {"provider.message"}  # Anthropic's beta role: "system" messages
     assert expected <= kinds, expected - kinds
     assert any(b.mime.startswith("audio/") for b in blocks)  # Chat input_audio
     assert any("url" in b.meta for b in blocks)  # media by URL
@@ -165,10 +166,39 @@ def _canon(item: Any) -> str:
     return json.dumps(strip(item), sort_keys=True)
 
 
+def _roles(messages: list[dict[str, Any]]) -> list[str]:
+    """The roles of ``messages``, neighbours of one role as one (the API joins them)."""
+    roles: list[str] = []
+    for m in messages:
+        if not roles or roles[-1] != m["role"] or m["role"] == "system":
+            roles.append(m["role"])
+    return roles
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        pytest.param(m, id=m["file"])
+        for m in MANIFEST
+        if m["format"] == "anthropic" and any(x.get("role") == "system" for x in _original(m))
+    ],
+)
+def test_anthropic_system_messages_keep_their_place(case: dict[str, Any]) -> None:
+    """A ``role: "system"`` message inside ``messages`` goes back to Anthropic exactly (its
+    ``cache_control`` aside) and in its place: between the same messages, in order."""
+    imported = _import(case)
+    sent = _render(imported.timeline, imported.system).to_anthropic()["messages"]
+    assert _roles(sent) == _roles(_original(case))
+    recorded = [strip(m) for m in _original(case) if m["role"] == "system"]
+    assert [strip(m) for m in sent if m["role"] == "system"] == recorded
+
+
 def _payload_parts(fmt: str, view: RenderedContext) -> list[Any]:
     """Every part or item of the payload, with the parts inside tool results."""
     if fmt == "anthropic":
-        parts = [p for m in view.to_anthropic()["messages"] for p in m["content"]]
+        messages = view.to_anthropic()["messages"]
+        whole = [m for m in messages if m["role"] == "system"]  # kept exactly
+        parts = whole + [p for m in messages if m["role"] != "system" for p in m["content"]]
         inner = [q for p in parts if p.get("type") == "tool_result" for q in p.get("content") or []]
         return parts + [q for q in inner if isinstance(q, dict)]
     if fmt == "openai":

@@ -17,10 +17,16 @@ from timeline.model.constructors import (
     user_prompt,
 )
 from timeline.model.media import media_file, media_url
-from timeline.model.native import anthropic_compaction, openai_compaction, provider_block
+from timeline.model.native import (
+    anthropic_compaction,
+    anthropic_system_message,
+    openai_compaction,
+    provider_block,
+)
 
 __all__ = [
     "anthropic_compaction",
+    "anthropic_system_message",
     "assistant_completion",
     "canonical_json",
     "custom",

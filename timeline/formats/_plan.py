@@ -36,7 +36,7 @@ from timeline.model.block import Block
 from timeline.model.block_types import block_type
 from timeline.model.errors import EmptyPromptError
 from timeline.model.media import DOCUMENT_TYPES, IMAGE_TYPES, media_kind
-from timeline.model.native import native_provider
+from timeline.model.native import PROVIDER_MESSAGE, native_provider
 from timeline.model.reasoning import reasoning_item, reasoning_provider
 
 __all__ = [
@@ -181,9 +181,16 @@ def _finish(out: list[tuple[str, list[Part]]]) -> list[Message]:
 
 
 def _lead(out: list[tuple[str, list[Part]]]) -> None:
+    """The conversation starts with a user message: a marker goes before an assistant
+    message first, and before a provider's own whole message (an Anthropic system
+    message) opening the first user message, which its provider sends as a message of
+    its own."""
+    marker = Block(type="user.prompt", text=CONVERSATION_START_TEXT, author="user")
+    part = Part("text", marker, -1, text=CONVERSATION_START_TEXT)
     if out and out[0][0] == "assistant":
-        marker = Block(type="user.prompt", text=CONVERSATION_START_TEXT, author="user")
-        out.insert(0, ("user", [Part("text", marker, -1, text=CONVERSATION_START_TEXT)]))
+        out.insert(0, ("user", [part]))
+    elif out and out[0][1][0].kind == "provider" and out[0][1][0].block.type == PROVIDER_MESSAGE:
+        out[0][1].insert(0, part)
 
 
 def _open_end(raw: list[tuple[str, list[Part]]], waiting: int) -> int:

@@ -1,7 +1,10 @@
 """Anthropic Messages API payload: ``{system, messages}`` with native tool blocks.
 
-Each message is a pure function of its plan parts and the checkpoint set
-(:func:`anthropic_message`), so a caller can build and reuse them one at a time.
+Each plan message's payload messages are a pure function of its parts and the checkpoint
+set (:func:`anthropic_messages`), so a caller can build and reuse them one at a time.
+A plan message is one payload message, except where it holds a ``provider.message``
+block of Anthropic's (a beta ``role: "system"`` message recorded inside ``messages``):
+that is sent as the message it was, in its place, between the parts before and after it.
 """
 
 from __future__ import annotations
@@ -17,13 +20,13 @@ from timeline.model.block import Block
 from timeline.model.errors import PolicyError
 from timeline.model.media import media_ref
 from timeline.model.names import provider_call_id, provider_tool_name
-from timeline.model.native import native_item, native_provider
+from timeline.model.native import PROVIDER_MESSAGE, native_item, native_provider
 from timeline.model.reasoning import reasoning_item
 
 __all__ = [
     "CacheTTL",
     "CacheTTLs",
-    "anthropic_message",
+    "anthropic_messages",
     "anthropic_payload",
     "anthropic_source",
     "breakpoint_ttls",
@@ -55,6 +58,8 @@ _CACHEABLE: Final = frozenset(
 )
 """Content block types that take ``cache_control`` (thinking blocks do not; an unknown
 type is left unmarked rather than risk a rejected request)."""
+_MESSAGE_CACHEABLE: Final = frozenset({"text", "tool_addition", "tool_removal"})
+"""The content blocks of a system message that take ``cache_control``."""
 
 
 def anthropic_source(b: Block) -> dict[str, Any]:
@@ -183,30 +188,104 @@ def breakpoint_ttls(
     return system_ttl, dict(zip(ordered, ttls, strict=True))
 
 
-def anthropic_message(message: Message, points: Set[int]) -> dict[str, Any]:
-    """One message of the payload; parts on a checkpoint carry ``cache_control``."""
-    item = {"role": message.role, "content": [_part(part) for part in message.parts]}
+def _whole(part: Part) -> bool:
+    """Whether ``part`` is a whole message of Anthropic's own (a system message)."""
+    return part.kind == "provider" and part.block.type == PROVIDER_MESSAGE
+
+
+def _segments(message: Message) -> list[tuple[Part, ...]]:
+    """The parts of each payload message ``message`` becomes: runs of content parts,
+    and each whole message of Anthropic's alone, in order."""
+    out: list[tuple[Part, ...]] = []
+    run: list[Part] = []
+    for part in message.parts:
+        if _whole(part):
+            if run:
+                out.append(tuple(run))
+                run = []
+            out.append((part,))
+        else:
+            run.append(part)
+    if run:
+        out.append(tuple(run))
+    return out
+
+
+def _split(message: Message) -> bool:
+    """Whether ``message`` holds a whole message of Anthropic's (most hold none: then it
+    is one payload message, built without segmenting)."""
+    for p in message.parts:  # noqa: SIM110 (a loop: no generator for every message)
+        if p.kind == "provider" and p.block.type == PROVIDER_MESSAGE:
+            return True
+    return False
+
+
+def anthropic_messages(
+    message: Message, points: Set[int], ttls: Mapping[int, str | None] | None = None
+) -> list[dict[str, Any]]:
+    """The payload messages of one plan message (one, or more around a system message
+    kept exactly); parts on a checkpoint carry ``cache_control`` (see
+    :func:`mark_checkpoints`)."""
+    if not _split(message):
+        items = [{"role": message.role, "content": [_part(part) for part in message.parts]}]
+    else:
+        items = [
+            native_item(parts[0].block) or {}
+            if _whole(parts[0])
+            else {"role": message.role, "content": [_part(part) for part in parts]}
+            for parts in _segments(message)
+        ]
     if points:
-        mark_checkpoints(item, message, points)
-    return item
+        mark_checkpoints(items, message, points, ttls)
+    return items
+
+
+def _ttl(part: Part, points: Set[int], ttls: Mapping[int, str | None] | None) -> str | None:
+    if not ttls:
+        return None
+    hit = [ttls.get(i) for i in (part.index, *part.indices) if i in points]
+    return max(hit, key=lambda t: _RANK[t], default=None)
 
 
 def mark_checkpoints(
-    item: dict[str, Any],
+    items: list[dict[str, Any]],
     message: Message,
     points: Set[int],
     ttls: Mapping[int, str | None] | None = None,
 ) -> None:
-    """Add ``cache_control`` to the content parts of ``item`` (``message`` built, one
-    content part per plan part) that fall on a checkpoint in ``points`` (with its TTL
-    in ``ttls``, keyed like ``points``)."""
-    for part, content in zip(message.parts, item["content"], strict=True):
+    """Add ``cache_control`` to the content parts of ``items`` (the payload messages
+    :func:`anthropic_messages` built for ``message``) that fall on a checkpoint in
+    ``points`` (with its TTL in ``ttls``, keyed like ``points``); a system message kept
+    exactly takes it on its last content block."""
+    if len(items) == 1 and items[0].get("role") == message.role:  # not a system message
+        _mark_parts(message.parts, items[0], points, ttls)
+        return
+    for parts, item in zip(_segments(message), items, strict=True):
+        if not _whole(parts[0]):
+            _mark_parts(parts, item, points, ttls)
+        elif parts[0].at(points):
+            _mark_whole(item, _ttl(parts[0], points, ttls))
+
+
+def _mark_parts(
+    parts: Sequence[Part],
+    item: dict[str, Any],
+    points: Set[int],
+    ttls: Mapping[int, str | None] | None,
+) -> None:
+    for part, content in zip(parts, item["content"], strict=True):
         if content.get("type") in _CACHEABLE and part.at(points):  # thinking takes none
-            ttl = None
-            if ttls:
-                hit = [ttls.get(i) for i in (part.index, *part.indices) if i in points]
-                ttl = max(hit, key=lambda t: _RANK[t], default=None)
-            content["cache_control"] = cache_control(ttl)
+            content["cache_control"] = cache_control(_ttl(part, points, ttls))
+
+
+def _mark_whole(item: dict[str, Any], ttl: str | None) -> None:
+    """A checkpoint on a system message: on its last content block (its string content
+    as one text block), unless that block takes none."""
+    content = item.get("content")
+    if isinstance(content, str):
+        content = item["content"] = [{"type": "text", "text": content}]
+    if isinstance(content, list) and content and content[-1].get("type") in _MESSAGE_CACHEABLE:
+        content[-1]["cache_control"] = cache_control(ttl)
 
 
 def to_anthropic(
@@ -221,11 +300,11 @@ def to_anthropic(
     points = set(cache_points)
     cached = system_cached and bool(system.strip())
     system_ttl, ttls = breakpoint_ttls(cache_ttl, cache_points, cached)
-    messages = []
-    for m in plan_messages(blocks, "anthropic"):
-        item = {"role": m.role, "content": [_part(part) for part in m.parts]}
-        mark_checkpoints(item, m, points, ttls)
-        messages.append(item)
+    messages = [
+        item
+        for m in plan_messages(blocks, "anthropic")
+        for item in anthropic_messages(m, points, ttls)
+    ]
     return anthropic_payload(system, messages, system_cached, system_ttl)
 
 

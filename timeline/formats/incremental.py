@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Sequence
-from itertools import chain
+from itertools import accumulate, chain
 from typing import Any, cast
 
 import attrs
@@ -67,7 +67,7 @@ from timeline.formats._kept_plan import (
 from timeline.formats._plan import Message, plan_head, plan_rest, plan_stream
 from timeline.formats.anthropic import (
     CacheTTLs,
-    anthropic_message,
+    anthropic_messages,
     anthropic_payload,
     breakpoint_ttls,
     mark_checkpoints,
@@ -272,16 +272,20 @@ class PayloadCache:
         cache_ttl: CacheTTLs = None,
     ) -> dict[str, Any]:
         """What :func:`~timeline.formats.anthropic.to_anthropic` returns, incrementally:
-        the checkpoints go on the copy (one message dict per plan message)."""
+        the checkpoints go on the copy (the message dicts of each plan message)."""
         cached = system_cached and bool(system.strip())
         system_ttl, ttls = breakpoint_ttls(cache_ttl, cache_points, cached)
         plan = self.plan(blocks, "anthropic")
-        messages = self.items(plan, "anthropic", lambda m: [anthropic_message(m, _NONE)])
+        messages = self.items(plan, "anthropic", lambda m: anthropic_messages(m, _NONE))
+        # where each plan message's payload messages start (a system message kept exactly
+        # is a payload message of its own inside a plan message)
+        rows = cast("list[Items]", plan.items["anthropic"])
+        first = [0, *accumulate(map(len, rows))]
         owner, shifts = plan.owner, plan.shifts
         for j in {owner[q] for q in cache_points if 0 <= q < len(owner)} - {-1}:
             shift = shifts[j]  # a moved message's parts keep the indices planned before
             mine = {q - shift: ttls[q] for q in cache_points if q >= shift}
-            mark_checkpoints(messages[j], plan.messages[j], mine.keys(), mine)
+            mark_checkpoints(messages[first[j] : first[j + 1]], plan.messages[j], mine.keys(), mine)
         return anthropic_payload(system, messages, system_cached, system_ttl)
 
     def openai(self, system: str, blocks: tuple[Block, ...]) -> list[dict[str, Any]]:

@@ -4,8 +4,10 @@ Text, images and documents (bytes, plain text, or by URL or file id), thinking, 
 use and tool results are modelled; everything else Anthropic produced (server tool use
 and its results, MCP tool use and results, container uploads, compaction blocks, search
 results, a text with citations, a content type never seen) is kept exactly as the
-provider's own part (``timeline.model.native``). Only malformed input is refused, with
-the element named (``messages[3].content[1].tool_use_id``).
+provider's own part (``timeline.model.native``), and so is a beta ``role: "system"``
+message inside ``messages`` (a ``provider.message`` block, sent back to Anthropic as that
+message in its place). Only malformed input is refused, with the element named
+(``messages[3].content[1].tool_use_id``).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from timeline.io._media import anthropic_media, attachment_from, native_result, 
 from timeline.model import constructors as B
 from timeline.model.block import Block
 from timeline.model.errors import InvalidBlockError
-from timeline.model.native import anthropic_compaction, with_native
+from timeline.model.native import anthropic_compaction, anthropic_system_message, with_native
 from timeline.model.reasoning import anthropic_thinking
 
 __all__ = ["import_anthropic"]
@@ -40,12 +42,19 @@ _TOOL_USE_KEYS: Final = frozenset({"type", "id", "name", "input", "cache_control
 
 
 def import_anthropic(messages: Iterable[Any], b: Builder) -> int:
-    """Append the messages; returns how many system messages they held (none here: the
-    system prompt is the request's ``system``)."""
+    """Append the messages; returns how many system messages went to the system prompt
+    (none: the system prompt is the request's ``system``, and a ``role: "system"``
+    message inside ``messages`` stays in its place as a block)."""
     for i, m in enumerate(messages):
         where = f"messages[{i}]"
-        if not isinstance(m, Mapping) or m.get("role") not in ("user", "assistant"):
-            raise fail(where, "expected an object with role 'user' or 'assistant'")
+        if not isinstance(m, Mapping) or m.get("role") not in ("user", "assistant", "system"):
+            raise fail(where, "expected an object with role 'user', 'assistant' or 'system'")
+        if m["role"] == "system":
+            b.ensure_turn()
+            with located(where):
+                block = anthropic_system_message(m)
+            b.append(block, where)
+            continue
         content = m.get("content")
         parts = [{"type": "text", "text": content}] if isinstance(content, str) else content
         if not isinstance(parts, list):

@@ -25,7 +25,12 @@ from timeline.model.block import (
     USER_PROMPT,
 )
 from timeline.model.errors import PolicyError
-from timeline.model.native import PROVIDER_COMPACTION, PROVIDER_INPUT, PROVIDER_ITEM
+from timeline.model.native import (
+    PROVIDER_COMPACTION,
+    PROVIDER_INPUT,
+    PROVIDER_ITEM,
+    PROVIDER_MESSAGE,
+)
 from timeline.model.reasoning import (
     ASSISTANT_REASONING,
     ASSISTANT_REDACTED_THINKING,
@@ -107,6 +112,7 @@ _BUILTIN = (
     BlockTypeSpec(PROVIDER_ITEM, "assistant", "none", "", "provider", "assistant"),
     BlockTypeSpec(PROVIDER_INPUT, "user", "none", "", "provider", "user"),
     BlockTypeSpec(PROVIDER_COMPACTION, "assistant", "none", "", "provider", "assistant"),
+    BlockTypeSpec(PROVIDER_MESSAGE, "user", "message", "", "provider", "system"),
 )
 _BUILTIN_NAMES = frozenset(spec.type for spec in _BUILTIN)
 

@@ -16,10 +16,13 @@ replies, any item type it has never seen) becomes an **opaque provider block**:
 * ``call_id`` ties the blocks that belong together (a server tool use and its result, a
   computer call and its output): a compaction never cuts between them.
 
-Three block types hold them: ``provider.item`` (assistant side: what the model or the
+Four block types hold them: ``provider.item`` (assistant side: what the model or the
 provider's server produced), ``provider.input`` (user side: what the client sends back,
-such as a computer-call output or an MCP approval) and ``provider.compaction`` (the
-compaction block or item of provider-native compaction, assistant side).
+such as a computer-call output or an MCP approval), ``provider.compaction`` (the
+compaction block or item of provider-native compaction, assistant side) and
+``provider.message`` (a whole message of a role the plan does not have: Anthropic's beta
+``role: "system"`` message inside ``messages``, sent to Anthropic as a message of its own
+in its place, rendered user-side as its text form elsewhere).
 
 A modelled block may also carry a **native form** the same way (``data`` +
 :data:`NATIVE_MIME` + ``meta["provider"]``) when the provider's part holds more than the
@@ -46,8 +49,10 @@ __all__ = [
     "PROVIDER_COMPACTION",
     "PROVIDER_INPUT",
     "PROVIDER_ITEM",
+    "PROVIDER_MESSAGE",
     "Provider",
     "anthropic_compaction",
+    "anthropic_system_message",
     "as_item",
     "chat_audio_reply",
     "encode_item",
@@ -62,6 +67,7 @@ __all__ = [
 PROVIDER_ITEM: Final = "provider.item"
 PROVIDER_INPUT: Final = "provider.input"
 PROVIDER_COMPACTION: Final = "provider.compaction"
+PROVIDER_MESSAGE: Final = "provider.message"
 NATIVE_MIME: Final = "application/vnd.block-timeline.native+json"
 """The ``mime`` of a block whose ``data`` is a provider's item as JSON."""
 
@@ -154,6 +160,30 @@ def anthropic_compaction(item: Any) -> Block:
     if raw.get("content") is not None and not isinstance(raw["content"], str):
         raise InvalidBlockError("a compaction block's content must be a string or null")
     return provider_block("anthropic", raw, type=PROVIDER_COMPACTION)
+
+
+def anthropic_system_message(message: Any) -> Block:
+    """A ``provider.message`` block for an Anthropic beta ``role: "system"`` message
+    inside ``messages`` (a dict: ``content`` a string or a list of text, ``tool_addition``
+    and ``tool_removal`` blocks, with ``clear_at`` and ``output_config`` when set).
+
+    Anthropic gets it back exactly, as a message of its own in its place (the content
+    blocks' ``cache_control`` is dropped: the timeline places its own checkpoints); other
+    providers and the text layouts get its text form, ``[system message]`` and its text
+    or the tools it adds or removes, user-side."""
+    raw = as_item(message, "anthropic system message")
+    if raw.get("role") != "system":
+        raise InvalidBlockError(f"role: expected 'system', got {raw.get('role')!r}")
+    content = raw.get("content")
+    if isinstance(content, list):
+        for k, part in enumerate(content):
+            if not isinstance(part, Mapping) or not isinstance(part.get("type"), str):
+                raise InvalidBlockError(f"content[{k}]: expected an object with a 'type'")
+        raw["content"] = [{k: v for k, v in p.items() if k != "cache_control"} for p in content]
+    elif not isinstance(content, str) and (content is not None or "output_config" not in raw):
+        raise InvalidBlockError("content: expected a string or a list of blocks")
+    block = provider_block("anthropic", raw, type=PROVIDER_MESSAGE, kind="system")
+    return msgspec.structs.replace(block, author="system")
 
 
 def openai_compaction(item: Any) -> Block:

@@ -152,6 +152,35 @@ def _fixed(label: str) -> Callable[[Mapping[str, Any]], str]:
     return lambda item: f"[{label}]"
 
 
+def _tool_change(part: Mapping[str, Any]) -> str:
+    tool = part.get("tool")
+    name = ""
+    if isinstance(tool, Mapping):
+        name = str(tool.get("name") or tool.get("server_name") or "")
+        definition = tool.get("definition")
+        if not name and isinstance(definition, Mapping):
+            name = str(definition.get("name", ""))
+    verb = "added" if part.get("type") == "tool_addition" else "removed"
+    return f"[tool {verb}: {_short(name)}]" if name else f"[tool {verb}]"
+
+
+def _system_message(item: Mapping[str, Any]) -> str:
+    """An Anthropic ``role: "system"`` message: its texts in full, a note for each tool
+    it adds or removes (its note is all its text form: ``describe`` adds no body)."""
+    content = item.get("content")
+    lines = ["[system message]"]
+    for part in [{"type": "text", "text": content}] if isinstance(content, str) else content or []:
+        if not isinstance(part, Mapping):
+            continue
+        if part.get("type") == "text" and isinstance(part.get("text"), str):
+            lines.append(part["text"])
+        elif part.get("type") in ("tool_addition", "tool_removal"):
+            lines.append(_tool_change(part))
+        else:
+            lines += _body(part)
+    return "\n".join(line for line in lines if line.strip())
+
+
 _ANTHROPIC: Final[dict[str, Callable[[Mapping[str, Any]], str]]] = {
     "server_tool_use": _server_tool,
     "web_search_tool_result": _tool_result("web search results"),
@@ -164,6 +193,7 @@ _ANTHROPIC: Final[dict[str, Callable[[Mapping[str, Any]], str]]] = {
     "mcp_tool_result": _fixed("MCP result"),
     "container_upload": _fixed("file uploaded to the code container"),
     "compaction": _fixed("compacted context"),
+    "system": _system_message,
 }
 _RESPONSES: Final[dict[str, Callable[[Mapping[str, Any]], str]]] = {
     "web_search_call": _web_search_call,
@@ -199,6 +229,8 @@ def describe(provider: str, kind: str, item: Mapping[str, Any]) -> str:
     its text lines (never empty)."""
     note = _NOTES.get(provider, {}).get(kind)
     head = note(item) if note is not None else f"[{_NAMES.get(provider, provider)} {kind}]"
+    if note is _system_message:
+        return head  # its texts in order, each in full
     lines = [head]
     for line in _body(item):
         # a query or tool name the note already shows, a title repeated

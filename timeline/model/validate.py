@@ -12,7 +12,7 @@ from timeline.model.block_types import block_type
 from timeline.model.constructors import canonical_json
 from timeline.model.errors import DuplicateBlockIdError, InvalidBlockError, OrphanToolResultError
 from timeline.model.json_text import check_identifier, check_json, clean_text
-from timeline.model.native import NATIVE_MIME, PROVIDERS
+from timeline.model.native import NATIVE_MIME, PROVIDER_MESSAGE, PROVIDERS
 from timeline.model.persistence import TimelineSnapshot, TimelineState
 
 __all__ = [
@@ -135,6 +135,15 @@ def check_native(block: Block, kind: str) -> None:
         raise InvalidBlockError(message, block_id=bid) from exc
     if not isinstance(item, dict):
         message = "Block.data must hold a JSON object (the provider item)"
+        raise InvalidBlockError(message, block_id=bid)
+    if block.type == PROVIDER_MESSAGE and (
+        block.meta["provider"] != "anthropic" or item.get("role") != "system"
+    ):
+        message = (
+            f"a {PROVIDER_MESSAGE} block keeps an Anthropic role 'system' message "
+            f"(meta.provider 'anthropic', data.role 'system'), got {block.meta['provider']!r} "
+            f"and {item.get('role')!r}"
+        )
         raise InvalidBlockError(message, block_id=bid)
 
 
