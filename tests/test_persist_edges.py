@@ -58,10 +58,14 @@ def test_aload_of_an_unknown_conversation_names_it() -> None:
     """The ``NotFoundError`` of ``aload`` carries the conversation asked for, like
     ``load``'s."""
     store = index_store.open("memory://")
-    for load in (
-        lambda: Timeline.load(store, "nowhere"),
-        lambda: asyncio.run(Timeline.aload(store, "nowhere")),
-    ):
+
+    def sync() -> Timeline:
+        return Timeline.load(store, "nowhere")
+
+    def via_async() -> Timeline:
+        return asyncio.run(Timeline.aload(store, "nowhere"))
+
+    for load in (sync, via_async):
         with pytest.raises(NotFoundError, match="'nowhere' is not in the store") as err:
             load()
         assert err.value.conversation_id == "nowhere"
