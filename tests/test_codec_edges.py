@@ -63,3 +63,14 @@ def test_context_overflow_error_says_what_and_where() -> None:
     assert str(err.value).startswith("the provider still reports a context overflow after 3 ")
     assert str(err.value).endswith(": prompt is too long: 210000 tokens > 200000 maximum")
     assert (err.value.cause, err.value.conversation_id) == (provider, "d")
+
+
+def test_plan_history_blocks() -> None:
+    """``blocks.plan_history``: a system-authored ``react.plan.history`` with its meta."""
+    block = blocks.plan_history("1. old plan", superseded_by="b9")
+    assert (block.type, block.text, block.author, block.meta) == (
+        "react.plan.history",
+        "1. old plan",
+        "system",
+        {"superseded_by": "b9"},
+    )

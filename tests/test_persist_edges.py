@@ -11,7 +11,7 @@ import pytest
 from test_compaction import coding_turn
 
 import index_store
-from timeline import NotFoundError, Timeline
+from timeline import NotFoundError, Timeline, blocks
 
 
 class RecordingStore:
@@ -69,3 +69,19 @@ def test_aload_of_an_unknown_conversation_names_it() -> None:
         with pytest.raises(NotFoundError, match="'nowhere' is not in the store") as err:
             load()
         assert err.value.conversation_id == "nowhere"
+
+
+def test_a_pinned_block_is_stored_once_without_a_summary() -> None:
+    """Before any compaction the stored window is the whole timeline: a pinned block is
+    in it once: persisting leaves the timeline as it was, and loading gives it back."""
+    store = index_store.open("memory://")
+    tl = Timeline("c1")
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("Project rule: never touch migrations."), pin=True)
+    coding_turn(tl, 0)
+    before = tl.blocks
+    tl.persist(store)
+    assert tl.blocks == before  # nothing evicted, nothing doubled
+    again = Timeline.load(store, "c1")
+    assert again.blocks == before
+    assert again.pinned_ids == tl.pinned_ids
