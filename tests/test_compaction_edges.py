@@ -131,3 +131,23 @@ def test_valid_cuts_before_start_are_all_invalid() -> None:
     after = valid_cuts(seq, 3)
     assert len(after) == len(seq)
     assert after[:4] == [False] * 4 and after[4:] == whole[4:]
+
+
+@pytest.mark.parametrize(
+    ("path", "where"), [("compaction", "compaction."), ("config", "config."), ("$", "$."), ("", "")]
+)
+def test_errors_name_the_path_the_caller_gave(path: str, where: str) -> None:
+    """``from_mapping(..., path=p)`` names every bad field ``p.field`` (just ``field`` when
+    ``p`` is empty), whichever check found it: the converter's or a validator's."""
+    cases = {
+        "max_tokens": ({"max_tokens": "x"}, "expected a number, got str"),
+        "keep_ratio": ({"keep_ratio": 2}, "must be in (0, 1), got 2.0"),
+        "tool_classification['a']": (
+            {"tool_classification": {"a": 1}},
+            "expected a string, got int",
+        ),
+    }
+    for field, (config, what) in cases.items():
+        with pytest.raises(PolicyError) as err:
+            CompactionPolicy.from_mapping(config, path=path)
+        assert err.value.message == f"{where}{field}: {what}"
