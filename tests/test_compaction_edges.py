@@ -139,7 +139,7 @@ def test_valid_cuts_before_start_are_all_invalid() -> None:
 def test_errors_name_the_path_the_caller_gave(path: str, where: str) -> None:
     """``from_mapping(..., path=p)`` names every bad field ``p.field`` (just ``field`` when
     ``p`` is empty), whichever check found it: the converter's or a validator's."""
-    cases = {
+    cases: dict[str, tuple[dict[str, Any], str]] = {
         "max_tokens": ({"max_tokens": "x"}, "expected a number, got str"),
         "keep_ratio": ({"keep_ratio": 2}, "must be in (0, 1), got 2.0"),
         "tool_classification['a']": (
