@@ -1,6 +1,6 @@
 """Edges of ``ModelReply.from_openai_chat`` / ``from_openai_responses``
-(``timeline.formats.openai_reply``): the text (content or refusal), the calls taken and
-skipped, the finish reason when the response leaves it out or stops early, and the
+(``timeline.formats.openai_reply``): the text (content or refusal), the calls, the
+finish reason when the response leaves it out or stops early, and the
 errors. Every response is validated by the SDK's own model first, so the shapes are the
 ones the client returns. Written against mutants that the broader tests let through."""
 
@@ -57,8 +57,9 @@ class TestChat:
             ToolCallRequest("ls", "", "c2"),
         )
 
-    def test_only_function_calls_are_taken(self) -> None:
-        """A call without a type is a function call; a custom tool call is not one."""
+    def test_untyped_and_custom_calls(self) -> None:
+        """A call without a type is a function call; a custom tool call keeps its tool's
+        name and its input as the params."""
         untyped = {"id": "c1", "function": {"name": "ls", "arguments": "{}"}}
         custom = {"id": "c2", "type": "custom", "custom": {"name": "grammar", "input": "x"}}
         completion = {
@@ -72,7 +73,10 @@ class TestChat:
             ],
         }
         reply = ModelReply.from_openai_chat(completion)
-        assert reply.tool_calls == (ToolCallRequest("ls", "{}", "c1"),)
+        assert reply.tool_calls == (
+            ToolCallRequest("ls", "{}", "c1"),
+            ToolCallRequest("grammar", {"input": "x"}, "c2"),
+        )
 
     def test_a_missing_finish_reason_is_stop(self) -> None:
         completion = {
@@ -148,7 +152,7 @@ class TestResponses:
         with pytest.raises(InvalidBlockError) as err:
             ModelReply.from_openai_responses([])
         assert str(err.value) == "expected an SDK Response or its dict form, not list"
-        unknown = {**RESPONSE, "output": [message(output_text("ok")), {"type": "no_such"}]}
+        broken = {**RESPONSE, "output": [message(output_text("ok")), "oops"]}
         with pytest.raises(InvalidBlockError) as err:
-            ModelReply.from_openai_responses(unknown)
-        assert str(err.value) == "output[1]: no block type for Responses 'no_such' items"
+            ModelReply.from_openai_responses(broken)
+        assert str(err.value) == "output[1]: expected an object"
