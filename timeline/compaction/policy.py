@@ -242,10 +242,10 @@ class CompactionPolicy:
         try:
             return _converter.structure(dict(section), cls)
         except PolicyError as exc:
-            raise PolicyError(f"{prefix}.{exc.message}") from None
+            raise PolicyError(_join(prefix, exc.message)) from None
         except cattrs.BaseValidationError as exc:
-            messages = cattrs.transform_error(exc, path=prefix, format_exception=_format)
-            raise PolicyError("; ".join(_reformat(m) for m in messages)) from exc
+            messages = cattrs.transform_error(exc, path="$", format_exception=_format)
+            raise PolicyError("; ".join(_reformat(m, prefix) for m in messages)) from exc
 
 
 def compaction_status(policy: CompactionPolicy) -> str:
@@ -268,19 +268,26 @@ def _format(exc: BaseException, type_: type | None) -> str:
     return cattrs.v.format_exception(exc, type_)
 
 
-def _reformat(message: str) -> str:
-    """cattrs says ``what @ path``; we say ``path: what``. A validator's own message
-    starts with its field name (``keep_ratio: must be...``), which joins the path."""
-    what, _, where = message.rpartition(" @ ")
-    if not where:
+def _join(prefix: str, message: str) -> str:
+    """``message`` (``field: what``) under the caller's ``path`` (none when empty)."""
+    return f"{prefix}.{message}" if prefix else message
+
+
+def _reformat(message: str, prefix: str) -> str:
+    """cattrs says ``what @ $path``; we say ``prefix.path: what``. A validator's own
+    message starts with its field name (``keep_ratio: must be...``), which joins the
+    path."""
+    what, sep, where = message.rpartition(" @ ")
+    if not sep:
         return message
-    where = where.removeprefix("$.")
+    where = where.removeprefix("$")  # "" (the mapping itself), ".field" or "['key']"
     field, sep, rest = what.partition(": ")
     if sep and all(part.isidentifier() for part in field.split(".")):
         if not where.endswith(f".{field}"):
             where = f"{where}.{field}"
         what = rest
-    return f"{where}: {what}"
+    where = f"{prefix}{where}".removeprefix(".")
+    return f"{where}: {what}" if where else what
 
 
 _converter = cattrs.Converter(forbid_extra_keys=True, detailed_validation=True)
