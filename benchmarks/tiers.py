@@ -51,15 +51,16 @@ def _tiered_warm(budget: int) -> Ours:
     return sent[0]
 
 
-def strategies(budget: int) -> list[Any]:
-    """The strategies of the comparison, in table order."""
+def strategies(budget: int, strands: bool = True) -> list[Any]:
+    """The strategies of the comparison, in table order (``strands=False``: without the
+    Strands peer, which only the benchmark environment installs)."""
     return [
         Ours(budget, check_payloads=False, name=SUMMARIZE_ONLY),
         Ours(budget, check_payloads=False, clearing=ClearingPolicy(), name=TIERED),
         _tiered_warm(budget),
         Summarize(budget, memoized=True),
         Stacked(budget, memoized=True),
-        Strands(),
+        *([Strands()] if strands else []),
     ]
 
 
@@ -74,12 +75,14 @@ def _score(strategy: Any, requests: list[Any], ev: Evaluator, users: set[str]) -
     }
 
 
-def run(turns: int = 300, budget: int = 32_000, seed: int = 0) -> dict[str, Any]:
+def run(
+    turns: int = 300, budget: int = 32_000, seed: int = 0, strands: bool = True
+) -> dict[str, Any]:
     """Every strategy fed the same events in lockstep, then scored the same way."""
     started = time.perf_counter()
     events = list(generate(turns, seed))
     users = {e.text for e in events if e.kind == "user"}
-    made = strategies(budget)
+    made = strategies(budget, strands)
     fed = feed_together(made, events)
     ev = Evaluator(budget)
     rows = [_score(s, r, ev, users) for s, r in zip(made, fed, strict=True)]
