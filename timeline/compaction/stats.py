@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import attrs
 
@@ -61,6 +61,34 @@ class CompactionStats:
     def as_dict(self) -> dict[str, object]:
         """Plain data for logs and events."""
         return attrs.asdict(self)
+
+    @classmethod
+    def opening(
+        cls,
+        reason: CompactionReason,
+        tokens_before: int,
+        *,
+        summary_block_count: int,
+        original_block_count: int,
+        summarizer: str,
+        **more: Any,
+    ) -> CompactionStats:
+        """The stats of a compaction before anything is summarized: nothing compacted,
+        no split turn, nothing covered yet (``more``: the optional fields)."""
+        return cls(
+            reason=reason,
+            tokens_before=tokens_before,
+            tokens_after=more.pop("tokens_after", None),
+            compacted_blocks=0,
+            summary_block_count=summary_block_count,
+            split_turn=False,
+            split_turn_id=None,
+            covered_turn_ids=(),
+            original_block_count=original_block_count,
+            compacted_block_count=more.pop("compacted_block_count", None),
+            summarizer=summarizer,
+            **more,
+        )
 
 
 @attrs.frozen

@@ -46,17 +46,11 @@ def native_plan(
         compacted=compacted,
         kept_tokens=0,
     )
-    stats = CompactionStats(
-        reason="native",
-        tokens_before=before,
-        tokens_after=None,
-        compacted_blocks=0,
+    stats = CompactionStats.opening(
+        "native",
+        before,
         summary_block_count=ledger.summary_count,
-        split_turn=False,
-        split_turn_id=None,
-        covered_turn_ids=(),
         original_block_count=len(stream.blocks) + len(prep.tail),
-        compacted_block_count=None,
         summarizer=f"native ({native.provider})",
         tier="provider",
     )

@@ -159,15 +159,11 @@ def _pruned_enough(
     if reason not in ("tokens", "blocks") or after > trigger or _over_blocks(ledger, settings):
         return None
     count = len(stream.blocks) + len(prep.tail)
-    return CompactionStats(
-        reason=reason,
-        tokens_before=est,
+    return CompactionStats.opening(
+        reason,
+        est,
         tokens_after=after,
-        compacted_blocks=0,
         summary_block_count=ledger.summary_count,
-        split_turn=False,
-        split_turn_id=None,
-        covered_turn_ids=(),
         original_block_count=count,
         compacted_block_count=count,
         summarizer=summarizer_name(settings),
@@ -340,17 +336,11 @@ def _tiers(
     reason = at.reason
     original = len(ledger.stream().blocks) + len(prep.tail)
     cleared, freed, after = clear_tier(ledger, settings, prep, at.force or reason == "manual")
-    stats = CompactionStats(
-        reason=reason,
-        tokens_before=at.est,
-        tokens_after=None,
-        compacted_blocks=0,
+    stats = CompactionStats.opening(
+        reason,
+        at.est,
         summary_block_count=ledger.summary_count,
-        split_turn=False,
-        split_turn_id=None,
-        covered_turn_ids=(),
         original_block_count=original,
-        compacted_block_count=None,
         summarizer=summarizer_name(settings),
         pruned_blocks=at.pruned,
         cleared_blocks=cleared,
