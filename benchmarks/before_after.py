@@ -7,6 +7,10 @@ benchmarks.<module>``) in REF's tree and in this one, alternating for ``--rounds
 so load on a shared machine falls on both sides alike. Prints every run's table rows
 labelled ``before`` / ``after``: compare the medians of the rounds, not one run. Used for
 the redesign of #23 (``REF`` = 3bc69b3, the last commit before it): docs/architecture.md.
+
+``--this-script ARG...`` runs this tree's script of each module on both packages instead,
+with those arguments (e.g. ``--this-script --no-payload`` for ``render_speed``: options
+REF's script does not have).
 """
 
 from __future__ import annotations
@@ -21,10 +25,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _table_rows(tree: Path, module: str) -> list[str]:
+def _table_rows(tree: Path, module: str, script_args: list[str] | None = None) -> list[str]:
     env = {**os.environ, "PYTHONPATH": str(tree)}
+    command = [sys.executable, "-m", f"benchmarks.{module}"]
+    if script_args is not None:  # this tree's script, the package of ``tree``
+        command = [sys.executable, str(ROOT / "benchmarks" / f"{module}.py"), *script_args]
     out = subprocess.run(
-        [sys.executable, "-m", f"benchmarks.{module}"],
+        command,
         cwd=tree,
         env=env,
         capture_output=True,
@@ -39,6 +46,7 @@ def main() -> None:
     parser.add_argument("ref")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--modules", nargs="+", default=["render_speed", "end_to_end"])
+    parser.add_argument("--this-script", nargs=argparse.REMAINDER, default=None)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         before = Path(tmp) / "before"
@@ -52,7 +60,8 @@ def main() -> None:
                 for round_ in range(1, args.rounds + 1):
                     for side, tree in (("before", before), ("after", ROOT)):
                         print(f"## {module}, round {round_}, {side}", flush=True)
-                        print("\n".join(_table_rows(tree, module)), flush=True)
+                        rows = _table_rows(tree, module, args.this_script)
+                        print("\n".join(rows), flush=True)
         finally:
             subprocess.run(
                 ["git", "worktree", "remove", "--force", str(before)], cwd=ROOT, check=True

@@ -24,10 +24,17 @@ class CountingCounter:
 
 
 def run(
-    sizes: tuple[int, ...] = (100, 1_000, 10_000), repeats: int = 300, payload: bool = True
+    sizes: tuple[int, ...] = (100, 1_000, 10_000),
+    repeats: int = 300,
+    payload: bool = True,
+    collect: bool = True,
 ) -> dict[str, Any]:
-    """``payload=False``: no ``to_anthropic()`` between renders (its copy's garbage then
-    costs the renders nothing; the column shows 0)."""
+    """``payload=False``: no ``to_anthropic()`` between renders (the column shows 0): the
+    payload's copy then leaves nothing behind that slows the next render.
+    ``collect=False``: the garbage collector is off while the renders are timed (so one
+    can tell a collection's cost from the copy's other after-effects)."""
+    import gc
+
     from timeline import TiktokenCounter
 
     rows = []
@@ -42,6 +49,8 @@ def run(
         render_times = []
         anthropic_times = []
         calls_before = counter.calls
+        if not collect:
+            gc.disable()
         for i in range(repeats):
             tl.append(blocks.assistant_completion(f"reply {i}"))
             start = time.perf_counter()
@@ -51,6 +60,7 @@ def run(
             if payload:
                 view.to_anthropic()
             anthropic_times.append(time.perf_counter() - start)
+        gc.enable()
         retokenized = counter.calls - calls_before - repeats
         rows.append(
             {
@@ -83,4 +93,6 @@ def report(result: dict[str, Any]) -> list[str]:
 if __name__ == "__main__":
     import sys
 
-    print("\n".join(report(run(payload="--no-payload" not in sys.argv))))
+    flags = set(sys.argv[1:])
+    result = run(payload="--no-payload" not in flags, collect="--no-gc" not in flags)
+    print("\n".join(report(result)))
