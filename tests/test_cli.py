@@ -198,7 +198,7 @@ def test_import_anthropic(tmp_path: Path) -> None:
                 {
                     "role": "assistant",
                     "content": None,
-                    "tool_calls": [{"id": "c", "function": {"name": "f", "arguments": "{bad"}}],
+                    "tool_calls": [{"id": "c", "function": {"name": "f", "arguments": 5}}],
                 }
             ],
             "messages[0].tool_calls[0].function.arguments",

@@ -152,7 +152,7 @@ def test_anthropic_thinking_and_tool_result_images() -> None:
         ([{"type": 5, "id": "x"}], "input[0].type"),
         ([{"role": "user", "content": [{"type": "input_audio"}]}], "input[0].content[0]"),
         ([{"type": "function_call", "name": "f", "arguments": "{}"}], "input[0]"),
-        ([{"type": "function_call", "call_id": "c", "name": "f", "arguments": "{"}], "arguments"),
+        ([{"type": "function_call", "call_id": "c", "name": "f", "arguments": 5}], "arguments"),
         ([{"type": "reasoning"}], "input[0]"),
         (5, "input"),
     ],

@@ -35,13 +35,6 @@ def deep_args(levels: int) -> str:
 
 OPENAI_BAD: dict[str, Any] = {
     "arguments-object": call({"a": 1}),
-    "arguments-list-json": call("[1]"),
-    "arguments-nan": call('{"a": NaN}'),
-    "arguments-infinity": call('{"a": -Infinity}'),
-    "arguments-not-json": call("{oops"),
-    "arguments-nested-100": call(deep_args(100)),
-    "arguments-nested-5000": call(deep_args(5000)),
-    "arguments-escaped-surrogate-key": call('{"\\ud800": 1}'),
     "call-id-int": call("{}", call_id=5),
     "call-id-object": call("{}", call_id={"x": 1}),
     "call-id-nul": call("{}", call_id="c\x00"),
@@ -224,17 +217,28 @@ RESPONSES_BAD: dict[str, Any] = {
     "arguments-object": [
         {"type": "function_call", "call_id": "c", "name": "x", "arguments": {"a": 1}}
     ],
-    "arguments-nested-5000": [
-        {"type": "function_call", "call_id": "c", "name": "x", "arguments": "[" * 5000}
-    ],
-    "arguments-nan": [
-        {"type": "function_call", "call_id": "c", "name": "x", "arguments": '{"a": NaN}'}
-    ],
     "output-orphan": [{"type": "function_call_output", "call_id": "zz", "output": "x"}],
     "input-number": {"input": 5},
     "call-id-number": [{"type": "function_call", "call_id": 5, "name": "x", "arguments": "{}"}],
     "text-number": [{"role": "user", "content": [{"type": "input_text", "text": 5}]}],
 }
+
+
+ARGUMENTS_TEXTS: dict[str, str] = {
+    "list-json": "[1]",
+    "nan": '{"a": NaN}',
+    "infinity": '{"a": -Infinity}',
+    "not-json": "{oops",
+    "cut-off": '{"path": "src/ma',
+    "nested-100": deep_args(100),
+    "nested-5000": deep_args(5000),
+    "open-5000": "[" * 5000,
+    "escaped-surrogate-key": '{"\\ud800": 1}',
+    "integer-past-64-bits": '{"n": 123456789012345678901234567890}',
+}
+"""Tool-call arguments that are not a JSON object a block can hold. Models write such
+text and the APIs send it back as written, so an import keeps it (``{"_raw": text}``,
+the call's own form for its provider): tests/test_broken_arguments.py."""
 
 
 def file_cases() -> list[Any]:

@@ -26,7 +26,13 @@ from timeline.compaction import CompactionStats
 from timeline.compaction.policy import context_window_for
 from timeline.core.timeline import Timeline
 from timeline.driver.overflow import is_context_overflow, is_usage_overflow
-from timeline.formats.reply import ModelReply, ToolCallRequest, Usage, content_blocks
+from timeline.formats.reply import (
+    ModelReply,
+    ToolCallRequest,
+    Usage,
+    call_params,
+    content_blocks,
+)
 from timeline.model import constructors as B
 from timeline.model import log as _log
 from timeline.model.block import Block
@@ -103,6 +109,27 @@ ModelCall = Callable[[RenderedContext], ModelReply]
 Tool = Callable[[Mapping[str, Any]], "str | ToolOutput"]
 
 _TRUNCATED = ("length", "max_tokens", "max_output_tokens")
+
+
+@attrs.frozen
+class _Call:
+    """A tool call of a reply, its params parsed (``valid``: they were a JSON object)."""
+
+    name: str
+    params: dict[str, Any]
+    call_id: str | None
+    valid: bool
+
+
+def _cut_off(arguments: Any) -> bool:
+    """Arguments that are not JSON at all (text cut off by the length limit)."""
+    if not isinstance(arguments, str):
+        return False
+    try:
+        json.loads(arguments)
+    except (ValueError, RecursionError):
+        return True
+    return False
 
 
 @attrs.define
@@ -309,41 +336,27 @@ class ReactDriver:
             tokens, self._last_usage, max(0, tokens - self._last_usage), self._window()
         )
 
-    def _complete_calls(
-        self, reply: ModelReply
-    ) -> tuple[list[tuple[str, dict[str, Any] | None, str | None]], int]:
-        """Parse each call's params; drop calls cut off by the length limit (seed 003)."""
-        out: list[tuple[str, dict[str, Any] | None, str | None]] = []
+    def _complete_calls(self, reply: ModelReply) -> tuple[list[_Call], int]:
+        """Each call's params (arguments that are not a JSON object kept whole as
+        ``{"_raw": text}``); drop calls cut off by the length limit (seed 003)."""
+        out: list[_Call] = []
         dropped = 0
         for call in reply.tool_calls:
-            params: Any = call.params
-            if isinstance(params, str):
-                try:
-                    params = json.loads(params or "{}")
-                except ValueError:
-                    if reply.finish_reason in _TRUNCATED:
-                        dropped += 1
-                        continue
-                    params = None
-            if params is not None and not isinstance(params, Mapping):
-                params = None
-            out.append((call.name, dict(params) if params is not None else None, call.call_id))
+            params, valid = call_params(call.params)
+            if not valid and reply.finish_reason in _TRUNCATED and _cut_off(call.params):
+                dropped += 1
+                continue
+            out.append(_Call(call.name, params, call.call_id, valid))
         return out, dropped
 
-    def _run_tools(self, calls: list[tuple[str, dict[str, Any] | None, str | None]]) -> None:
+    def _run_tools(self, calls: list[_Call]) -> None:
         tl = self.timeline
-        appended = [
-            tl.append(
-                B.tool_call(
-                    name, params if params is not None else {"_invalid": True}, call_id=call_id
-                )
-            )
-            for name, params, call_id in calls
-        ]
+        appended = [tl.append(B.tool_call(c.name, c.params, call_id=c.call_id)) for c in calls]
         by_safe_name = {provider_tool_name(k): k for k in self.tools}
-        for (name, params, _), call in zip(calls, appended, strict=True):
+        for request, call in zip(calls, appended, strict=True):
+            name, params = request.name, request.params
             name = name if name in self.tools else by_safe_name.get(name, name)
-            if params is None:
+            if not request.valid:
                 output = ToolOutput("error: the tool arguments were not a valid JSON object", True)
             elif name not in self.tools:
                 output = ToolOutput(f"error: unknown tool {name!r}", True)

@@ -16,8 +16,48 @@ from timeline.formats.anthropic_reply import reply_from_anthropic
 from timeline.formats.openai_reply import reply_from_chat, reply_from_responses
 from timeline.model import constructors as B
 from timeline.model.block import Block
+from timeline.model.errors import InvalidBlockError
+from timeline.model.json_text import check_json
 
-__all__ = ["ModelReply", "ToolCallRequest", "Usage", "content_blocks", "reply_blocks"]
+__all__ = [
+    "RAW_PARAMS",
+    "ModelReply",
+    "ToolCallRequest",
+    "Usage",
+    "call_params",
+    "content_blocks",
+    "reply_blocks",
+]
+
+RAW_PARAMS = "_raw"
+"""The key under which a call's arguments that are not a JSON object are kept whole."""
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
+
+
+def call_params(arguments: Any) -> tuple[dict[str, Any], bool]:
+    """A tool call's params from the arguments a provider sent (a JSON text, or the
+    decoded value), and whether they were a JSON object. Models do write broken JSON (a
+    cut-off object, a list, ``NaN``, nesting too deep): such arguments are kept whole as
+    ``{"_raw": arguments}``, never dropped, and the call is still a call (its result can
+    say the arguments were bad). ``None`` and ``""`` are no arguments: ``{}``."""
+    params: Any = arguments
+    if arguments is None or arguments == "":
+        return {}, True
+    if isinstance(arguments, str):
+        try:
+            params = json.loads(arguments, parse_constant=_no_constant)
+        except (ValueError, RecursionError):
+            return {RAW_PARAMS: arguments}, False
+    if not isinstance(params, dict):
+        return {RAW_PARAMS: arguments}, False
+    try:  # an escaped lone surrogate, an integer past 64 bits: a block cannot hold them
+        check_json(params, "params")
+    except InvalidBlockError:
+        return {RAW_PARAMS: arguments}, False
+    return params, True
 
 
 @attrs.frozen
@@ -67,16 +107,9 @@ def content_blocks(reply: ModelReply) -> list[Block]:
 def reply_blocks(reply: ModelReply) -> list[Block]:
     """The blocks a reply adds to a timeline, in order: its content
     (:func:`content_blocks`), then the tool calls (params that are not a JSON object are
-    kept as ``{"_raw": text}``)."""
+    kept as ``{"_raw": text}``: :func:`call_params`)."""
     out = content_blocks(reply)
     for call in reply.tool_calls:
-        params: Any = call.params
-        if isinstance(params, str):
-            try:
-                params = json.loads(params or "{}")
-            except ValueError:
-                params = {"_raw": call.params}
-        if not isinstance(params, dict):
-            params = {"_raw": call.params}
+        params, _ = call_params(call.params)
         out.append(B.tool_call(call.name, params, call_id=call.call_id))
     return out

@@ -13,6 +13,7 @@ from typing import Any
 import attrs
 
 from timeline.core.timeline import Timeline
+from timeline.formats.reply import call_params
 from timeline.model import constructors as B
 from timeline.model.block import Block
 from timeline.model.errors import InvalidBlockError
@@ -213,23 +214,15 @@ def image_url(value: Any, where: str) -> str:
     return check_text(value.get("url", ""), f"{where}.image_url.url")
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON value")
-
-
 def arguments(raw: Any, where: str) -> Any:
-    """OpenAI tool-call arguments: a JSON text holding an object."""
-    if raw is None or raw == "":
-        return {}
-    if not isinstance(raw, str):
+    """OpenAI tool-call arguments: a JSON text, whose object is the call's params. Text
+    that is not a JSON object (models write broken JSON, and the API sends it back as
+    written) is kept whole as ``{"_raw": text}`` (:func:`~timeline.formats.reply.call_params`);
+    the call keeps its provider's own form, so that provider gets the text back exactly.
+    Only a non-string is refused: no provider sends one."""
+    if raw is not None and not isinstance(raw, str):
         raise fail(where, f"expected a JSON string, got {json_type(raw)}")
-    try:
-        params = json.loads(raw, parse_constant=_reject_constant)
-    except RecursionError as exc:
-        raise fail(where, "nested too deeply") from exc
-    except ValueError as exc:
-        raise fail(where, f"not valid JSON: {exc}") from exc
-    return input_object(params, where)
+    return call_params(raw)[0]
 
 
 def input_object(value: Any, where: str) -> Any:
