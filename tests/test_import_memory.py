@@ -7,7 +7,9 @@ from __future__ import annotations
 import io
 import tracemalloc
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
+import index_store
 from timeline import Timeline, blocks
 from timeline.io.stream import import_file
 
@@ -44,3 +46,28 @@ def test_a_tiny_message_costs_under_880_bytes_in_the_imported_timeline() -> None
     assert len(tl.blocks) == 2 * n
     assert retained / n < 880
     assert peak / n < 900
+
+
+def test_the_first_persist_of_many_tiny_blocks_peaks_under_190_bytes_a_block(
+    tmp_path: Path,
+) -> None:
+    """What a persist allocates on top of the timeline (Python objects; SQLite's own
+    memory is not traced): CPython 3.11 measured about 147 bytes a block, 248 when the
+    persist built a set of every new id and of every window id and the SQLite commit kept
+    the texts it wrote in a dict of int keys."""
+    n = 5000
+    tl, _ = import_file(io.BytesIO(b"[" + b",".join([ONE] * n) + b"]"), "openai", "c")
+    store = index_store.open(str(tmp_path / "s.db"), create=True)
+    try:
+        tracemalloc.start()
+        try:
+            tl.persist(store)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert peak / len(tl.blocks) < 190
+        again = Timeline.load(store, "c")
+        assert [b.id for b in again.blocks] == [b.id for b in tl.blocks]
+        assert store.search("c", "a", limit=1)  # the texts reached the search index
+    finally:
+        store.close()
