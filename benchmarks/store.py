@@ -26,6 +26,7 @@ import os
 import random
 import re
 import secrets
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -208,6 +209,23 @@ def _store_bytes(db: Path) -> int:
     return sum(p.stat().st_size for p in db.parent.glob(db.name + "*"))
 
 
+def _per_block(db: Path) -> str:
+    """Bytes a block of each table and index of a SQLite store (its ``dbstat`` table; empty
+    when this SQLite was built without it), largest first."""
+    con = sqlite3.connect(db)
+    try:
+        blocks = con.execute("SELECT count(*) FROM blocks").fetchone()[0]
+        rows = con.execute(
+            "SELECT name, sum(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC"
+        ).fetchall()
+    except sqlite3.Error:
+        return ""
+    finally:
+        con.close()
+    shown = [f"{name} {size / blocks:.0f}" for name, size in rows if size / blocks >= 1]
+    return ", ".join(shown)
+
+
 def _cli_import(path: Path, text: int, base: int, tmp: Path) -> str:
     """``timeline import`` into a new SQLite store: time, peak memory over the baseline
     (a one-message import the same way), and the store's size, against the file's JSON
@@ -254,6 +272,7 @@ def imports(args: argparse.Namespace, tmp: Path) -> dict[str, str]:
             f"{seconds:.1f} s, +{peak / 2**20:.0f} MiB ({peak / path.stat().st_size:.1f}x the file)"
         )
         out[f"timeline import {name} into SQLite"] = _cli_import(path, texts[name], cli_base, tmp)
+    out["tiny messages: store bytes a block"] = _per_block(tmp / "tiny.db")
     return out
 
 
