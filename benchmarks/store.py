@@ -6,7 +6,10 @@ a schema of its own, dropped afterwards), then prints one table: medians and p95
 persist (one conversation's blocks in one commit), a load (``Timeline.load``), searches
 for a common word, a rare word, two words, and in a conversation of one block; the
 store's size against the UTF-8 text it holds; and the streaming import of one big string
-and of many tiny messages (time and peak memory, each in a fresh process).
+and of many tiny messages (time and peak memory, each in a fresh process), in memory and
+through ``timeline import`` into a SQLite store (with the store's size against the file's
+JSON bytes and against the messages' text: a one-character message has one byte of text
+and about thirty bytes of JSON around it).
 
 The default is small (CI smoke-tests it). The 1M-block run of #28::
 
@@ -23,6 +26,7 @@ import os
 import random
 import re
 import secrets
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -177,10 +181,20 @@ with open(sys.argv[1], "rb") as fh:
 print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
 """
 
+_CLI_IMPORT = """
+import contextlib, io, resource, sys, time
+from timeline.cli import main
+t = time.perf_counter()
+with contextlib.redirect_stdout(io.StringIO()):
+    main(["import", sys.argv[1], "--db", sys.argv[2], "--conversation", "c"])
+print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+"""
 
-def _import(path: Path) -> tuple[float, int]:
+
+def _import(path: Path, script: str = _IMPORT, *extra: str) -> tuple[float, int]:
+    """Seconds and peak RSS of ``script`` run on ``path`` in a fresh process."""
     done = subprocess.run(
-        [sys.executable, "-c", _IMPORT, str(path)],
+        [sys.executable, "-c", script, str(path), *extra],
         capture_output=True,
         text=True,
         check=True,
@@ -190,23 +204,66 @@ def _import(path: Path) -> tuple[float, int]:
     return float(seconds), int(peak)
 
 
+def _store_bytes(db: Path) -> int:
+    """The SQLite store's size once the import closed it (its WAL checkpointed)."""
+    return sum(p.stat().st_size for p in db.parent.glob(db.name + "*"))
+
+
+def _per_block(db: Path) -> str:
+    """Bytes a block of each table and index of a SQLite store (its ``dbstat`` table; empty
+    when this SQLite was built without it), largest first."""
+    con = sqlite3.connect(db)
+    try:
+        blocks = con.execute("SELECT count(*) FROM blocks").fetchone()[0]
+        rows = con.execute(
+            "SELECT name, sum(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC"
+        ).fetchall()
+    except sqlite3.Error:
+        return ""
+    finally:
+        con.close()
+    shown = [f"{name} {size / blocks:.0f}" for name, size in rows if size / blocks >= 1]
+    return ", ".join(shown)
+
+
+def _cli_import(path: Path, text: int, base: int, tmp: Path) -> str:
+    """``timeline import`` into a new SQLite store: time, peak memory over the baseline
+    (a one-message import the same way), and the store's size, against the file's JSON
+    bytes and against the message text."""
+    db = tmp / f"{path.stem}.db"
+    seconds, peak = _import(path, _CLI_IMPORT, str(db))
+    size, stored = path.stat().st_size, _store_bytes(db)
+    return (
+        f"{seconds:.1f} s, +{(peak - base) / 2**20:.0f} MiB ({(peak - base) / size:.1f}x the "
+        f"file); store {stored / 2**20:.1f} MiB ({stored / size:.1f}x the file, "
+        f"{stored / text:.1f}x the text)"
+    )
+
+
 def imports(args: argparse.Namespace, tmp: Path) -> dict[str, str]:
     """Import time and peak memory (a fresh process each; the peak of importing an empty
-    list, the interpreter and library, taken off) against the file's size."""
+    list, the interpreter and library, taken off) against the file's size; then the same
+    files through ``timeline import`` into a SQLite store, with the store's size against
+    the file (its JSON bytes) and against the text of its messages."""
     empty = tmp / "empty.json"
     empty.write_bytes(b"[]")
     _, base = _import(empty)
+    one = b'{"role":"user","content":"a"}'
+    single = tmp / "single.json"
+    single.write_bytes(b"[" + one + b"]")
+    _, cli_base = _import(single, _CLI_IMPORT, str(tmp / "single.db"))
     big = tmp / "big.json"
+    chunk = b"make the retry loop back off " * 36_158  # ~1 MiB
     with big.open("wb") as fh:
         fh.write(b'[{"role":"user","content":"')
         for _ in range(args.import_mb):
-            fh.write(b"make the retry loop back off " * 36_158)  # ~1 MiB
+            fh.write(chunk)
         fh.write(b'"}]')
     tiny = tmp / "tiny.json"
-    one = b'{"role":"user","content":"a"}'
     count = args.tiny_mb * 2**20 // (len(one) + 1)
     tiny.write_bytes(b"[" + b",".join([one] * count) + b"]")
     out = {}
+    texts = {"one big string": len(chunk) * args.import_mb, "tiny messages": count}
     for name, path in (("one big string", big), ("tiny messages", tiny)):
         seconds, peak = _import(path)
         peak -= base
@@ -214,6 +271,8 @@ def imports(args: argparse.Namespace, tmp: Path) -> dict[str, str]:
         out[f"import {name} ({mib:.0f} MiB)"] = (
             f"{seconds:.1f} s, +{peak / 2**20:.0f} MiB ({peak / path.stat().st_size:.1f}x the file)"
         )
+        out[f"timeline import {name} into SQLite"] = _cli_import(path, texts[name], cli_base, tmp)
+    out["tiny messages: store bytes a block"] = _per_block(tmp / "tiny.db")
     return out
 
 

@@ -23,6 +23,7 @@ from index_store._common import search_terms, stored_version
 from index_store._integrity import SqlIntegrity
 from index_store._rows import Row, as_rows
 from index_store._sql import ROW_COLUMNS, SqlStore, utc_now_text
+from index_store._sqlite_commit import CommitRange
 from index_store._sqlite_file import create_private, is_corrupt, is_damage, text
 from index_store._sqlite_schema import SCHEMA_VERSION, SEQ_BITS, migrate, text_of
 from index_store._sqlite_search import bring_index_up_to_date, first_damaged, rank, snippets
@@ -31,15 +32,6 @@ from timeline.model.errors import CorruptRecordError, StoreError, StoreUnavailab
 from timeline.model.persistence import SearchHit
 
 __all__ = ["SCHEMA_VERSION", "SqliteStore"]
-
-
-@attrs.define
-class _Range:
-    """A conversation's number and the next free ``seq`` of its range (one commit)."""
-
-    conv_no: int
-    next_seq: int
-    texts: dict[int, str] = attrs.Factory(dict)
 
 
 @attrs.define
@@ -197,7 +189,7 @@ class SqliteStore(ThreadedAsync, SqlIntegrity, SqlStore):
                     raise self._damaged(exc, None) from exc
                 raise StoreError(f"SQLite store {self.path!r}: {exc}") from exc
 
-    def _lock_version(self, db: Any, conversation_id: str) -> tuple[int, _Range]:
+    def _lock_version(self, db: Any, conversation_id: str) -> tuple[int, CommitRange]:
         # BEGIN IMMEDIATE already holds the write lock; the row gives the range's number
         db.execute(
             "INSERT INTO conversations (conversation_id, version, live_window, updated_at) "
@@ -212,7 +204,7 @@ class SqliteStore(ThreadedAsync, SqlIntegrity, SqlStore):
         top = db.execute(
             "SELECT max(seq) FROM blocks WHERE seq BETWEEN ? AND ?", (lo, lo | 0xFFFFFFFF)
         ).fetchone()[0]
-        return stored_version(version, conversation_id), _Range(conv_no, (top or lo) + 1)
+        return stored_version(version, conversation_id), CommitRange(conv_no, (top or lo) + 1)
 
     def _insert(self, db: Any, conversation_id: str, row: Row, block: Block, at: Any) -> bool:
         seq = at.next_seq
@@ -223,8 +215,7 @@ class SqliteStore(ThreadedAsync, SqlIntegrity, SqlStore):
             (seq, conversation_id, *row.columns),
         ).rowcount
         if inserted:
-            at.next_seq += 1
-            at.texts[seq] = block.text
+            at.wrote(block.text)
         return bool(inserted)
 
     def _inserted(self, db: Any, conversation_id: str, at: Any) -> None:

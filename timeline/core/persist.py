@@ -30,7 +30,9 @@ class Staged:
     log: list[Block]
     summaries: list[Block]
     expected_version: int
-    new_ids: frozenset[str]
+    new_ids: tuple[str, ...]
+    """The blocks this persist writes (a tuple: a set of every id of a big first persist
+    is built only once the commit is done, not on top of the store's own work)."""
     marker: tuple[int, int]
     """(block_seq, structure_version) when staged: unchanged means nothing moved since."""
 
@@ -55,7 +57,7 @@ def stage(ledger: Ledger, conversation_id: str) -> Staged:
         log=[b for b in new if b.type != CONV_RANGE_SUMMARY],
         summaries=[b for b in new if b.type == CONV_RANGE_SUMMARY],
         expected_version=ledger.version,
-        new_ids=frozenset(ledger.new_ids),
+        new_ids=tuple(ledger.new_ids),
         marker=_marker(ledger),
     )
 
@@ -66,7 +68,8 @@ def _applied(ledger: Ledger, conversation_id: str, staged: Staged, version: int)
     persist will) and the blocks appended meanwhile stay new."""
     _log.persisted(conversation_id, version, len(staged.log), len(staged.summaries))
     unchanged = staged.marker == _marker(ledger)
-    ledger.persisted(version, staged.new_ids, staged.window if unchanged else None)
+    written = frozenset(staged.new_ids)
+    ledger.persisted(version, written, staged.window if unchanged else None)
     return version
 
 

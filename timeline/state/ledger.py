@@ -153,7 +153,9 @@ class Ledger:
         carried = self._carried
         pinned = [b for b in self._blocks[:s] if b.id in carried] if s >= 0 else []
         window = pinned + self._blocks[max(s, 0) :]
-        ids = {b.id for b in window}
+        # the ids only filter pins and cleared blocks: a window of many blocks and neither
+        # (an import) does not build a set of every id on each persist
+        ids = {b.id for b in window} if self._carry.pinned or self._state.cleared else set()
         state = msgspec.structs.replace(
             self._state,
             pinned=[i for i in self._carry.pinned if i in ids],

@@ -1,0 +1,48 @@
+"""What one SQLite commit keeps while it writes a conversation's rows: the conversation's
+number, the next free ``seq`` of its range, and the texts it wrote (for the search index,
+which the commit brings up to date before its window)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+
+__all__ = ["CommitRange", "Written"]
+
+
+class Written(Mapping[int, str]):
+    """The texts of a commit's rows by ``seq``, consecutive from ``first``: a list, 8 bytes
+    a row, where a dict of int keys took about 70 (a first persist of 700k tiny blocks
+    holds them all at once)."""
+
+    def __init__(self, first: int) -> None:
+        self.first = first
+        self._texts: list[str] = []
+
+    def append(self, text: str) -> None:
+        """The text of the row at ``first + len(self)``."""
+        self._texts.append(text)
+
+    def __getitem__(self, seq: int) -> str:
+        if 0 <= seq - self.first < len(self._texts):
+            return self._texts[seq - self.first]
+        raise KeyError(seq)
+
+    def __len__(self) -> int:
+        return len(self._texts)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(range(self.first, self.first + len(self._texts)))
+
+
+class CommitRange:
+    """A conversation's number and the next free ``seq`` of its range (one commit)."""
+
+    def __init__(self, conv_no: int, next_seq: int) -> None:
+        self.conv_no = conv_no
+        self.next_seq = next_seq
+        self.texts = Written(next_seq)
+
+    def wrote(self, text: str) -> None:
+        """The row at ``next_seq`` was inserted: the next one is free."""
+        self.texts.append(text)
+        self.next_seq += 1
