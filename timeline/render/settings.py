@@ -3,6 +3,7 @@ summarizer, the hooks, the clock and the id factory (``Timeline`` has all of the
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from datetime import datetime
 from typing import Protocol
@@ -41,18 +42,9 @@ class Settings(Protocol):
 def timestamp(clock: Clock) -> str:
     """``clock()`` as stored in ``Block.ts``: ISO-8601 UTC with milliseconds and ``Z``.
 
-    The same text as the previous call is that call's string object, not a new one:
-    blocks appended within one millisecond share their ``ts`` (an import of many small
-    messages holds each millisecond once instead of 73 bytes a block). Only the string's
-    identity is shared; its value is always the clock's."""
-    text = clock().isoformat(timespec="milliseconds").replace("+00:00", "Z")
-    last = _LAST_STAMP[0]
-    if text == last:
-        return last
-    _LAST_STAMP[0] = text
-    return text
-
-
-_LAST_STAMP: list[str] = [""]
-"""The text :func:`timestamp` returned last (one entry: a race between threads costs only
-the sharing, never a wrong value)."""
+    The text is interned (:func:`sys.intern`): blocks appended within one millisecond
+    share one string instead of holding a copy each (an import of many small messages:
+    73 bytes a block). Only the string's identity is shared, through Python's own table
+    of interned strings (which drops a string no block holds any more); its value is
+    always the clock's, and no state of this module remembers it."""
+    return sys.intern(clock().isoformat(timespec="milliseconds").replace("+00:00", "Z"))
