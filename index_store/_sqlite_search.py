@@ -34,32 +34,51 @@ _OPEN: Final = "\x01"
 def bring_index_up_to_date(db: sqlite3.Connection, known: Mapping[int, str] | None = None) -> int:
     """Apply the queued changes to the search index (inside the caller's transaction):
     remove what the index holds for each queued row, index the row as it is now. ``known``
-    gives texts the caller already has (the rows it just wrote). Returns the rows done."""
-    queued = db.execute("SELECT seq, indexed FROM fts_pending ORDER BY seq").fetchall()
-    if not queued:
-        return 0
-    for seq, indexed in queued:
-        if indexed is not None:
-            db.execute(
-                "INSERT INTO blocks_fts(blocks_fts, rowid, text) VALUES ('delete', ?, ?)",
-                (seq, text_of(indexed)),
-            )
-        text = known.get(seq) if known else None
-        db.execute("DELETE FROM damaged_rows WHERE seq = ?", (seq,))
-        if text is None:
-            row = db.execute(
-                "SELECT conversation_id, block_id, kind, turn_id, path, type, body FROM blocks "
-                "WHERE seq = ?",
-                (seq,),
-            ).fetchone()
-            if row is None:
-                continue
-            text = text_of(row[-1])
-            if not _decodes(row):
-                db.execute("INSERT INTO damaged_rows (seq) VALUES (?)", (seq,))
-        db.execute("INSERT INTO blocks_fts(rowid, text) VALUES (?, ?)", (seq, text))
-    db.execute("DELETE FROM fts_pending")
-    return len(queued)
+    gives texts the caller already has (the rows it just wrote). Returns the rows done.
+    The queue is read :data:`PAGE` rows at a time (a first persist of many blocks queues
+    every one of them)."""
+    done, after = 0, -1
+    while True:
+        queued = db.execute(
+            "SELECT seq, indexed FROM fts_pending WHERE seq > ? ORDER BY seq LIMIT ?",
+            (after, PAGE),
+        ).fetchall()
+        if not queued:
+            break
+        for seq, indexed in queued:
+            _index_row(db, seq, indexed, known.get(seq) if known else None)
+        done += len(queued)
+        after = queued[-1][0]
+    if done:
+        db.execute("DELETE FROM fts_pending")
+    return done
+
+
+PAGE: Final = 1024
+"""Queued rows read at once by :func:`bring_index_up_to_date`."""
+
+
+def _index_row(db: sqlite3.Connection, seq: int, indexed: Any, text: str | None) -> None:
+    """Take out what the index holds for row ``seq`` (``indexed``: its body then, or None)
+    and index the row as it is now (``text`` when the caller has it)."""
+    if indexed is not None:
+        db.execute(
+            "INSERT INTO blocks_fts(blocks_fts, rowid, text) VALUES ('delete', ?, ?)",
+            (seq, text_of(indexed)),
+        )
+    db.execute("DELETE FROM damaged_rows WHERE seq = ?", (seq,))
+    if text is None:
+        row = db.execute(
+            "SELECT conversation_id, block_id, kind, turn_id, path, type, body FROM blocks "
+            "WHERE seq = ?",
+            (seq,),
+        ).fetchone()
+        if row is None:
+            return
+        text = text_of(row[-1])
+        if not _decodes(row):
+            db.execute("INSERT INTO damaged_rows (seq) VALUES (?)", (seq,))
+    db.execute("INSERT INTO blocks_fts(rowid, text) VALUES (?, ?)", (seq, text))
 
 
 def _decodes(row: tuple[Any, ...]) -> bool:
