@@ -32,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -80,12 +81,16 @@ def _timed(fn: Callable[[], object]) -> float:
 
 
 def build(store: Any, args: argparse.Namespace) -> tuple[list[float], int, list[str], str]:
-    """Persists every conversation; returns persist times, text bytes, ids, a rare word."""
+    """Persists every conversation; returns persist times, text bytes, ids, a rare word.
+    The ids are UUIDs, as hosts name conversations (LangGraph threads, Agents SDK
+    sessions): an id is in every row and index entry of a conversation, so a short one
+    ("conv-7", as runs before 2026-11-24 used) makes a store look smaller than it will be."""
     rng = random.Random(7)
     words = _vocabulary(rng)
     times: list[float] = []
     text_bytes = 0
-    ids = [f"conv-{i}" for i in range(args.conversations)]
+    named = random.Random(5)
+    ids = [str(uuid.UUID(int=named.getrandbits(128), version=4)) for _ in range(args.conversations)]
     for cid in ids:
         tl = Timeline(cid, token_counter=HeuristicCounter())
         tl.begin_turn()
