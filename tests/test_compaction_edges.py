@@ -33,6 +33,14 @@ def config_error(config: dict[str, Any]) -> str:
     ("config", "message"),
     [
         ({"model": 5}, "compaction.model: expected a string, got int"),
+        # a choice or a section in plain words (cattrs said "not in literal
+        # typing.Literal[...]" and "unknown error ('str' object has no attribute 'keys')")
+        (
+            {"on_summary_failure": "retry"},
+            "compaction.on_summary_failure: expected 'fallback' or 'skip', got 'retry'",
+        ),
+        ({"clearing": "on"}, "compaction.clearing: expected a mapping of its fields, got str"),
+        ({"native": 5}, "compaction.native: expected a mapping of its fields, got int"),
         ({"model": ["a"]}, "compaction.model: expected a string, got list"),
         (
             {"focus_instructions": 1.5},

@@ -8,10 +8,11 @@ the top-level config, then the built-in model registry; otherwise compaction is 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, get_args, get_origin
 
 import attrs
 import cattrs
+from cattrs.gen import make_dict_structure_fn
 
 from timeline.compaction.clearing import ClearingPolicy
 from timeline.compaction.native import NativeCompaction, NativeProvider
@@ -323,10 +324,44 @@ def _structure_names(value: Any, _: type) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _structure_choice(value: Any, type_: Any) -> Any:
+    choices = get_args(type_)
+    if value not in choices or isinstance(value, bool):
+        names = " or ".join(repr(c) for c in choices)
+        raise TypeError(f"expected {names}, got {value!r}")
+    return value
+
+
+def _is_choice(type_: Any) -> bool:
+    origin: Any = get_origin(type_)
+    return origin is Literal
+
+
 _converter.register_structure_hook_func(lambda t: t == tuple[str, ...], _structure_names)
+# a field with its own validator registers after this, and its hook takes precedence
+_converter.register_structure_hook_func(_is_choice, _structure_choice)
 _converter.register_structure_hook_func(
     lambda t: t == NativeProvider,
     lambda value, _: value,  # the field's validator names it
+)
+
+
+def _section_hook(type_: Any) -> Any:
+    """A nested section (``clearing``, ``native``): a mapping, said so when it is not."""
+    inner = make_dict_structure_fn(
+        type_, _converter, _cattrs_forbid_extra_keys=True, _cattrs_detailed_validation=True
+    )
+
+    def structure(value: Any, t: Any) -> Any:
+        if not isinstance(value, Mapping):
+            raise TypeError(f"expected a mapping of its fields, got {type(value).__name__}")
+        return inner(value, t)
+
+    return structure
+
+
+_converter.register_structure_hook_factory(
+    lambda t: attrs.has(t) and t is not CompactionPolicy, _section_hook
 )
 _converter.register_structure_hook(int, _structure_number)
 _converter.register_structure_hook(float, _structure_number)
