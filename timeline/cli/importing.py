@@ -65,14 +65,18 @@ def _evidence(prefix: str, event: str, value: Any) -> str | None:
 def detect_format(fh: IO[bytes]) -> str | None:
     """The format the file's first messages prove (None: plain messages that any format
     reads alike, or not JSON at all). Reads from the current position; rewinds to it."""
+    from timeline.io.stream import json_events
+
     start = fh.tell()
     found: str | None = None
     try:
-        for n, (prefix, event, value) in enumerate(ijson.parse(fh)):
+        for n, (prefix, event, value) in enumerate(json_events(fh)):
             found = _evidence(prefix, event, value)
             if found is not None or n >= _LOOK_AT:
                 break
     except (ijson.JSONError, ijson.IncompleteJSONError, UnicodeDecodeError, ValueError):
+        found = None
+    except InvalidBlockError:  # nested too deeply: the import names it
         found = None
     fh.seek(start)
     return found
