@@ -1,0 +1,43 @@
+"""Edges of ``timeline.render`` and ``timeline.formats`` (the HTML page's tables, the
+document payload's errors), written against mutants of the sampled mutation campaign
+(docs/testing.md, "Sampled campaign") that the broader tests let through; each was
+checked to fail with its mutant applied."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from timeline import CompactionPolicy, EmptyPromptError, Timeline, blocks
+
+
+def _page() -> tuple[Timeline, str]:
+    tl = Timeline("h", policy=CompactionPolicy(max_tokens=50_000))
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("list the files"))
+    call = tl.append(blocks.tool_call("ls", {"path": "."}))
+    tl.append(blocks.tool_result(call.call_id or "", "a.py\nb.py"))
+    tl.append(blocks.assistant_completion("two files"))
+    return tl, tl.render("sys").to_html()
+
+
+def test_the_block_type_table_has_one_row_per_type() -> None:
+    """The "by block type" table is the header row then one row per type (the system
+    prompt's included), nothing between them."""
+    tl, page = _page()
+    found = re.search(
+        r'<details class="types"><summary>by block type</summary><table>(.*?)'
+        r"</table></details>",
+        page,
+    )
+    assert found is not None
+    rows = re.findall(r"<tr>.*?</tr>", found.group(1))
+    assert "".join(rows) == found.group(1)
+    assert len(rows) == 1 + len({b.type for b in tl.blocks}) + 1
+
+
+def test_an_empty_document_payload_says_nothing_to_send() -> None:
+    view = Timeline("e", policy=CompactionPolicy(max_tokens=1_000)).render("sys")
+    with pytest.raises(EmptyPromptError, match=r"^nothing to send: the rendered timeline holds"):
+        view.to_document()
