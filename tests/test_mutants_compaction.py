@@ -11,6 +11,7 @@ from timeline import blocks
 from timeline.compaction.clearing import _signature
 from timeline.compaction.digest_tools import search_record
 from timeline.compaction.summarizers.base import block_line
+from timeline.compaction.summarizers.cache_warm import _quote
 
 
 def test_a_tool_result_line_names_its_tool() -> None:
@@ -33,3 +34,11 @@ def test_a_search_count_field_wins_over_its_hit_list() -> None:
     assert search_record(call, {"query": "TODO"}, [out]).hits == 57
     listed = blocks.tool_result("c", json.dumps({"hits": ["a.py", "b.py"]}))
     assert search_record(call, {"query": "TODO"}, [listed]).hits == 2
+
+
+def test_the_cache_warm_instruction_names_a_blank_block_by_its_type() -> None:
+    """A block with no text to quote is named by its type in the instruction."""
+    assert _quote(blocks.user_prompt(" \n ")) == "the user.prompt block"
+    assert _quote(blocks.user_prompt("\n fix the build \n")) == (
+        'the message that starts "fix the build"'
+    )

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from timeline import InvalidBlockError, Timeline, blocks
+from timeline import Block, InvalidBlockError, Timeline, blocks
+from timeline.model.native import NATIVE_MIME
+from timeline.model.native_text import describe
 
 
 def test_a_custom_block_keeps_the_mime_type_it_is_given() -> None:
@@ -19,3 +21,31 @@ def test_a_custom_block_keeps_the_mime_type_it_is_given() -> None:
 def test_an_empty_conversation_id_is_named_in_the_error(conversation_id: object) -> None:
     with pytest.raises(InvalidBlockError, match=r"^conversation_id must be a non-empty string$"):
         Timeline(conversation_id)  # type: ignore[arg-type]
+
+
+def test_a_provider_message_of_another_role_names_the_role_it_got() -> None:
+    raw = Block(
+        type="provider.message",
+        text="x",
+        mime=NATIVE_MIME,
+        data=b'{"role":"user","content":"x"}',
+        meta={"provider": "anthropic", "kind": "system"},
+    )
+    with pytest.raises(InvalidBlockError, match=r"got 'anthropic' and 'user'$"):
+        Timeline("v").append(raw)
+
+
+def test_an_mcp_note_names_the_server_then_the_tool() -> None:
+    item = {"server_name": "github", "name": "search"}
+    assert describe("anthropic", "mcp_tool_use", item).splitlines()[0] == (
+        "[MCP call: github/search]"
+    )
+    responses = describe("responses", "mcp_call", {"server_label": "docs", "name": "find"})
+    assert responses.splitlines()[0] == "[MCP call: docs/find]"
+
+
+def test_a_system_message_names_a_tool_added_by_its_definition() -> None:
+    """A tool addition naming its tool only inside ``definition`` still names it."""
+    part = {"type": "tool_addition", "tool": {"definition": {"name": "grep"}}}
+    item = {"role": "system", "content": [part]}
+    assert describe("anthropic", "system", item) == "[system message]\n[tool added: grep]"

@@ -10,6 +10,7 @@ import re
 import pytest
 
 from timeline import CompactionPolicy, EmptyPromptError, Timeline, blocks
+from timeline.render.usage import category_of, view_usage
 
 
 def _page() -> tuple[Timeline, str]:
@@ -41,3 +42,13 @@ def test_an_empty_document_payload_says_nothing_to_send() -> None:
     view = Timeline("e", policy=CompactionPolicy(max_tokens=1_000)).render("sys")
     with pytest.raises(EmptyPromptError, match=r"^nothing to send: the rendered timeline holds"):
         view.to_document()
+
+
+def test_usage_categories_hold_only_the_categories_shown() -> None:
+    """A category no block falls in has no slice, and the slices plus ``free`` add up
+    to the budget."""
+    tl, _ = _page()
+    usage = view_usage(tl.render("sys"))
+    shown = {category_of(name) for name in usage["types"]}
+    assert set(usage["categories"]) == shown | {"free"}
+    assert sum(c["tokens"] for c in usage["categories"].values()) == usage["budget"]
