@@ -9,6 +9,7 @@ import json
 
 from timeline import blocks
 from timeline.compaction.clearing import _signature
+from timeline.compaction.digest_records import classify_tool
 from timeline.compaction.digest_tools import search_record
 from timeline.compaction.summarizers.base import block_line
 from timeline.compaction.summarizers.cache_warm import _quote
@@ -42,3 +43,10 @@ def test_the_cache_warm_instruction_names_a_blank_block_by_its_type() -> None:
     assert _quote(blocks.user_prompt("\n fix the build \n")) == (
         'the message that starts "fix the build"'
     )
+
+
+def test_a_call_without_a_tool_name_is_classified_other() -> None:
+    """As documented: overrides, then the defaults, else "other" (a nameless call too)."""
+    assert classify_tool(None) == "other"
+    assert classify_tool("", {"": "read"}) == "other"
+    assert classify_tool("fetch_page", {"fetch_page": "read"}) == "read"
