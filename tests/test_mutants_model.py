@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from timeline import Block, InvalidBlockError, Timeline, blocks
+from timeline.model.media import MediaRef, media_ref
 from timeline.model.native import NATIVE_MIME
 from timeline.model.native_text import describe
 
@@ -49,3 +50,16 @@ def test_a_system_message_names_a_tool_added_by_its_definition() -> None:
     part = {"type": "tool_addition", "tool": {"definition": {"name": "grep"}}}
     item = {"role": "system", "content": [part]}
     assert describe("anthropic", "system", item) == "[system message]\n[tool added: grep]"
+
+
+def test_an_attachment_path_ends_with_its_name() -> None:
+    tl = Timeline("a")
+    tl.begin_turn()
+    pdf = tl.append(blocks.user_attachment(name="spec.pdf", mime="application/pdf", data=b"%PDF"))
+    assert pdf.path.endswith(".spec.pdf")
+
+
+def test_an_empty_url_falls_back_to_the_file_id() -> None:
+    meta = {"media": "image", "url": "", "file_id": "file_1", "file_provider": "anthropic"}
+    ref = media_ref(Block(type="user.attachment", text="chart", meta=meta))
+    assert ref == MediaRef("image", file_id="file_1", provider="anthropic")
