@@ -50,4 +50,3 @@ def test_a_call_without_a_tool_name_is_classified_other() -> None:
     assert classify_tool(None) == "other"
     assert classify_tool("", {"": "read"}) == "other"
     assert classify_tool("fetch_page", {"fetch_page": "read"}) == "read"
-
