@@ -10,6 +10,7 @@ import re
 import pytest
 
 from timeline import CompactionPolicy, EmptyPromptError, Timeline, blocks
+from timeline.render.html_rows import digest_text
 from timeline.render.usage import category_of, view_usage
 
 
@@ -52,3 +53,10 @@ def test_usage_categories_hold_only_the_categories_shown() -> None:
     shown = {category_of(name) for name in usage["types"]}
     assert set(usage["categories"]) == shown | {"free"}
     assert sum(c["tokens"] for c in usage["categories"].values()) == usage["budget"]
+
+
+def test_a_digest_lists_each_entry_of_a_section() -> None:
+    """The page's digest text: a section with its count, then one line per entry."""
+    digest = {"files_read": ["src/a.py", {"path": "src/b.py", "turn": "t2"}], "goal": ""}
+    assert digest_text(digest) == "files_read (2):\n  src/a.py\n  path=src/b.py · turn=t2"
+    assert digest_text({"goal": "", "searches": []}) == "(empty)"
