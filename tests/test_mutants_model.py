@@ -7,9 +7,10 @@ from __future__ import annotations
 import pytest
 
 from timeline import Block, InvalidBlockError, Timeline, blocks
-from timeline.model.media import MediaRef, media_ref
+from timeline.model.media import MediaRef, media_ref, media_url
 from timeline.model.native import NATIVE_MIME
 from timeline.model.native_text import describe
+from timeline.model.validate import check_block
 
 
 def test_a_custom_block_keeps_the_mime_type_it_is_given() -> None:
@@ -63,3 +64,24 @@ def test_an_empty_url_falls_back_to_the_file_id() -> None:
     meta = {"media": "image", "url": "", "file_id": "file_1", "file_provider": "anthropic"}
     ref = media_ref(Block(type="user.attachment", text="chart", meta=meta))
     assert ref == MediaRef("image", file_id="file_1", provider="anthropic")
+
+
+def test_a_referenced_document_without_a_mime_is_octet_stream() -> None:
+    assert media_url("https://example.com/a.pdf", media="document").mime == (
+        "application/octet-stream"
+    )
+    assert media_url("https://example.com/a.png").mime == "image/*"
+
+
+def test_a_provider_item_that_is_no_object_names_the_block() -> None:
+    raw = Block(
+        type="provider.message",
+        text="x",
+        id="b-7",
+        mime=NATIVE_MIME,
+        data=b"[1]",
+        meta={"provider": "anthropic", "kind": "system"},
+    )
+    with pytest.raises(InvalidBlockError, match="must hold a JSON object") as caught:
+        check_block(raw)
+    assert caught.value.block_id == "b-7"
