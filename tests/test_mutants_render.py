@@ -10,7 +10,7 @@ import re
 import pytest
 
 from timeline import CompactionPolicy, EmptyPromptError, Timeline, blocks
-from timeline.render.html_rows import digest_text
+from timeline.render.html_rows import TEXT_LIMIT, digest_text
 from timeline.render.usage import category_of, view_usage
 
 
@@ -60,3 +60,12 @@ def test_a_digest_lists_each_entry_of_a_section() -> None:
     digest = {"files_read": ["src/a.py", {"path": "src/b.py", "turn": "t2"}], "goal": ""}
     assert digest_text(digest) == "files_read (2):\n  src/a.py\n  path=src/b.py · turn=t2"
     assert digest_text({"goal": "", "searches": []}) == "(empty)"
+
+
+def test_a_block_of_exactly_the_text_limit_is_shown_whole() -> None:
+    tl = Timeline("h", policy=CompactionPolicy(max_tokens=50_000))
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("x" * TEXT_LIMIT))
+    assert "more characters: store.read(" not in tl.render("sys").to_html()
+    tl.append(blocks.user_prompt("y" * (TEXT_LIMIT + 1)))
+    assert "[... 1 more characters: store.read(" in tl.render("sys").to_html()
