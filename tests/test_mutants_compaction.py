@@ -6,13 +6,18 @@ tests let through; each was checked to fail with its mutant applied."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
-from timeline import blocks
+import msgspec
+from test_compaction import coding_turn
+
+from timeline import CompactionPolicy, HeuristicCounter, SummaryRequest, Timeline, blocks
 from timeline.compaction.clearing import _signature
 from timeline.compaction.digest_records import classify_tool
 from timeline.compaction.digest_tools import search_record
 from timeline.compaction.summarizers.base import block_line
 from timeline.compaction.summarizers.cache_warm import _quote
+from timeline.model.block import CONV_RANGE_SUMMARY
 
 
 def test_a_tool_result_line_names_its_tool() -> None:
@@ -50,3 +55,49 @@ def test_a_call_without_a_tool_name_is_classified_other() -> None:
     assert classify_tool(None) == "other"
     assert classify_tool("", {"": "read"}) == "other"
     assert classify_tool("fetch_page", {"fetch_page": "read"}) == "read"
+
+
+def test_a_failed_summarizer_is_recorded_in_the_summary_meta(
+    make_tl: Callable[..., Timeline],
+) -> None:
+    """The summary block itself says the inventory stood in and why (the HTML view and
+    a loaded timeline read it there, not from the render's stats)."""
+
+    class Broken:
+        name = "broken"
+
+        def summarize(self, request: SummaryRequest) -> str:
+            raise RuntimeError("model down")
+
+    policy = CompactionPolicy(max_tokens=2_000, keep_recent_turns=1)
+    tl = make_tl(policy=policy, summarizer=Broken())
+    for i in range(10):
+        coding_turn(tl, i)
+    summary = tl.render("sys").blocks[0]
+    assert summary.meta["summarizer"] == "inventory"
+    assert summary.meta["summarizer_error"] == "RuntimeError: model down"
+
+
+def test_a_plan_history_never_takes_the_id_of_its_summary() -> None:
+    """The summary's id is not in the ledger yet when the plan history block gets its
+    id: an id factory giving one id to two sequence numbers must not make them share."""
+
+    def paired(kind: str, seq: int) -> str:
+        return f"{kind}-{(seq + 1) // 2}"
+
+    policy = CompactionPolicy(max_tokens=1_000, keep_recent_turns=0)
+    tl = Timeline("c", policy=policy, token_counter=HeuristicCounter(), id_factory=paired)
+    tl.begin_turn()
+    huge = "word " * 400
+    made = [
+        blocks.user_prompt("Fix the failing test in a.py"),
+        blocks.tool_call("read_file", {"i": 0}, call_id="x0"),
+        blocks.tool_result("x0", huge, tool_id="read_file"),
+        blocks.plan("Fix the failing test in a.py"),
+        blocks.plan(huge),
+    ]
+    for i, block in enumerate(made):
+        tl.append(msgspec.structs.replace(block, id=f"u{i}"))
+    assert tl.compact(force=False) is not None
+    ids = [b.id for b in tl.blocks if b.type in (CONV_RANGE_SUMMARY, "react.plan.history")]
+    assert len(ids) == 2 and len(set(ids)) == 2
