@@ -9,12 +9,13 @@ import json
 from collections.abc import Callable
 
 import msgspec
+import pytest
 from test_compaction import coding_turn
 
 from timeline import CompactionPolicy, HeuristicCounter, SummaryRequest, Timeline, blocks
 from timeline.compaction.clearing import _signature
 from timeline.compaction.digest_records import classify_tool
-from timeline.compaction.digest_tools import search_record
+from timeline.compaction.digest_tools import command_of, search_record
 from timeline.compaction.summarizers.base import block_line
 from timeline.compaction.summarizers.cache_warm import _quote
 from timeline.model.block import CONV_RANGE_SUMMARY
@@ -101,3 +102,10 @@ def test_a_plan_history_never_takes_the_id_of_its_summary() -> None:
     assert tl.compact(force=False) is not None
     ids = [b.id for b in tl.blocks if b.type in (CONV_RANGE_SUMMARY, "react.plan.history")]
     assert len(ids) == 2 and len(set(ids)) == 2
+
+
+@pytest.mark.parametrize("key", ["command", "cmd", "script", "code"])
+def test_an_exec_command_is_read_under_each_key(key: str) -> None:
+    assert command_of({key: "make test", "timeout": 60}) == "make test"
+    assert command_of({key: ["pytest", "-q"]}) == "pytest -q"
+    assert command_of({"timeout": 60, "cwd": "/"}) == '{"cwd":"/","timeout":60}'
