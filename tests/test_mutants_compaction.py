@@ -109,3 +109,24 @@ def test_an_exec_command_is_read_under_each_key(key: str) -> None:
     assert command_of({key: "make test", "timeout": 60}) == "make test"
     assert command_of({key: ["pytest", "-q"]}) == "pytest -q"
     assert command_of({"timeout": 60, "cwd": "/"}) == '{"cwd":"/","timeout":60}'
+
+
+def test_a_constraint_outlives_the_compaction_that_summarized_it(
+    make_tl: Callable[..., Timeline],
+) -> None:
+    """The inventory carries the previous summary's constraints into the next one: a
+    rule the user gave once stays in every later summary."""
+    tl = make_tl(policy=CompactionPolicy(max_tokens=2_000, keep_recent_turns=1))
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("Build the parser."))
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("Never edit the migrations folder."))
+    tl.append(blocks.assistant_completion("Understood."))
+    seen = 0
+    for i in range(30):
+        coding_turn(tl, i)
+        view = tl.render("sys")
+        if view.compaction is not None:
+            seen += 1
+            assert "\n- Never edit the migrations folder.\n" in view.blocks[0].text
+    assert seen >= 3
