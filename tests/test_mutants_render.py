@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from test_compaction import coding_turn
 
 from timeline import CompactionPolicy, EmptyPromptError, HeuristicCounter, Timeline, blocks
 from timeline.render.html_rows import TEXT_LIMIT, digest_text
@@ -99,3 +100,24 @@ def test_the_payload_cache_counters_only_grow_across_a_full_plan() -> None:
     # every message of the payload but the system one was built or carried over
     carried = cache.reused_messages - reused
     assert carried > 0 and carried + cache.built_messages - built == len(payload) - 1
+
+
+@pytest.mark.parametrize("detail", ["low", "high", "original"])
+def test_an_image_keeps_the_detail_it_asks_for_in_responses(detail: str) -> None:
+    tl = Timeline("i", policy=CompactionPolicy(max_tokens=50_000))
+    tl.begin_turn()
+    png = b"\x89PNG\r\n\x1a\n0000"
+    tl.append(blocks.user_attachment(name="a.png", mime="image/png", data=png, detail=detail))
+    payload = tl.render("sys").to_openai_responses()
+    parts = [p for m in payload for p in m["content"] if p["type"] == "input_image"]
+    assert [p["detail"] for p in parts] == [detail]
+
+
+def test_a_summary_row_names_the_turns_it_covers() -> None:
+    tl = Timeline("s", policy=CompactionPolicy(max_tokens=2_000, keep_recent_turns=1))
+    for i in range(10):
+        coding_turn(tl, i)
+    view = tl.render("sys")
+    covered = view.blocks[0].meta["covered_turn_ids"]
+    assert covered
+    assert f"turns {covered[0]} to {covered[-1]}: " in view.to_html()
