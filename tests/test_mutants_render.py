@@ -1,5 +1,5 @@
-"""Edges of ``timeline.render`` and ``timeline.formats`` (the HTML page's tables, the
-document payload's errors), written against mutants of the sampled mutation campaign
+"""Edges of ``timeline.render`` and ``timeline.formats`` (the HTML page, usage, payloads,
+replies), written against mutants of the sampled mutation campaign
 (docs/testing.md, "Sampled campaign") that the broader tests let through; each was
 checked to fail with its mutant applied."""
 
@@ -7,12 +7,21 @@ from __future__ import annotations
 
 import re
 
+import attrs
 import pytest
 from test_compaction import coding_turn
 
-from timeline import CompactionPolicy, EmptyPromptError, HeuristicCounter, Timeline, blocks
+from timeline import (
+    CompactionPolicy,
+    EmptyPromptError,
+    HeuristicCounter,
+    InvalidBlockError,
+    Timeline,
+    blocks,
+)
+from timeline.formats.reply import ModelReply
 from timeline.render.html_rows import TEXT_LIMIT, digest_text
-from timeline.render.usage import category_of, view_usage
+from timeline.render.usage import CALIBRATION_ROW, UNDER_ROW, category_of, view_usage
 
 
 def _page() -> tuple[Timeline, str]:
@@ -121,3 +130,35 @@ def test_a_summary_row_names_the_turns_it_covers() -> None:
     covered = view.blocks[0].meta["covered_turn_ids"]
     assert covered
     assert f"turns {covered[0]} to {covered[-1]}: " in view.to_html()
+
+
+def test_usage_free_is_what_the_prompt_leaves_of_the_budget() -> None:
+    tl, _ = _page()
+    view = tl.render("sys")
+    usage = view_usage(view)
+    assert usage["budget"] == 50_000
+    assert usage["free"] == 50_000 - view.tokens
+
+
+def test_one_token_the_rows_do_not_explain_is_provider_overhead() -> None:
+    """A prompt one token over the rows' sum shows a "provider overhead" row (an excess
+    of any size, however small), never the row of a count below the estimate."""
+    tl, _ = _page()
+    view = tl.render("sys")
+    rows = sum(row["tokens"] for row in view_usage(view)["types"].values())
+    over = attrs.evolve(view, count_tokens=lambda: rows + 1)
+    types = view_usage(over)["types"]
+    assert types[CALIBRATION_ROW]["tokens"] == 1 and UNDER_ROW not in types
+
+
+def test_a_row_without_a_tool_names_nothing() -> None:
+    """A prompt's row has no name before its preview (the default is empty, not text)."""
+    _, page = _page()
+    row = re.search(r'data-type="user.prompt".*?<span class="what">(.*?)</span></span>', page)
+    assert row is not None
+    assert row.group(1) == '<span class="line">list the files'
+
+
+def test_an_anthropic_reply_that_is_no_message_says_so() -> None:
+    with pytest.raises(InvalidBlockError, match=r"^expected an SDK Message or its dict form"):
+        ModelReply.from_anthropic(42)
