@@ -85,3 +85,13 @@ def test_a_provider_item_that_is_no_object_names_the_block() -> None:
     with pytest.raises(InvalidBlockError, match="must hold a JSON object") as caught:
         check_block(raw)
     assert caught.value.block_id == "b-7"
+
+
+def test_a_referenced_attachment_is_named_by_its_url_or_file_id() -> None:
+    assert media_url("https://example.com/a.png").meta["name"] == "https://example.com/a.png"
+    assert media_url("https://example.com/a.png", name="chart").meta["name"] == "chart"
+
+
+def test_an_anthropic_system_message_of_another_role_names_it() -> None:
+    with pytest.raises(InvalidBlockError, match=r"^role: expected 'system', got 'user'$"):
+        blocks.anthropic_system_message({"role": "user", "content": "hi"})

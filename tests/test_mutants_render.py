@@ -6,6 +6,7 @@ checked to fail with its mutant applied."""
 from __future__ import annotations
 
 import re
+from html.parser import HTMLParser
 
 import attrs
 import pytest
@@ -21,6 +22,7 @@ from timeline import (
 )
 from timeline.formats.reply import ModelReply
 from timeline.render.html_rows import TEXT_LIMIT, digest_text
+from timeline.render.html_top import toolbar
 from timeline.render.usage import CALIBRATION_ROW, UNDER_ROW, category_of, view_usage
 
 
@@ -162,3 +164,27 @@ def test_a_row_without_a_tool_names_nothing() -> None:
 def test_an_anthropic_reply_that_is_no_message_says_so() -> None:
     with pytest.raises(InvalidBlockError, match=r"^expected an SDK Message or its dict form"):
         ModelReply.from_anthropic(42)
+
+
+class _Inputs(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.inputs: list[dict[str, str | None]] = []
+        self.stray = ""
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "input":
+            self.inputs.append(dict(attrs))
+
+    def handle_data(self, data: str) -> None:
+        self.stray += data
+
+
+def test_the_turn_field_is_labelled_and_nothing_leaks_as_text() -> None:
+    """The toolbar's turn field carries its accessible label; no markup spills into the
+    page as text (the browser tests check the same, but mutation runs leave them out)."""
+    parser = _Inputs()
+    parser.feed(toolbar())
+    turn = next(i for i in parser.inputs if i.get("id") == "turn")
+    assert turn["aria-label"] == "jump to turn" and turn["autocomplete"] == "off"
+    assert "=" not in parser.stray and "autocomplete" not in parser.stray
