@@ -21,7 +21,7 @@ from timeline import (
     blocks,
 )
 from timeline.formats.reply import ModelReply
-from timeline.render.html_rows import TEXT_LIMIT, digest_text
+from timeline.render.html_rows import TEXT_LIMIT, _tiers, digest_text
 from timeline.render.html_top import toolbar
 from timeline.render.usage import CALIBRATION_ROW, UNDER_ROW, category_of, view_usage
 
@@ -188,3 +188,13 @@ def test_the_turn_field_is_labelled_and_nothing_leaks_as_text() -> None:
     turn = next(i for i in parser.inputs if i.get("id") == "turn")
     assert turn["aria-label"] == "jump to turn" and turn["autocomplete"] == "off"
     assert "=" not in parser.stray and "autocomplete" not in parser.stray
+
+
+def test_a_summary_recording_one_tier_names_it_on_its_card() -> None:
+    """The compaction card reads a summary's ``tiers`` list, or its single ``tier``."""
+    assert _tiers({"tier": "clear"}) == ["tier: clear"]
+    assert _tiers({"tiers": [{"tier": "prune", "blocks": 2}, {"tier": "summarize"}]}) == [
+        "tier prune: blocks 2",
+        "tier summarize",
+    ]
+    assert _tiers({}) == []
