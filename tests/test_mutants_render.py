@@ -198,3 +198,15 @@ def test_a_summary_recording_one_tier_names_it_on_its_card() -> None:
         "tier summarize",
     ]
     assert _tiers({}) == []
+
+
+def test_a_result_row_counts_lines_only_past_one() -> None:
+    tl = Timeline("r", policy=CompactionPolicy(max_tokens=50_000))
+    tl.begin_turn()
+    one = tl.append(blocks.tool_call("pwd", {}))
+    tl.append(blocks.tool_result(one.call_id or "", "/home/dev"))
+    two = tl.append(blocks.tool_call("ls", {"path": "."}))
+    tl.append(blocks.tool_result(two.call_id or "", "a.py\nb.py"))
+    page = tl.render("sys").to_html()
+    assert '<span class="line">/home/dev</span>' in page
+    assert '<span class="line">a.py (2 lines)</span>' in page
