@@ -6,10 +6,18 @@ from __future__ import annotations
 
 import pytest
 
-from timeline import Block, InvalidBlockError, Timeline, blocks
+from timeline import (
+    Block,
+    CompactionPolicy,
+    InvalidBlockError,
+    PinnedOverBudgetError,
+    Timeline,
+    blocks,
+)
 from timeline.model.media import MediaRef, media_ref, media_url
 from timeline.model.native import NATIVE_MIME
 from timeline.model.native_text import describe
+from timeline.model.reasoning import REASONING_MIME, reasoning_item
 from timeline.model.validate import check_block
 
 
@@ -95,3 +103,21 @@ def test_a_referenced_attachment_is_named_by_its_url_or_file_id() -> None:
 def test_an_anthropic_system_message_of_another_role_names_it() -> None:
     with pytest.raises(InvalidBlockError, match=r"^role: expected 'system', got 'user'$"):
         blocks.anthropic_system_message({"role": "user", "content": "hi"})
+
+
+def test_a_refused_pin_names_the_conversation() -> None:
+    tl = Timeline("conv-9", policy=CompactionPolicy(max_tokens=1_000))
+    tl.begin_turn()
+    tl.append(blocks.plan("word " * 2_000))
+    with pytest.raises(PinnedOverBudgetError) as caught:
+        tl.pin(["ar:t1.react.plan"])
+    assert caught.value.conversation_id == "conv-9"
+    assert caught.value.budget == 1_000 and caught.value.required > 1_000
+
+
+def test_a_reasoning_block_holding_no_object_has_no_item() -> None:
+    """Only a JSON object is a provider's reasoning item."""
+    block = Block(type="assistant.thinking", text="", mime=REASONING_MIME, data=b"[1, 2]")
+    assert reasoning_item(block) is None
+    item = Block(type="assistant.thinking", text="", mime=REASONING_MIME, data=b'{"a": 1}')
+    assert reasoning_item(item) == {"a": 1}

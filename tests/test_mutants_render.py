@@ -210,3 +210,10 @@ def test_a_result_row_counts_lines_only_past_one() -> None:
     page = tl.render("sys").to_html()
     assert '<span class="line">/home/dev</span>' in page
     assert '<span class="line">a.py (2 lines)</span>' in page
+
+
+def test_the_largest_block_fills_its_token_meter() -> None:
+    """Token meters are scaled to the largest row of the page: it fills its meter."""
+    _, page = _page()
+    widths = [float(w) for w in re.findall(r'<i style="width:([0-9.]+)%"></i>', page)]
+    assert widths and max(widths) == 100.0 and min(widths) > 0.0
