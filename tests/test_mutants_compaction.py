@@ -16,6 +16,7 @@ from timeline import CompactionPolicy, HeuristicCounter, SummaryRequest, Timelin
 from timeline.compaction.clearing import _signature
 from timeline.compaction.digest_records import classify_tool
 from timeline.compaction.digest_tools import command_of, search_record
+from timeline.compaction.summarizers._progress import turn_items
 from timeline.compaction.summarizers.base import block_line
 from timeline.compaction.summarizers.cache_warm import _quote
 from timeline.model.block import CONV_RANGE_SUMMARY
@@ -130,3 +131,15 @@ def test_a_constraint_outlives_the_compaction_that_summarized_it(
             seen += 1
             assert "\n- Never edit the migrations folder.\n" in view.blocks[0].text
     assert seen >= 3
+
+
+def test_a_turn_not_started_is_named_by_its_prompt_not_a_later_note() -> None:
+    """A turn with a request and no work yet is Not Started under the request's first
+    sentence; a note after it (any other block with text) is not the request."""
+    tl = Timeline("p")
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("Add a --verbose flag. Keep the defaults."))
+    tl.append(blocks.note("The repository was checked out at main."))
+    done, in_progress, not_started = turn_items(tl.blocks, {})
+    assert (done, in_progress) == ([], [])
+    assert not_started == ["t1: Add a --verbose flag."]
