@@ -19,6 +19,7 @@ from timeline.compaction.digest_tools import command_of, search_record
 from timeline.compaction.summarizers._progress import turn_items
 from timeline.compaction.summarizers.base import block_line
 from timeline.compaction.summarizers.cache_warm import _quote
+from timeline.compaction.truncation import truncate_to_fit
 from timeline.model.block import CONV_RANGE_SUMMARY
 
 
@@ -143,3 +144,21 @@ def test_a_turn_not_started_is_named_by_its_prompt_not_a_later_note() -> None:
     done, in_progress, not_started = turn_items(tl.blocks, {})
     assert (done, in_progress) == ([], [])
     assert not_started == ["t1: Add a --verbose flag."]
+
+
+def test_truncation_never_cuts_a_tool_call_or_a_protected_block() -> None:
+    """Tool calls (their JSON params) and protected (pinned) blocks are never cut, each
+    on its own: a run with nothing else to cut removes nothing."""
+    call = blocks.tool_call("write_file", {"path": "a.py", "text": "x " * 4_000}, call_id="c1")
+    made = [
+        msgspec.structs.replace(call, id="b1", path="tc:t1.tool_calls.c1.in.json"),
+        msgspec.structs.replace(
+            blocks.user_prompt("rule " * 4_000), id="b2", path="ar:t1.user.prompt"
+        ),
+    ]
+    costs = [len(b.text) // 4 for b in made]
+    removed, paths = truncate_to_fit(made, costs, 3_000, lambda b: len(b.text) // 4, ["b2"])
+    assert (removed, paths) == (0, [])
+    removed, paths = truncate_to_fit(made, costs, 3_000, lambda b: len(b.text) // 4)
+    assert removed >= 3_000 and paths == ["ar:t1.user.prompt"]
+    assert truncate_to_fit(made[:1], costs[:1], 1_000, lambda b: len(b.text) // 4) == (0, [])
