@@ -162,3 +162,24 @@ def test_truncation_never_cuts_a_tool_call_or_a_protected_block() -> None:
     removed, paths = truncate_to_fit(made, costs, 3_000, lambda b: len(b.text) // 4)
     assert removed >= 3_000 and paths == ["ar:t1.user.prompt"]
     assert truncate_to_fit(made[:1], costs[:1], 1_000, lambda b: len(b.text) // 4) == (0, [])
+
+
+def test_a_truncation_that_saves_nothing_is_not_applied() -> None:
+    """A cut that does not lower the block's cost leaves it whole and unlisted."""
+    prompt = msgspec.structs.replace(
+        blocks.user_prompt("rule " * 4_000), id="b1", path="ar:t1.user.prompt"
+    )
+    made = [prompt]
+    assert truncate_to_fit(made, [5_000], 3_000, lambda b: 5_000) == (0, [])
+    assert made == [prompt]
+
+
+def test_the_seed_layout_keeps_the_trigger_ratio_of_an_explicit_budget() -> None:
+    """Seed 000's layout triggers at ``context_window - reserve`` (ratio 1.0) only when
+    no ``max_tokens`` is given; with one the default ratio stays."""
+    default = CompactionPolicy().trigger_ratio
+    assert default != 1.0
+    explicit = CompactionPolicy.from_mapping({"compaction": {"max_tokens": 10_000}})
+    assert explicit.trigger_ratio == default
+    seeded = CompactionPolicy.from_mapping({"compaction": {}, "context_window": 200_000})
+    assert seeded.trigger_ratio == 1.0

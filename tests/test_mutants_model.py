@@ -4,6 +4,7 @@ tests let through; each was checked to fail with its mutant applied."""
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
 from timeline import (
@@ -12,6 +13,7 @@ from timeline import (
     InvalidBlockError,
     PinnedOverBudgetError,
     Timeline,
+    UnknownPathError,
     blocks,
 )
 from timeline.model.media import MediaRef, media_ref, media_url
@@ -19,6 +21,7 @@ from timeline.model.native import NATIVE_MIME
 from timeline.model.native_text import describe
 from timeline.model.reasoning import REASONING_MIME, reasoning_item
 from timeline.model.validate import check_block
+from timeline.state.stream import rendered_form
 
 
 def test_a_custom_block_keeps_the_mime_type_it_is_given() -> None:
@@ -121,3 +124,29 @@ def test_a_reasoning_block_holding_no_object_has_no_item() -> None:
     assert reasoning_item(block) is None
     item = Block(type="assistant.thinking", text="", mime=REASONING_MIME, data=b'{"a": 1}')
     assert reasoning_item(item) == {"a": 1}
+
+
+def test_hiding_an_unknown_path_names_it() -> None:
+    tl = Timeline("h")
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("hi"))
+    with pytest.raises(UnknownPathError) as caught:
+        tl.hide(["ar:t9.user.prompt"])
+    assert caught.value.path == "ar:t9.user.prompt"
+    assert caught.value.conversation_id == "h"
+
+
+def test_a_hidden_result_path_renders_once_a_hidden_call_always() -> None:
+    """Two hidden results at one path render once (the second is omitted); a hidden
+    call is never omitted (its result would be an orphan)."""
+    result = msgspec.structs.replace(
+        blocks.tool_result("c1", "big output"), path="tc:t1.tool_calls.c1.out.json", hidden=True
+    )
+    seen: set[str] = set()
+    first = rendered_form(result, seen)
+    assert first is not None and first.text != "big output"
+    assert rendered_form(result, seen) is None
+    call = msgspec.structs.replace(
+        blocks.tool_call("ls", {}, call_id="c1"), path="tc:t1.tool_calls.c1.in.json", hidden=True
+    )
+    assert rendered_form(call, seen) is not None and rendered_form(call, seen) is not None
