@@ -5,6 +5,7 @@ tests let through; each was checked to fail with its mutant applied."""
 from __future__ import annotations
 
 import msgspec
+import pydantic
 import pytest
 
 from timeline import (
@@ -12,12 +13,13 @@ from timeline import (
     CompactionPolicy,
     InvalidBlockError,
     PinnedOverBudgetError,
+    PolicyError,
     Timeline,
     UnknownPathError,
     blocks,
 )
 from timeline.model.media import MediaRef, media_ref, media_url
-from timeline.model.native import NATIVE_MIME
+from timeline.model.native import NATIVE_MIME, as_item
 from timeline.model.native_text import describe
 from timeline.model.reasoning import REASONING_MIME, reasoning_item
 from timeline.model.validate import check_block
@@ -150,3 +152,25 @@ def test_a_hidden_result_path_renders_once_a_hidden_call_always() -> None:
         blocks.tool_call("ls", {}, call_id="c1"), path="tc:t1.tool_calls.c1.in.json", hidden=True
     )
     assert rendered_form(call, seen) is not None and rendered_form(call, seen) is not None
+
+
+def test_a_provider_item_given_as_an_sdk_object_is_kept_in_its_wire_form() -> None:
+    """An SDK object (a pydantic model) is dumped by alias, without unset fields."""
+
+    class Upload(pydantic.BaseModel):
+        type: str
+        file_id: str = pydantic.Field(alias="fileId")
+        note: str | None = None
+
+    upload = Upload.model_validate({"type": "container_upload", "fileId": "f1"})
+    assert as_item(upload, "item") == {"type": "container_upload", "fileId": "f1"}
+    with pytest.raises(InvalidBlockError):
+        as_item(42, "item")
+
+
+def test_a_manual_compaction_without_a_budget_says_what_to_set() -> None:
+    tl = Timeline("n")
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("hi"))
+    with pytest.raises(PolicyError, match=r"^compaction needs a budget: set max_tokens or"):
+        tl.compact()
