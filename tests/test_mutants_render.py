@@ -23,7 +23,13 @@ from timeline import (
 from timeline.formats.reply import ModelReply
 from timeline.render.html_rows import TEXT_LIMIT, _tiers, digest_text
 from timeline.render.html_top import toolbar
-from timeline.render.usage import CALIBRATION_ROW, UNDER_ROW, category_of, view_usage
+from timeline.render.usage import (
+    CALIBRATION_ROW,
+    UNDER_ROW,
+    category_of,
+    percent_shares,
+    view_usage,
+)
 
 
 def _page() -> tuple[Timeline, str]:
@@ -217,3 +223,36 @@ def test_the_largest_block_fills_its_token_meter() -> None:
     _, page = _page()
     widths = [float(w) for w in re.findall(r'<i style="width:([0-9.]+)%"></i>', page)]
     assert widths and max(widths) == 100.0 and min(widths) > 0.0
+
+
+def test_a_plan_row_is_labelled_by_the_last_part_of_its_type() -> None:
+    tl = Timeline("k", policy=CompactionPolicy(max_tokens=50_000))
+    tl.begin_turn()
+    tl.append(blocks.plan("1. read the code"))
+    tl.append(blocks.custom("stage.gate", "open"))
+    page = tl.render("sys").to_html()
+    assert '<span class="kind">plan</span>' in page
+    assert '<span class="kind">stage.gate</span>' in page
+
+
+def test_a_render_records_the_system_prompt_tokens_in_the_state() -> None:
+    """The state a snapshot carries holds the last render's system prompt cost (a pin
+    checks against it)."""
+    tl, _ = _page()
+    view = tl.render("You are a careful assistant. " * 20)
+    assert view.system_tokens > 0
+    assert tl.snapshot().state.system_tokens == view.system_tokens
+
+
+def test_a_tail_that_is_no_sequence_names_its_type() -> None:
+    tl, _ = _page()
+    with pytest.raises(
+        InvalidBlockError, match=r"^tail must be a list or tuple of blocks, not str$"
+    ):
+        tl.render("sys", tail="plan")  # type: ignore[arg-type]
+
+
+def test_shares_of_a_one_token_total() -> None:
+    assert percent_shares([1], 1) == [100.0]
+    assert percent_shares([0, 0], 0) == [0.0, 0.0]
+    assert percent_shares([1, 2, 1], 4) == [25.0, 50.0, 25.0]
