@@ -20,6 +20,7 @@ from timeline import (
     Timeline,
     blocks,
 )
+from timeline.compaction.clearing import key_arguments
 from timeline.formats.reply import ModelReply
 from timeline.render.html_rows import TEXT_LIMIT, _tiers, digest_text
 from timeline.render.html_top import toolbar
@@ -256,3 +257,24 @@ def test_shares_of_a_one_token_total() -> None:
     assert percent_shares([1], 1) == [100.0]
     assert percent_shares([0, 0], 0) == [0.0, 0.0]
     assert percent_shares([1, 2, 1], 4) == [25.0, 50.0, 25.0]
+
+
+def test_a_chat_tool_result_image_by_url_follows_in_a_user_message() -> None:
+    """Chat takes an image by URL in a tool's output: it follows the ``tool`` message in
+    a user message (Chat's tool messages hold text only)."""
+    tl = Timeline("i", policy=CompactionPolicy(max_tokens=50_000))
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("chart please"))
+    call = tl.append(blocks.tool_call("plot", {}))
+    url = "https://example.com/chart.png"
+    tl.append(blocks.tool_result(call.call_id or "", "done", media="image", url=url))
+    messages = tl.render("sys").to_openai()
+    assert isinstance(messages, list)
+    assert messages[-1]["role"] == "user"
+    assert messages[-1]["content"][-1] == {"type": "image_url", "image_url": {"url": url}}
+
+
+def test_a_long_path_argument_is_cut_in_a_cleared_placeholder() -> None:
+    shown = key_arguments({"path": "src/" + "a" * 300 + ".py", "note": "b" * 300})
+    assert shown.startswith('path="src/aaa') and shown.endswith('…"')
+    assert "note" not in shown
