@@ -16,6 +16,7 @@ from timeline import CompactionPolicy, HeuristicCounter, SummaryRequest, Timelin
 from timeline.compaction.clearing import _signature
 from timeline.compaction.digest_records import classify_tool
 from timeline.compaction.digest_tools import command_of, search_record
+from timeline.compaction.run import summarize_sync
 from timeline.compaction.summarizers._progress import turn_items
 from timeline.compaction.summarizers.base import block_line
 from timeline.compaction.summarizers.cache_warm import _quote
@@ -183,3 +184,28 @@ def test_the_seed_layout_keeps_the_trigger_ratio_of_an_explicit_budget() -> None
     assert explicit.trigger_ratio == default
     seeded = CompactionPolicy.from_mapping({"compaction": {}, "context_window": 200_000})
     assert seeded.trigger_ratio == 1.0
+
+
+def test_an_empty_summary_falls_back_to_the_inventory_text(
+    make_tl: Callable[..., Timeline],
+) -> None:
+    """``summarize_sync`` itself stands the inventory in for an empty summary (the
+    result carries its text and the reason), unless told not to fall back."""
+    asked: list[SummaryRequest] = []
+
+    class Empty:
+        name = "empty"
+
+        def summarize(self, request: SummaryRequest) -> str:
+            asked.append(request)
+            return "  "
+
+    tl = make_tl(policy=CompactionPolicy(max_tokens=2_000, keep_recent_turns=1), summarizer=Empty())
+    for i in range(10):
+        coding_turn(tl, i)
+    tl.render("sys")
+    assert asked
+    result = summarize_sync(Empty(), asked[0], None)
+    assert result.text.strip() and result.error == "summarizer returned an empty summary"
+    bare = summarize_sync(Empty(), asked[0], None, fallback=False)
+    assert (bare.text, bare.error) == ("", "summarizer returned an empty summary")

@@ -278,3 +278,14 @@ def test_a_long_path_argument_is_cut_in_a_cleared_placeholder() -> None:
     shown = key_arguments({"path": "src/" + "a" * 300 + ".py", "note": "b" * 300})
     assert shown.startswith('path="src/aaa') and shown.endswith('…"')
     assert "note" not in shown
+
+
+def test_earlier_compactions_in_the_history_are_numbered_in_order() -> None:
+    from tests.test_html_view import conversation, history, stored_page
+
+    tl, store = conversation(turns=8)
+    heads = [e["h"] for e in history(stored_page(tl, store)) if e["k"] == "compaction"]
+    assert heads
+    assert [h.split(" in turn ")[0] for h in heads] == [
+        f"compaction {n}" for n in range(1, len(heads) + 1)
+    ]
