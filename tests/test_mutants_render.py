@@ -5,6 +5,7 @@ checked to fail with its mutant applied."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 from html.parser import HTMLParser
 
@@ -289,3 +290,23 @@ def test_earlier_compactions_in_the_history_are_numbered_in_order() -> None:
     assert [h.split(" in turn ")[0] for h in heads] == [
         f"compaction {n}" for n in range(1, len(heads) + 1)
     ]
+
+
+def test_an_escalated_arender_renders_what_render_does() -> None:
+    """The async escalation finishes as the sync one (an unforced finish): the same
+    prompt, and the next render compacts nothing more."""
+    from tests.test_render_escalation import STEPS, _step, _timeline
+
+    views = []
+    for run_async in (False, True):
+        tl = _timeline(True)
+        tl.begin_turn()
+        for step in STEPS[:-1]:
+            _step(tl, *step)
+            asyncio.run(tl.arender("system")) if run_async else tl.render("system")
+        _step(tl, *STEPS[-1])
+        view = asyncio.run(tl.arender("system")) if run_async else tl.render("system")
+        again = tl.render("system")
+        assert again.compaction is None and again.tokens == view.tokens
+        views.append((view.tokens, [b.text for b in view.blocks], view.to_anthropic()))
+    assert views[0] == views[1]
