@@ -209,3 +209,15 @@ def test_an_empty_summary_falls_back_to_the_inventory_text(
     assert result.text.strip() and result.error == "summarizer returned an empty summary"
     bare = summarize_sync(Empty(), asked[0], None, fallback=False)
     assert (bare.text, bare.error) == ("", "summarizer returned an empty summary")
+
+
+def test_a_compaction_that_cleared_nothing_reports_no_freed_tokens(
+    make_tl: Callable[..., Timeline],
+) -> None:
+    tl = make_tl(policy=CompactionPolicy(max_tokens=2_000, keep_recent_turns=1))
+    stats = None
+    for i in range(10):
+        coding_turn(tl, i)
+        stats = tl.render("sys").compaction or stats
+    assert stats is not None and stats.tier == "summarize"
+    assert (stats.cleared_blocks, stats.cleared_tokens) == (0, 0)
