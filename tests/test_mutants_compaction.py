@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from datetime import timedelta
 
 import msgspec
 import pytest
@@ -221,3 +222,17 @@ def test_a_compaction_that_cleared_nothing_reports_no_freed_tokens(
         stats = tl.render("sys").compaction or stats
     assert stats is not None and stats.tier == "summarize"
     assert (stats.cleared_blocks, stats.cleared_tokens) == (0, 0)
+
+
+def test_a_ttl_pruning_that_was_enough_is_reported_as_the_clear_tier() -> None:
+    """Pruning results past the cache TTL is the cheapest tier: the stats of a pruning
+    that brought the prompt under the trigger name the "clear" tier and no summary."""
+    from tests.test_upstream_v2_checkpoints import ttl_timeline
+
+    tl, clock = ttl_timeline()
+    clock.now += timedelta(minutes=10)
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("task 3"))
+    stats = tl.render("sys").compaction
+    assert stats is not None and stats.pruned_blocks == 2
+    assert stats.tier == "clear" and stats.skipped is not None
