@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import re
 from html.parser import HTMLParser
+from typing import Any
 
 import attrs
 import pytest
@@ -32,6 +33,7 @@ from timeline.render.usage import (
     percent_shares,
     view_usage,
 )
+from timeline.tokens.walk import REFERENCE_TOKENS
 
 
 def _page() -> tuple[Timeline, str]:
@@ -310,3 +312,27 @@ def test_an_escalated_arender_renders_what_render_does() -> None:
         assert again.compaction is None and again.tokens == view.tokens
         views.append((view.tokens, [b.text for b in view.blocks], view.to_anthropic()))
     assert views[0] == views[1]
+
+
+def test_the_prompt_strip_is_an_image_with_its_label() -> None:
+    tl, _ = _page()
+    view = tl.render("sys")
+    label = (
+        "the prompt's blocks in order, "
+        f"{len(view.cache_points)} cache checkpoint{'' if len(view.cache_points) == 1 else 's'}"
+    )
+    assert f'<div class="strip" role="img" aria-label="{label} (dashed)">' in (view.to_html())
+
+
+def test_a_tool_result_referencing_an_image_costs_the_image() -> None:
+    """A result holding an image by URL costs its text plus the image's fixed estimate."""
+    costs = []
+    refs: list[dict[str, Any]] = [{}, {"media": "image", "url": "https://example.com/c.png"}]
+    for meta in refs:
+        tl = Timeline("m", policy=CompactionPolicy(max_tokens=50_000))
+        tl.begin_turn()
+        call = tl.append(blocks.tool_call("plot", {}))
+        tl.append(blocks.tool_result(call.call_id or "", "done", **meta))
+        view = tl.render("")
+        costs.append(view.block_tokens[-1])
+    assert costs[1] >= costs[0] + REFERENCE_TOKENS["image"]
