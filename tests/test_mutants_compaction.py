@@ -21,6 +21,7 @@ from timeline.compaction.run import summarize_sync
 from timeline.compaction.summarizers._progress import turn_items
 from timeline.compaction.summarizers.base import block_line
 from timeline.compaction.summarizers.cache_warm import _quote
+from timeline.compaction.summarizers.inventory import InventorySummarizer
 from timeline.compaction.truncation import truncate_to_fit
 from timeline.model.block import CONV_RANGE_SUMMARY
 
@@ -236,3 +237,16 @@ def test_a_ttl_pruning_that_was_enough_is_reported_as_the_clear_tier() -> None:
     stats = tl.render("sys").compaction
     assert stats is not None and stats.pruned_blocks == 2
     assert stats.tier == "clear" and stats.skipped is not None
+
+
+def test_a_turn_prefix_without_tool_calls_says_so() -> None:
+    """The summary of a split turn's prefix lists its tool calls as Early Progress, or
+    says there were none."""
+    tl = Timeline("tp")
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("Plan the migration."))
+    tl.append(blocks.assistant_completion("Here is a first outline."))
+    request = SummaryRequest(kind="turn_prefix", blocks=tuple(tl.blocks))
+    text = InventorySummarizer().summarize(request)
+    assert "### Early Progress\n- (no tool calls)\n" in text
+    assert "### Original Request\nPlan the migration.\n" in text
