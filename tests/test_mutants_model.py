@@ -19,7 +19,7 @@ from timeline import (
     blocks,
 )
 from timeline.model.media import MediaRef, media_ref, media_url
-from timeline.model.native import NATIVE_MIME, as_item
+from timeline.model.native import NATIVE_MIME, as_item, with_native
 from timeline.model.native_text import describe
 from timeline.model.reasoning import REASONING_MIME, reasoning_item
 from timeline.model.validate import check_block
@@ -174,3 +174,13 @@ def test_a_manual_compaction_without_a_budget_says_what_to_set() -> None:
     tl.append(blocks.user_prompt("hi"))
     with pytest.raises(PolicyError, match=r"^compaction needs a budget: set max_tokens or"):
         tl.compact()
+
+
+def test_a_modelled_block_keeping_an_item_records_its_kind() -> None:
+    """``with_native`` records the item's own type as the kind (the block's type when
+    the item names none)."""
+    part = {"type": "text", "text": "Sunny.", "citations": []}
+    kept = with_native(blocks.assistant_completion("Sunny."), "anthropic", part)
+    assert kept.meta == {"provider": "anthropic", "kind": "text"}
+    untyped = with_native(blocks.assistant_completion("Sunny."), "anthropic", {"text": "x"})
+    assert untyped.meta["kind"] == "assistant.completion"
