@@ -15,6 +15,7 @@ from test_compaction import coding_turn
 
 from timeline import CompactionPolicy, HeuristicCounter, SummaryRequest, Timeline, blocks
 from timeline.compaction.clearing import _signature
+from timeline.compaction.cuts import _kept_tokens
 from timeline.compaction.digest_records import classify_tool
 from timeline.compaction.digest_tools import command_of, search_record
 from timeline.compaction.run import summarize_sync
@@ -250,3 +251,13 @@ def test_a_turn_prefix_without_tool_calls_says_so() -> None:
     text = InventorySummarizer().summarize(request)
     assert "### Early Progress\n- (no tool calls)\n" in text
     assert "### Original Request\nPlan the migration.\n" in text
+
+
+def test_kept_tokens_are_exactly_what_stays_after_a_cut() -> None:
+    """What a cut keeps: every block from the cut on plus the pinned ones before it,
+    nothing more (cutting after the last block keeps only the pins)."""
+    made = [msgspec.structs.replace(blocks.user_prompt(f"p{i}"), id=f"b{i}") for i in range(4)]
+    kept = _kept_tokens(made, 1, [5, 10, 20, 30], {"b1"})
+    assert [kept(c) for c in range(1, 5)] == [60, 60, 40, 10]
+    plain = _kept_tokens(made, 0, [5, 10, 20, 30], set())
+    assert [plain(c) for c in range(5)] == [65, 60, 50, 30, 0]
