@@ -11,6 +11,7 @@ from html.parser import HTMLParser
 from typing import Any
 
 import attrs
+import msgspec
 import pytest
 from test_compaction import coding_turn
 
@@ -336,3 +337,11 @@ def test_a_tool_result_referencing_an_image_costs_the_image() -> None:
         view = tl.render("")
         costs.append(view.block_tokens[-1])
     assert costs[1] >= costs[0] + REFERENCE_TOKENS["image"]
+
+
+def test_a_tail_block_gets_a_default_path_or_keeps_its_own() -> None:
+    tl, _ = _page()
+    plan = blocks.plan("1. check the files")
+    named = msgspec.structs.replace(blocks.plan("2. write"), path="ar:t1.react.plan.v2")
+    view = tl.render("sys", tail=[plan, named])
+    assert [b.path for b in view.blocks[-2:]] == ["ar:t1.react.plan", "ar:t1.react.plan.v2"]
