@@ -184,3 +184,17 @@ def test_a_modelled_block_keeping_an_item_records_its_kind() -> None:
     assert kept.meta == {"provider": "anthropic", "kind": "text"}
     untyped = with_native(blocks.assistant_completion("Sunny."), "anthropic", {"text": "x"})
     assert untyped.meta["kind"] == "assistant.completion"
+
+
+def test_a_snapshot_call_without_a_tool_names_the_block() -> None:
+    tl = Timeline("s")
+    tl.begin_turn()
+    call = tl.append(blocks.tool_call("ls", {}))
+    snap = tl.snapshot()
+    bare = msgspec.structs.replace(call, tool_id=None)
+    broken = msgspec.structs.replace(
+        snap, blocks=[bare if b.id == call.id else b for b in snap.blocks]
+    )
+    with pytest.raises(InvalidBlockError, match="a tool call needs call_id and tool_id") as caught:
+        Timeline("s").restore(broken)
+    assert caught.value.block_id == call.id

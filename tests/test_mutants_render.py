@@ -25,7 +25,7 @@ from timeline import (
 )
 from timeline.compaction.clearing import key_arguments
 from timeline.formats.reply import ModelReply
-from timeline.render.html_rows import TEXT_LIMIT, _tiers, digest_text
+from timeline.render.html_rows import TEXT_LIMIT, Item, _tiers, compaction_html, digest_text
 from timeline.render.html_top import toolbar
 from timeline.render.usage import (
     CALIBRATION_ROW,
@@ -345,3 +345,11 @@ def test_a_tail_block_gets_a_default_path_or_keeps_its_own() -> None:
     named = msgspec.structs.replace(blocks.plan("2. write"), path="ar:t1.react.plan.v2")
     view = tl.render("sys", tail=[plan, named])
     assert [b.path for b in view.blocks[-2:]] == ["ar:t1.react.plan", "ar:t1.react.plan.v2"]
+
+
+def test_a_compaction_card_of_a_summary_without_covered_turns() -> None:
+    """A summary whose meta names no covered turns (one written by hand, or by an older
+    version) still gets its card: it summarized "nothing" there."""
+    summary = msgspec.structs.replace(blocks.summary("earlier work"), id="s1", path="su:t1.s")
+    card = compaction_html(Item(summary, 10, ()), 1, None, None)
+    assert "nothing" in card
