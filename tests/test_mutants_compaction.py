@@ -16,13 +16,14 @@ from test_compaction import coding_turn
 from timeline import CompactionPolicy, HeuristicCounter, SummaryRequest, Timeline, blocks
 from timeline.compaction.clearing import _signature
 from timeline.compaction.cuts import _kept_tokens
-from timeline.compaction.digest_records import classify_tool
+from timeline.compaction.digest_records import CompactionDigest, classify_tool
 from timeline.compaction.digest_tools import command_of, search_record
 from timeline.compaction.run import summarize_sync
 from timeline.compaction.summarizers._progress import turn_items
 from timeline.compaction.summarizers.base import block_line
 from timeline.compaction.summarizers.cache_warm import _quote
 from timeline.compaction.summarizers.inventory import InventorySummarizer
+from timeline.compaction.summarizers.llm import finish_summary
 from timeline.compaction.truncation import truncate_to_fit
 from timeline.model.block import CONV_RANGE_SUMMARY
 
@@ -261,3 +262,14 @@ def test_kept_tokens_are_exactly_what_stays_after_a_cut() -> None:
     assert [kept(c) for c in range(1, 5)] == [60, 60, 40, 10]
     plain = _kept_tokens(made, 0, [5, 10, 20, 30], set())
     assert [plain(c) for c in range(5)] == [65, 60, 50, 30, 0]
+
+
+def test_an_llm_summary_missing_requests_lists_them_and_the_omitted_count() -> None:
+    """A model summary that dropped user requests gets them appended verbatim, with how
+    many earlier ones only the turn log holds."""
+    digest = CompactionDigest(user_requests=["Fix the parser.", "Add tests."])
+    digest = msgspec.structs.replace(digest, user_requests_omitted=3)
+    request = SummaryRequest(kind="history", blocks=(), digest=digest)
+    text = finish_summary("## Goal\nParser work.", request)
+    assert "## User Requests (verbatim)\n1. Fix the parser.\n2. Add tests.\n" in text
+    assert "\n(3 earlier requests are in the turn log)" in text

@@ -353,3 +353,10 @@ def test_a_compaction_card_of_a_summary_without_covered_turns() -> None:
     summary = msgspec.structs.replace(blocks.summary("earlier work"), id="s1", path="su:t1.s")
     card = compaction_html(Item(summary, 10, ()), 1, None, None)
     assert "nothing" in card
+
+
+def test_usage_category_shares_are_of_the_budget() -> None:
+    tl, _ = _page()
+    usage = view_usage(tl.render("sys"))
+    for row in usage["categories"].values():
+        assert row["share"] == round(100 * row["tokens"] / 50_000, 1)
