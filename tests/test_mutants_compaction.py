@@ -13,7 +13,14 @@ import msgspec
 import pytest
 from test_compaction import coding_turn
 
-from timeline import CompactionPolicy, HeuristicCounter, SummaryRequest, Timeline, blocks
+from timeline import (
+    CompactionPolicy,
+    HeuristicCounter,
+    PolicyError,
+    SummaryRequest,
+    Timeline,
+    blocks,
+)
 from timeline.compaction.clearing import _signature
 from timeline.compaction.cuts import _kept_tokens
 from timeline.compaction.digest_records import CompactionDigest, classify_tool
@@ -273,3 +280,24 @@ def test_an_llm_summary_missing_requests_lists_them_and_the_omitted_count() -> N
     text = finish_summary("## Goal\nParser work.", request)
     assert "## User Requests (verbatim)\n1. Fix the parser.\n2. Add tests.\n" in text
     assert "\n(3 earlier requests are in the turn log)" in text
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        ({"max_tokens": -1}, "cfg.max_tokens: must be a positive integer, got -1"),
+        ({"max_tokens": "x"}, "cfg.max_tokens: expected a number, got str"),
+        ({"keep_ratio": 2.0}, "cfg.keep_ratio: must be in (0, 1), got 2.0"),
+        ({"bogus": 1}, "cfg: extra fields found (bogus)"),
+        (
+            {"max_tokens": 1_000, "keep_recent_tokens": 1_000},
+            "cfg.keep_recent_tokens: must be below the budget (1000), got 1000",
+        ),
+    ],
+)
+def test_a_policy_error_names_the_field_under_the_given_path(
+    config: dict[str, object], message: str
+) -> None:
+    with pytest.raises(PolicyError) as caught:
+        CompactionPolicy.from_mapping(config, path="cfg")
+    assert str(caught.value) == message

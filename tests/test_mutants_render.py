@@ -360,3 +360,11 @@ def test_usage_category_shares_are_of_the_budget() -> None:
     usage = view_usage(tl.render("sys"))
     for row in usage["categories"].values():
         assert row["share"] == round(100 * row["tokens"] / 50_000, 1)
+
+
+def test_the_history_holds_one_entry_per_earlier_turn() -> None:
+    from tests.test_html_view import conversation, history, stored_page
+
+    tl, store = conversation(turns=8)
+    turns = [e["id"] for e in history(stored_page(tl, store)) if e["k"] == "turn"]
+    assert turns and len(turns) == len(set(turns))
