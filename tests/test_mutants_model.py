@@ -103,6 +103,7 @@ def test_a_provider_item_that_is_no_object_names_the_block() -> None:
 def test_a_referenced_attachment_is_named_by_its_url_or_file_id() -> None:
     assert media_url("https://example.com/a.png").meta["name"] == "https://example.com/a.png"
     assert media_url("https://example.com/a.png", name="chart").meta["name"] == "chart"
+    assert media_url("https://example.com/a.png").author == "user"
 
 
 def test_an_anthropic_system_message_of_another_role_names_it() -> None:

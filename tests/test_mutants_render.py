@@ -368,3 +368,18 @@ def test_the_history_holds_one_entry_per_earlier_turn() -> None:
     tl, store = conversation(turns=8)
     turns = [e["id"] for e in history(stored_page(tl, store)) if e["k"] == "turn"]
     assert turns and len(turns) == len(set(turns))
+
+
+def test_a_render_truncating_to_fit_never_cuts_a_pinned_block() -> None:
+    """Over the budget with nothing left to compact, the render truncates the largest
+    block it may: a pinned block, even a larger one, stays whole."""
+    policy = CompactionPolicy(max_tokens=1_000)
+    tl = Timeline("t", policy=policy, token_counter=HeuristicCounter())
+    tl.begin_turn()
+    rule = tl.append(blocks.user_prompt("rule " * 550))
+    tl.pin([rule.path])
+    call = tl.append(blocks.tool_call("read_log", {"path": "app.log"}))
+    tl.append(blocks.tool_result(call.call_id or "", "log line\n" * 220))
+    view = tl.render("sys")
+    assert view.truncated_paths and rule.path not in view.truncated_paths
+    assert next(b for b in view.blocks if b.id == rule.id).text == rule.text
