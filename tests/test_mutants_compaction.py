@@ -23,6 +23,7 @@ from timeline import (
 )
 from timeline.compaction.clearing import _signature
 from timeline.compaction.cuts import _kept_tokens
+from timeline.compaction.digest import build_digest
 from timeline.compaction.digest_records import CompactionDigest, classify_tool
 from timeline.compaction.digest_tools import command_of, search_record
 from timeline.compaction.run import summarize_sync
@@ -301,3 +302,15 @@ def test_a_policy_error_names_the_field_under_the_given_path(
     with pytest.raises(PolicyError) as caught:
         CompactionPolicy.from_mapping(config, path="cfg")
     assert str(caught.value) == message
+
+
+def test_an_attachment_artifact_keeps_the_sources_it_used() -> None:
+    tl = Timeline("a")
+    tl.begin_turn()
+    tl.append(
+        blocks.user_attachment(
+            name="r.pdf", mime="application/pdf", data=b"%PDF", sources_used=["s1", 2]
+        )
+    )
+    artifacts = build_digest(tl.blocks, None).artifacts
+    assert [a.sources_used for a in artifacts] == [["s1", "2"]]

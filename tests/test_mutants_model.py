@@ -199,3 +199,14 @@ def test_a_snapshot_call_without_a_tool_names_the_block() -> None:
     with pytest.raises(InvalidBlockError, match="a tool call needs call_id and tool_id") as caught:
         Timeline("s").restore(broken)
     assert caught.value.block_id == call.id
+
+
+def test_an_mcp_approval_says_approved_or_denied() -> None:
+    approve = {"type": "mcp_approval_response", "approve": True, "approval_request_id": "a1"}
+    deny = {**approve, "approve": False}
+    assert describe("responses", "mcp_approval_response", approve).splitlines()[0] == (
+        "[MCP approval: approved]"
+    )
+    assert describe("responses", "mcp_approval_response", deny).splitlines()[0] == (
+        "[MCP approval: denied]"
+    )

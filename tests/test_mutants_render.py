@@ -366,8 +366,10 @@ def test_the_history_holds_one_entry_per_earlier_turn() -> None:
     from tests.test_html_view import conversation, history, stored_page
 
     tl, store = conversation(turns=8)
-    turns = [e["id"] for e in history(stored_page(tl, store)) if e["k"] == "turn"]
+    entries = [e for e in history(stored_page(tl, store)) if e["k"] == "turn"]
+    turns = [e["id"] for e in entries]
     assert turns and len(turns) == len(set(turns))
+    assert all(e["h"].startswith(f"turn {e['id']} · ") for e in entries)
 
 
 def test_a_render_truncating_to_fit_never_cuts_a_pinned_block() -> None:
