@@ -23,8 +23,10 @@ from timeline import (
     Timeline,
     blocks,
 )
+from timeline.cache.checkpoints import plan_checkpoints
 from timeline.compaction.clearing import key_arguments
 from timeline.formats.reply import ModelReply
+from timeline.model.persistence import CacheState
 from timeline.render.html_rows import TEXT_LIMIT, Item, _tiers, compaction_html, digest_text
 from timeline.render.html_top import toolbar
 from timeline.render.usage import (
@@ -385,3 +387,14 @@ def test_a_render_truncating_to_fit_never_cuts_a_pinned_block() -> None:
     view = tl.render("sys")
     assert view.truncated_paths and rule.path not in view.truncated_paths
     assert next(b for b in view.blocks if b.id == rule.id).text == rule.text
+
+
+def test_a_stream_of_one_content_block_gets_its_checkpoint() -> None:
+    """The first block can be the last content block (a restored or compacted stream
+    starting on a summary): it takes the checkpoint."""
+    only = msgspec.structs.replace(blocks.summary("earlier work"), id="s1")
+    points, state = plan_checkpoints(
+        (only,), has_system=True, version=3, state=CacheState(), anchor=None
+    )
+    assert points == (0,)
+    assert (state.tail_id, state.tail_index, state.version) == ("s1", 0, 3)
