@@ -21,7 +21,7 @@ from timeline import (
 from timeline.model.media import MediaRef, media_ref, media_url
 from timeline.model.native import NATIVE_MIME, as_item, with_native
 from timeline.model.native_text import describe
-from timeline.model.reasoning import REASONING_MIME, reasoning_item
+from timeline.model.reasoning import REASONING_MIME, anthropic_thinking, reasoning_item
 from timeline.model.validate import check_block
 from timeline.state.stream import rendered_form
 
@@ -210,3 +210,9 @@ def test_an_mcp_approval_says_approved_or_denied() -> None:
     assert describe("responses", "mcp_approval_response", deny).splitlines()[0] == (
         "[MCP approval: denied]"
     )
+
+
+def test_a_thinking_item_that_is_no_json_names_the_block_type() -> None:
+    item = {"type": "thinking", "thinking": "hmm", "signature": "s", "extra": object()}
+    with pytest.raises(InvalidBlockError, match=r"^assistant\.thinking: the item is not JSON"):
+        anthropic_thinking(item)
