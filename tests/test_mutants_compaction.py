@@ -27,6 +27,7 @@ from timeline.compaction.digest import build_digest
 from timeline.compaction.digest_records import CompactionDigest, classify_tool
 from timeline.compaction.digest_tools import command_of, search_record
 from timeline.compaction.run import summarize_sync
+from timeline.compaction.summarizers._page import Page
 from timeline.compaction.summarizers._progress import turn_items
 from timeline.compaction.summarizers.base import block_line
 from timeline.compaction.summarizers.cache_warm import _quote
@@ -314,3 +315,9 @@ def test_an_attachment_artifact_keeps_the_sources_it_used() -> None:
     )
     artifacts = build_digest(tl.blocks, None).artifacts
     assert [a.sources_used for a in artifacts] == [["s1", "2"]]
+
+
+def test_a_goal_of_several_items_is_one_per_line() -> None:
+    page = Page({}, ["Build the parser.", "Keep the old API."], [], CompactionDigest())
+    assert page.goal == "Build the parser.\nKeep the old API."
+    assert Page({}, [], [], CompactionDigest()).goal == "(not stated)"

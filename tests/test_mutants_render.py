@@ -27,6 +27,7 @@ from timeline.cache.checkpoints import plan_checkpoints
 from timeline.compaction.clearing import key_arguments
 from timeline.formats.reply import ModelReply
 from timeline.model.persistence import CacheState
+from timeline.model.reasoning import anthropic_thinking
 from timeline.render.html_rows import TEXT_LIMIT, Item, _tiers, compaction_html, digest_text
 from timeline.render.html_top import toolbar
 from timeline.render.usage import (
@@ -398,3 +399,15 @@ def test_a_stream_of_one_content_block_gets_its_checkpoint() -> None:
     )
     assert points == (0,)
     assert (state.tail_id, state.tail_index, state.version) == ("s1", 0, 3)
+
+
+def test_the_document_payload_skips_thinking_and_keeps_what_follows() -> None:
+    tl = Timeline("d", policy=CompactionPolicy(max_tokens=50_000))
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("why?"))
+    tl.append(anthropic_thinking({"type": "thinking", "thinking": "hmm", "signature": "s"}))
+    tl.append(blocks.assistant_completion("Because the cache was cold."))
+    payload = tl.render("sys").to_document()
+    texts = [part.get("text", "") for part in payload["messages"][0]["content"]]
+    assert any("Because the cache was cold." in t for t in texts)
+    assert not any("hmm" in t for t in texts)
