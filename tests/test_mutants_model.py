@@ -216,3 +216,15 @@ def test_a_thinking_item_that_is_no_json_names_the_block_type() -> None:
     item = {"type": "thinking", "thinking": "hmm", "signature": "s", "extra": object()}
     with pytest.raises(InvalidBlockError, match=r"^assistant\.thinking: the item is not JSON"):
         anthropic_thinking(item)
+
+
+def test_a_hidden_result_with_bytes_renders_without_them() -> None:
+    """A hidden tool result's bytes (an image it returned) are not sent: only the
+    placeholder text is."""
+    shot = msgspec.structs.replace(
+        blocks.tool_result("c1", "", mime="image/png", data=b"\x89PNG\r\n\x1a\n0000"),
+        path="tc:t1.tool_calls.c1.out.json",
+        hidden=True,
+    )
+    shown = rendered_form(shot, set())
+    assert shown is not None and shown.data is None and shown.mime == "text/plain"
