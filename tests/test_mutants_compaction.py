@@ -29,6 +29,7 @@ from timeline.compaction.digest_tools import command_of, search_record
 from timeline.compaction.run import summarize_sync
 from timeline.compaction.summarizers._page import Page
 from timeline.compaction.summarizers._progress import turn_items
+from timeline.compaction.summarizers._sentences import first_sentence
 from timeline.compaction.summarizers.base import block_line
 from timeline.compaction.summarizers.cache_warm import _quote
 from timeline.compaction.summarizers.inventory import InventorySummarizer
@@ -321,3 +322,8 @@ def test_a_goal_of_several_items_is_one_per_line() -> None:
     page = Page({}, ["Build the parser.", "Keep the old API."], [], CompactionDigest())
     assert page.goal == "Build the parser.\nKeep the old API."
     assert Page({}, [], [], CompactionDigest()).goal == "(not stated)"
+
+
+def test_a_first_sentence_ends_at_its_mark() -> None:
+    assert first_sentence("Fix the build. Then run the tests.", 100) == "Fix the build."
+    assert first_sentence("Why? Because.", 100) == "Why?"

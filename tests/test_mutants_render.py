@@ -411,3 +411,15 @@ def test_the_document_payload_skips_thinking_and_keeps_what_follows() -> None:
     texts = [part.get("text", "") for part in payload["messages"][0]["content"]]
     assert any("Because the cache was cold." in t for t in texts)
     assert not any("hmm" in t for t in texts)
+
+
+def test_the_live_window_opens_and_closes_every_section() -> None:
+    """The live window starting on a summary: its card's section is the first one
+    opened, and every section opened is closed once."""
+    tl = Timeline("s", policy=CompactionPolicy(max_tokens=2_000, keep_recent_turns=1))
+    for i in range(10):
+        coding_turn(tl, i)
+    view = tl.render("sys")
+    assert view.blocks[0].type == "conv.range.summary"
+    page = view.to_html()
+    assert page.count("<section") == page.count("</section>")
