@@ -10,6 +10,7 @@ import pytest
 
 from timeline import (
     Block,
+    CodecError,
     CompactionPolicy,
     InvalidBlockError,
     PinnedOverBudgetError,
@@ -18,6 +19,7 @@ from timeline import (
     UnknownPathError,
     blocks,
 )
+from timeline.model.codec import encode_block
 from timeline.model.media import MediaRef, media_ref, media_url
 from timeline.model.native import NATIVE_MIME, as_item, with_native
 from timeline.model.native_text import describe
@@ -228,3 +230,8 @@ def test_a_hidden_result_with_bytes_renders_without_them() -> None:
     )
     shown = rendered_form(shot, set())
     assert shown is not None and shown.data is None and shown.mime == "text/plain"
+
+
+def test_the_codec_refuses_a_padded_type_by_name() -> None:
+    with pytest.raises(CodecError, match=r"^Block\.type must be a non-empty name, got ' note'$"):
+        encode_block(Block(type=" note", text="x"))
