@@ -14,6 +14,7 @@ import pytest
 from test_compaction import coding_turn
 
 from timeline import (
+    ClearingPolicy,
     CompactionPolicy,
     HeuristicCounter,
     PolicyError,
@@ -327,3 +328,23 @@ def test_a_goal_of_several_items_is_one_per_line() -> None:
 def test_a_first_sentence_ends_at_its_mark() -> None:
     assert first_sentence("Fix the build. Then run the tests.", 100) == "Fix the build."
     assert first_sentence("Why? Because.", 100) == "Why?"
+
+
+def test_clearing_reads_the_policy_tool_classification(make_tl: Callable[..., Timeline]) -> None:
+    """A tool the policy classifies as a write supersedes an earlier read of its path
+    (the clearing tier asks the policy's ``tool_classification``, not the defaults only)."""
+    from test_clearing import read, shown
+
+    clearing = ClearingPolicy(keep_tool_results=3, dedupe_reads=True)
+    classified = {"put_file": "write"}
+    tl = make_tl(
+        policy=CompactionPolicy(max_tokens=2_400, clearing=clearing, tool_classification=classified)
+    )
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("edit it"))
+    for i in range(3):
+        read(tl, f"src/o{i}.py", 2_000)
+    first = read(tl, "src/a.py", 2_000)
+    put = tl.append(blocks.tool_call("put_file", {"path": "src/a.py", "content": "y"}))
+    tl.append(blocks.tool_result(put.call_id or "", "written", tool_id="put_file"))
+    assert "superseded by a later put_file of the same path" in shown(tl)[first]

@@ -235,3 +235,18 @@ def test_a_hidden_result_with_bytes_renders_without_them() -> None:
 def test_the_codec_refuses_a_padded_type_by_name() -> None:
     with pytest.raises(CodecError, match=r"^Block\.type must be a non-empty name, got ' note'$"):
         encode_block(Block(type=" note", text="x"))
+
+
+def test_a_turn_header_keeps_its_text() -> None:
+    assert blocks.turn_header("Deploy day").text == "Deploy day"
+
+
+def test_a_code_execution_note_shows_the_exit_code_only_when_there_is_one() -> None:
+    ran = {"type": "code_execution_tool_result", "content": {"return_code": 2}}
+    bare = {"type": "code_execution_tool_result", "content": {"stdout": "ok"}}
+    assert describe("anthropic", "code_execution_tool_result", ran).splitlines()[0] == (
+        "[code execution result (exit 2)]"
+    )
+    assert describe("anthropic", "code_execution_tool_result", bare).splitlines()[0] == (
+        "[code execution result]"
+    )
