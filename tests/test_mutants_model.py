@@ -250,3 +250,10 @@ def test_a_code_execution_note_shows_the_exit_code_only_when_there_is_one() -> N
     assert describe("anthropic", "code_execution_tool_result", bare).splitlines()[0] == (
         "[code execution result]"
     )
+
+
+def test_a_nul_in_an_identifier_names_the_block() -> None:
+    raw = Block(type="user.prompt", text="hi", id="b1", path="ar:t1.user\x00prompt")
+    with pytest.raises(InvalidBlockError, match=r"Block\.path contains a NUL") as caught:
+        check_block(raw)
+    assert caught.value.block_id == "b1"
