@@ -5,6 +5,7 @@ tests let through; each was checked to fail with its mutant applied."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable
 from datetime import timedelta
@@ -348,3 +349,33 @@ def test_clearing_reads_the_policy_tool_classification(make_tl: Callable[..., Ti
     put = tl.append(blocks.tool_call("put_file", {"path": "src/a.py", "content": "y"}))
     tl.append(blocks.tool_result(put.call_id or "", "written", tool_id="put_file"))
     assert "superseded by a later put_file of the same path" in shown(tl)[first]
+
+
+def test_a_summary_block_is_the_systems(make_tl: Callable[..., Timeline]) -> None:
+    tl = make_tl(policy=CompactionPolicy(max_tokens=2_000, keep_recent_turns=1))
+    for i in range(10):
+        coding_turn(tl, i)
+    summary = tl.render("sys").blocks[0]
+    assert summary.type == CONV_RANGE_SUMMARY and summary.author == "system"
+
+
+def test_an_async_summarizer_in_a_sync_render_is_timed_out(
+    make_tl: Callable[..., Timeline],
+) -> None:
+    """The policy's ``summary_timeout_seconds`` holds for an async summarizer run by a
+    sync ``render()`` too: the inventory stands in, the stats say why."""
+
+    class Slow:
+        name = "slow"
+
+        async def asummarize(self, request: SummaryRequest) -> str:
+            await asyncio.sleep(3)
+            return "a late summary"
+
+    policy = CompactionPolicy(max_tokens=2_000, keep_recent_turns=1, summary_timeout_seconds=0.2)
+    tl = make_tl(policy=policy, summarizer=Slow())
+    for i in range(10):
+        coding_turn(tl, i)
+    stats = tl.render("sys").compaction
+    assert stats is not None and stats.summarizer_error is not None
+    assert "timed out" in stats.summarizer_error

@@ -257,3 +257,9 @@ def test_a_nul_in_an_identifier_names_the_block() -> None:
     with pytest.raises(InvalidBlockError, match=r"Block\.path contains a NUL") as caught:
         check_block(raw)
     assert caught.value.block_id == "b1"
+
+
+def test_a_server_tool_note_quotes_its_command() -> None:
+    item = {"type": "server_tool_use", "id": "s1", "name": "bash_code_execution"}
+    ran = describe("anthropic", "server_tool_use", {**item, "input": {"command": "ls -la"}})
+    assert ran == '[bash code execution: "ls -la"]'
