@@ -35,7 +35,7 @@ from timeline.compaction.summarizers._sentences import first_sentence
 from timeline.compaction.summarizers.base import block_line
 from timeline.compaction.summarizers.cache_warm import _quote
 from timeline.compaction.summarizers.inventory import InventorySummarizer
-from timeline.compaction.summarizers.llm import finish_summary
+from timeline.compaction.summarizers.llm import build_prompt, finish_summary
 from timeline.compaction.truncation import truncate_to_fit
 from timeline.model.block import CONV_RANGE_SUMMARY
 
@@ -379,3 +379,12 @@ def test_an_async_summarizer_in_a_sync_render_is_timed_out(
     stats = tl.render("sys").compaction
     assert stats is not None and stats.summarizer_error is not None
     assert "timed out" in stats.summarizer_error
+
+
+def test_an_llm_prompt_without_a_focus_adds_nothing_for_it() -> None:
+    plain = build_prompt(SummaryRequest(kind="history", blocks=(), max_tokens=900))
+    assert "Focus" not in plain
+    # the format's last line, then the length limit: nothing between them
+    assert plain.endswith("oldest first]\n\nKeep the summary under about 900 tokens.")
+    focused = build_prompt(SummaryRequest(kind="history", blocks=(), focus="the parser"))
+    assert "\n\nFocus: the parser" in focused

@@ -423,3 +423,9 @@ def test_the_live_window_opens_and_closes_every_section() -> None:
     assert view.blocks[0].type == "conv.range.summary"
     page = view.to_html()
     assert page.count("<section") == page.count("</section>")
+
+
+def test_only_a_turn_header_row_has_the_header_class() -> None:
+    _, page = _page()
+    rows = re.findall(r'<details class="([^"]*)"[^>]*data-type="([^"]+)"', page)
+    assert {t for c, t in rows if "header" in c.split()} == {"turn.header"}
