@@ -155,6 +155,9 @@ def arm_deadline(stop_at: str | None) -> threading.Timer | None:
     Ctrl-C would: mutmut then stops its workers and keeps the verdicts it has."""
     if stop_at is None:
         return None
+    # a shell starting us in the background (`cmd &`) leaves SIGINT ignored, and Python
+    # then installs no KeyboardInterrupt handler: the deadline would pass unnoticed
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     now = datetime.now(UTC)
     hour, minute = (int(part) for part in stop_at.split(":"))
     when = now.replace(hour=hour, minute=minute, second=0, microsecond=0)

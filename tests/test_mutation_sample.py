@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import importlib.util
+import signal
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -56,3 +57,16 @@ def test_subpackage_of_a_mutant_name(sample: ModuleType) -> None:
     assert sample.subpackage("timeline.core.persist.x_apersist__mutmut_3") == "core"
     name = "timeline.state.ledger.xǁLedgerǁwindow__mutmut_7"
     assert sample.subpackage(name) == "state"
+
+
+def test_the_deadline_works_when_started_with_sigint_ignored(sample: ModuleType) -> None:
+    """A background job of a shell starts with SIGINT ignored: arming the deadline puts
+    the KeyboardInterrupt handler back, or the interrupt would never stop mutmut."""
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        timer = sample.arm_deadline("00:00")
+        assert timer is not None
+        timer.cancel()
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, before)
