@@ -34,6 +34,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -98,7 +99,7 @@ def build(store: Any, args: argparse.Namespace) -> tuple[list[float], int, list[
             text = _text(rng, words, args.block_bytes)
             text_bytes += len(text.encode())
             tl.append(blocks.note(text))
-        times.append(_timed(lambda tl=tl: tl.persist(store)))
+        times.append(_timed(partial(tl.persist, store)))
     one = Timeline("one-block", token_counter=HeuristicCounter())
     one.begin_turn()
     one.append(blocks.note(f"a single {COMMON} note"))
@@ -122,9 +123,9 @@ def measure(
         persist, text_bytes, ids, rare = build(store, args)
         rng = random.Random(11)
         sample = [rng.choice(ids) for _ in range(args.queries)]
-        first = _stats([_timed(lambda c=c: store.search(c, COMMON)) for c in sample])
+        first = _stats([_timed(partial(store.search, c, COMMON)) for c in sample])
         settle()
-        load = [_timed(lambda c=c: Timeline.load(store, c)) for c in sample[: args.loads]]
+        load = [_timed(partial(Timeline.load, store, c)) for c in sample[: args.loads]]
         row = {
             "blocks": f"{args.conversations * args.blocks:,}",
             "persist ms (median / p95)": _stats(persist),
@@ -137,7 +138,7 @@ def measure(
             ("two words", f"{COMMON} {rare}"),
         ):
             row[f"search {name} ms"] = _stats(
-                [_timed(lambda c=c, q=query: store.search(c, q)) for c in sample]
+                [_timed(partial(store.search, c, query)) for c in sample]
             )
         row["search one-block conv ms"] = _stats(
             [_timed(lambda: store.search("one-block", COMMON)) for _ in sample]
