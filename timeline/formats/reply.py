@@ -17,7 +17,7 @@ from timeline.formats.openai_reply import reply_from_chat, reply_from_responses
 from timeline.model import constructors as B
 from timeline.model.block import Block
 from timeline.model.errors import InvalidBlockError
-from timeline.model.json_text import check_json
+from timeline.model.json_text import check_json, no_json_constant
 
 __all__ = [
     "RAW_PARAMS",
@@ -33,10 +33,6 @@ RAW_PARAMS = "_raw"
 """The key under which a call's arguments that are not a JSON object are kept whole."""
 
 
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON value")
-
-
 def call_params(arguments: Any) -> tuple[dict[str, Any], bool]:
     """A tool call's params from the arguments a provider sent (a JSON text, or the
     decoded value), and whether they were a JSON object. Models do write broken JSON (a
@@ -48,7 +44,7 @@ def call_params(arguments: Any) -> tuple[dict[str, Any], bool]:
         return {}, True
     if isinstance(arguments, str):
         try:
-            params = json.loads(arguments, parse_constant=_no_constant)
+            params = json.loads(arguments, parse_constant=no_json_constant)
         except (ValueError, RecursionError):
             return {RAW_PARAMS: arguments}, False
     if not isinstance(params, dict):

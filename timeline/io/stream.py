@@ -20,7 +20,7 @@ from timeline.core.timeline import Timeline
 from timeline.io._common import Builder, ImportedConversation, split_messages
 from timeline.io.importers import _import_anthropic, _import_openai, import_conversation
 from timeline.model.errors import InvalidBlockError
-from timeline.model.json_text import MAX_DEPTH
+from timeline.model.json_text import MAX_DEPTH, no_json_constant
 
 __all__ = ["import_file", "import_stream", "json_events"]
 
@@ -124,12 +124,12 @@ def json_events(file: IO[bytes]) -> Iterator[tuple[str, str, Any]]:
     linear in the length of any one string, deep documents refused (``InvalidBlockError``),
     a UTF-8 BOM skipped. (``timeline import`` detects the format with it: a plain
     ``ijson.parse`` took 7 s to get past one 50 MiB string.)"""
-    reader = _Counting(file, lambda n: None)
-    yield from _bounded(ijson.parse(reader, use_float=True, buf_size=_READ), reader)
+    yield from _events(_Counting(file, lambda n: None))
 
 
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON value")
+def _events(reader: _Counting) -> Iterator[Any]:
+    """The parse events of ``reader``: small reads, depth capped (see :class:`_Messages`)."""
+    return _bounded(ijson.parse(reader, use_float=True, buf_size=_READ), reader)
 
 
 class _Messages:
@@ -139,7 +139,7 @@ class _Messages:
     def __init__(self, reader: _Counting) -> None:
         # small reads and a depth cap: ijson builds a prefix string per event, so a deep
         # document read in big chunks would take memory quadratic in its depth
-        self._events = _bounded(ijson.parse(reader, use_float=True, buf_size=_READ), reader)
+        self._events = _events(reader)
         self.system: Any = ""
 
     def __iter__(self) -> Iterator[Any]:
@@ -209,7 +209,7 @@ def import_stream(
     chunk's size."""
     if fmt == "responses":  # Responses input is read whole (no streaming parser for it)
         try:
-            data = json.loads(_Counting(file, on_read).read(), parse_constant=_no_constant)
+            data = json.loads(_Counting(file, on_read).read(), parse_constant=no_json_constant)
         except RecursionError as exc:
             raise InvalidBlockError("not valid JSON: nested too deeply") from exc
         except ValueError as exc:

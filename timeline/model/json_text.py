@@ -21,7 +21,7 @@ from typing import Any, Final
 
 from timeline.model.errors import InvalidBlockError
 
-__all__ = ["MAX_DEPTH", "check_identifier", "check_json", "clean_text"]
+__all__ = ["MAX_DEPTH", "check_identifier", "check_json", "clean_text", "no_json_constant"]
 
 MAX_DEPTH: Final = 64
 """Deepest nesting of dicts and lists accepted in ``params`` and ``meta``."""
@@ -45,6 +45,12 @@ def _unencodable(text: str) -> bool:
     except UnicodeEncodeError:
         return True
     return False
+
+
+def no_json_constant(name: str) -> Any:
+    """``json.loads(..., parse_constant=no_json_constant)``: ``NaN`` and ``Infinity`` are
+    not JSON values (Python's parser takes them)."""
+    raise ValueError(f"{name} is not a JSON value")
 
 
 def clean_text(text: str) -> str:
