@@ -1,7 +1,7 @@
 """``timeline import`` detects the format with reads sized as the import's (#28 item 5):
 one long string costs a few reads of growing size, not one 4 KiB read per step of a
-parser that lexes the string again from its start at every read (a plain ``ijson.parse``
-took 7 s to get past a 50 MiB string, 0.9 s for 20 MiB)."""
+parser that lexes the string again from its start at every read (the time of a 200 MiB
+string's import: docs/benchmarks.md, store section)."""
 
 from __future__ import annotations
 
