@@ -46,12 +46,8 @@ def open(
         raise StoreUnavailableError(f"store URL must be a string, got {type(url).__name__}")
     if url == "memory://" or url.startswith("memory://"):
         return MemoryStore(url)
-    if url.startswith("sqlite://") or (url and "://" not in url):
-        path = url[len("sqlite://") :] if url.startswith("sqlite://") else url
-        if url.startswith("sqlite://") and path.startswith("/"):
-            path = path[1:]
-        if not path:
-            raise StoreUnavailableError(f"no database path in {url!r}; use sqlite:///path.db")
+    path = sqlite_path(url)
+    if path is not None:
         if not create and path != ":memory:" and not os.path.exists(path):
             raise StoreUnavailableError(f"no SQLite store at {path!r}: the file does not exist")
         return SqliteStore(path)
@@ -63,6 +59,19 @@ def open(
         f"unknown store URL {url!r}; use memory://, sqlite:///path.db, a file path "
         "or postgresql://..."
     )
+
+
+def sqlite_path(url: str) -> str | None:
+    """The SQLite file ``url`` names (``sqlite:///path.db`` or a plain path), or None for
+    another backend (also for ``timeline import``, which builds a new store beside it)."""
+    if not (url.startswith("sqlite://") or (url and "://" not in url)):
+        return None
+    path = url[len("sqlite://") :] if url.startswith("sqlite://") else url
+    if url.startswith("sqlite://") and path.startswith("/"):
+        path = path[1:]
+    if not path:
+        raise StoreUnavailableError(f"no database path in {url!r}; use sqlite:///path.db")
+    return path
 
 
 def __getattr__(name: str) -> object:

@@ -11,16 +11,18 @@ from typing import Any, Final, TypeVar
 import msgspec
 
 from index_store._rows import frame, key_bytes, unframe
+from index_store._window import RefRuns, WindowRecord, WindowRef, expand, version_of
 from timeline.model.block import Block
 from timeline.model.codec import decode_record, encode_record
 from timeline.model.errors import (
     CodecError,
+    ConflictError,
     CorruptRecordError,
     DuplicateBlockIdError,
     InvalidBlockError,
 )
 from timeline.model.json_text import check_identifier, clean_text
-from timeline.model.persistence import TimelineSnapshot, TimelineState
+from timeline.model.persistence import TimelineSnapshot
 
 __all__ = [
     "MAX_TERMS",
@@ -29,10 +31,12 @@ __all__ = [
     "decode_window",
     "encode_checkpoint",
     "encode_window",
+    "frame_runs",
     "frame_window",
     "assemble_window",
     "check_duplicate",
     "check_keys",
+    "check_version",
     "decode_window_row",
     "encode_window_row",
     "decode_block_row",
@@ -43,23 +47,6 @@ __all__ = [
     "search_terms",
     "stored_version",
 ]
-
-
-class WindowRef(msgspec.Struct, frozen=True, array_like=True):
-    """One window block by reference: its id and the hidden state it has now."""
-
-    id: str
-    hidden: bool = False
-    replacement_text: str | None = None
-
-
-class WindowRecord(msgspec.Struct, frozen=True):
-    """The live window as stored: references into the turn log / summary index, so a
-    persist writes O(new blocks), not the whole window."""
-
-    conversation_id: str
-    refs: list[WindowRef]
-    state: TimelineState
 
 
 _TERM = re.compile(r"\w+", re.UNICODE)
@@ -137,6 +124,7 @@ def decode_snapshot_row(data: Any, conversation_id: str, row: str) -> TimelineSn
 
 
 def encode_window_row(window: TimelineSnapshot) -> bytes:
+    """A window as schema-1/2 stores kept it (one reference a block)."""
     refs = [WindowRef(b.id, b.hidden, b.replacement_text) for b in window.blocks]
     return encode_record("window", WindowRecord(window.conversation_id, refs, window.state))
 
@@ -148,12 +136,20 @@ def decode_window_row(data: Any, conversation_id: str) -> WindowRecord:
 def encode_window(window: TimelineSnapshot, version: int, *extra: str | int) -> bytes:
     """The framed window row of ``version``: block references, hidden overrides and state,
     checksummed with the conversation, the version (and a backend's ``extra`` keys)."""
-    refs = [WindowRef(b.id, b.hidden, b.replacement_text) for b in window.blocks]
-    return frame_window(WindowRecord(window.conversation_id, refs, window.state), version, *extra)
+    refs = RefRuns.of((b.id, b.hidden, b.replacement_text) for b in window.blocks)
+    return frame_runs(WindowRecord(window.conversation_id, refs, window.state), version, *extra)
 
 
 def frame_window(record: WindowRecord, version: int, *extra: str | int) -> bytes:
-    payload = encode_record("window", record)
+    """The framed row of a decoded ``record`` (one reference a block): its references
+    joined into runs where ids follow each other."""
+    refs = RefRuns.of((r.id, r.hidden, r.replacement_text) for r in expand(record.refs))
+    return frame_runs(WindowRecord(record.conversation_id, refs, record.state), version, *extra)
+
+
+def frame_runs(record: WindowRecord, version: int, *extra: str | int) -> bytes:
+    """The framed row of a record whose references are already runs (:class:`RefRuns`)."""
+    payload = encode_record("window", record, version=version_of(record.refs))
     return frame(key_bytes(record.conversation_id, version, *extra), payload)
 
 
@@ -167,7 +163,10 @@ def decode_window(data: Any, conversation_id: str, version: Any, *extra: str | i
     record = _decode_row(payload, "window", WindowRecord, conversation_id, "window")
     if record.conversation_id != conversation_id:
         raise _corrupt(conversation_id, "window", f"it names {record.conversation_id!r}")
-    return record
+    try:
+        return WindowRecord(record.conversation_id, expand(record.refs), record.state)
+    except ValueError as exc:
+        raise _corrupt(conversation_id, "window", str(exc)) from exc
 
 
 def encode_checkpoint(
@@ -228,6 +227,18 @@ def assemble_window(record: WindowRecord, blocks: Mapping[str, Block]) -> Timeli
             )
         out.append(block)
     return TimelineSnapshot(record.conversation_id, out, record.state)
+
+
+def check_version(conversation_id: str, expected: int, actual: int) -> None:
+    """ConflictError unless the stored version is the one the writer expected."""
+    if actual != expected:
+        raise ConflictError(
+            f"conversation {conversation_id!r} is at version {actual}, this timeline "
+            f"expected {expected}; reload it and retry",
+            expected=expected,
+            actual=actual,
+            conversation_id=conversation_id,
+        )
 
 
 def check_keys(**keys: Any) -> None:

@@ -17,6 +17,7 @@ from typing import Any
 from index_store._common import (
     assemble_window,
     check_keys,
+    check_version,
     decode_window,
     encode_window,
     search_terms,
@@ -40,7 +41,6 @@ from index_store._rows import DELTA, Base, BlockCodec, Row, as_rows
 from index_store._sql import check_same
 from timeline.model.block import PLAN_LATEST, REACT_PLAN, Block
 from timeline.model.errors import (
-    ConflictError,
     NotFoundError,
     StoreUnavailableError,
     TimelineError,
@@ -156,14 +156,7 @@ class PostgresAsync:
             await cur.execute(LOCK_INSERT, (conversation_id,))
             await cur.execute(LOCK_SELECT, (conversation_id,))
             actual = stored_version((await cur.fetchone())[0], conversation_id)
-            if actual != expected_version:
-                raise ConflictError(
-                    f"conversation {conversation_id!r} is at version {actual}, this timeline "
-                    f"expected {expected_version}; reload it and retry",
-                    expected=expected_version,
-                    actual=actual,
-                    conversation_id=conversation_id,
-                )
+            check_version(conversation_id, expected_version, actual)
             await self._aappend(cur, conversation_id, log, summaries)
             row = encode_window(window, actual + 1)
             await cur.execute(WRITE_WINDOW, (actual + 1, row, conversation_id))

@@ -8,34 +8,41 @@ search. Shared SQL is written with ``?`` placeholders and ``{blocks}``/``{conver
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
+from itertools import islice
 from typing import Any, ClassVar
 
 from index_store._common import (
     assemble_window,
     check_keys,
+    check_version,
     decode_checkpoint,
     decode_window,
     encode_checkpoint,
     encode_window,
+    frame_runs,
     stored_version,
 )
 from index_store._rows import Base, BlockCodec, Row, as_rows
-from timeline.model.block import PLAN_LATEST, REACT_PLAN, Block
+from index_store._window import RefRuns, WindowRecord
+from timeline.model.block import CONV_RANGE_SUMMARY, PLAN_LATEST, REACT_PLAN, Block
 from timeline.model.errors import (
-    ConflictError,
     CorruptRecordError,
     DuplicateBlockIdError,
     NotFoundError,
 )
-from timeline.model.persistence import CheckpointInfo, TimelineSnapshot
+from timeline.model.persistence import CheckpointInfo, TimelineSnapshot, TimelineState
 
-__all__ = ["ROW_COLUMNS", "SqlStore", "check_same", "utc_now_text"]
+__all__ = ["ROW_COLUMNS", "STREAM_CHUNK", "SqlStore", "check_same", "utc_now_text"]
 
 ROW_COLUMNS = "block_id, kind, turn_id, path, type, body"
 """The columns of a block row, in :class:`~index_store._rows.Row` order."""
+
+
+STREAM_CHUNK = 1024
+"""Blocks a streamed commit writes (and SQLite indexes) at a time."""
 
 
 def utc_now_text() -> str:
@@ -112,18 +119,41 @@ class SqlStore:
         check_keys(conversation_id=conversation_id)
         with self._tx(conversation_id) as db:
             actual, at = self._lock_version(db, conversation_id)
-            if actual != expected_version:
-                raise ConflictError(
-                    f"conversation {conversation_id!r} is at version {actual}, this timeline "
-                    f"expected {expected_version}; reload it and retry",
-                    expected=expected_version,
-                    actual=actual,
-                    conversation_id=conversation_id,
-                )
+            check_version(conversation_id, expected_version, actual)
             self._append(db, conversation_id, log, summaries, at)
             row = encode_window(window, actual + 1, *self._window_keys(at))
             self._write_window(db, conversation_id, actual + 1, row)
         return actual + 1
+
+    def commit_stream(
+        self,
+        conversation_id: str,
+        *,
+        blocks: Iterable[Block],
+        finish: Callable[[], TimelineState],
+    ) -> int:
+        """A new conversation whose window is ``blocks``, in order, written as they come in
+        one transaction, :data:`STREAM_CHUNK` at a time: what a conversation bigger than
+        memory needs (``timeline import``). ``finish`` is called once every block is
+        written and gives the state stored with the window. An error from ``blocks`` or
+        ``finish`` (bad input late in a file) rolls everything back: nothing is stored.
+        Returns version 1; ConflictError when the conversation exists."""
+        check_keys(conversation_id=conversation_id)
+        with self._tx(conversation_id) as db:
+            actual, at = self._lock_version(db, conversation_id)
+            check_version(conversation_id, 0, actual)
+            runs, source = RefRuns(), iter(blocks)
+            while group := list(islice(source, STREAM_CHUNK)):
+                log = [b for b in group if b.type != CONV_RANGE_SUMMARY]
+                summaries = [b for b in group if b.type == CONV_RANGE_SUMMARY]
+                self._append(db, conversation_id, log, summaries, at, fresh=True)
+                for b in group:
+                    runs.add(b.id, b.hidden, b.replacement_text)
+            record = WindowRecord(conversation_id, runs.done(), finish())
+            self._write_window(
+                db, conversation_id, 1, frame_runs(record, 1, *self._window_keys(at))
+            )
+        return 1
 
     def _append(
         self,
@@ -132,10 +162,11 @@ class SqlStore:
         log: Sequence[Block],
         summaries: Sequence[Block],
         at: Any,
+        fresh: bool = False,
     ) -> None:
         """Insert the commit's blocks; a summary is stored against the previous one. An
         id already stored is fine when it holds this very block (a re-persist after
-        ``restore``), a DuplicateBlockIdError otherwise."""
+        ``restore``; never when ``fresh``), a DuplicateBlockIdError otherwise."""
         codec = BlockCodec(
             conversation_id,
             lambda ids: self._rows_by_id(db, conversation_id, ids),
@@ -157,6 +188,12 @@ class SqlStore:
                     if kind == "summary":
                         base = after
                     continue
+                if fresh:
+                    raise DuplicateBlockIdError(
+                        f"block id {block.id!r} appears twice in conversation {conversation_id!r}",
+                        conversation_id=conversation_id,
+                        block_id=block.id,
+                    )
                 stored = self._rows_by_id(db, conversation_id, [block.id])
                 check_same(conversation_id, block, codec.decode(stored[0]))
         self._inserted(db, conversation_id, at)

@@ -42,6 +42,11 @@ class CommitRange:
         self.next_seq = next_seq
         self.texts = Written(next_seq)
 
+    def indexed(self) -> None:
+        """The search index holds the rows written so far: their texts are let go (a
+        streamed commit indexes a chunk at a time)."""
+        self.texts = Written(self.next_seq)
+
     def wrote(self, text: str) -> None:
         """The row at ``next_seq`` was inserted: the next one is free."""
         self.texts.append(text)

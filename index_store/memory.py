@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from functools import partial
 
@@ -14,6 +14,7 @@ from index_store._async import InlineAsync
 from index_store._common import (
     assemble_window,
     check_keys,
+    check_version,
     decode_checkpoint,
     decode_window,
     encode_checkpoint,
@@ -24,14 +25,18 @@ from index_store._common import (
     stored_version,
 )
 from index_store._rows import Base, BlockCodec, Row
-from timeline.model.block import PLAN_LATEST, REACT_PLAN, Block
+from timeline.model.block import CONV_RANGE_SUMMARY, PLAN_LATEST, REACT_PLAN, Block
 from timeline.model.errors import (
-    ConflictError,
     CorruptRecordError,
     DuplicateBlockIdError,
     NotFoundError,
 )
-from timeline.model.persistence import CheckpointInfo, SearchHit, TimelineSnapshot
+from timeline.model.persistence import (
+    CheckpointInfo,
+    SearchHit,
+    TimelineSnapshot,
+    TimelineState,
+)
 
 __all__ = ["MemoryStore"]
 
@@ -71,14 +76,9 @@ class MemoryStore(InlineAsync):
         check_keys(conversation_id=conversation_id)
         with self._lock:
             conv = self._data.get(conversation_id) or _Conversation()
-            if stored_version(conv.version, conversation_id) != expected_version:
-                raise ConflictError(
-                    f"conversation {conversation_id!r} is at version {conv.version}, this "
-                    f"timeline expected {expected_version}; reload it and retry",
-                    expected=expected_version,
-                    actual=conv.version,
-                    conversation_id=conversation_id,
-                )
+            check_version(
+                conversation_id, expected_version, stored_version(conv.version, conversation_id)
+            )
             staged = _stage(conversation_id, conv, log, summaries)
             row = encode_window(window, conv.version + 1)
             conv.rows.update(staged)
@@ -86,6 +86,30 @@ class MemoryStore(InlineAsync):
             conv.window = row
             self._data[conversation_id] = conv
             return conv.version
+
+    def commit_stream(
+        self,
+        conversation_id: str,
+        *,
+        blocks: Iterable[Block],
+        finish: Callable[[], TimelineState],
+    ) -> int:
+        """A new conversation whose window is ``blocks`` (see ``SqliteStore.commit_stream``;
+        in memory the blocks are all held anyway). Nothing is stored on an error."""
+        window = list(blocks)
+        summaries = [b for b in window if b.type == CONV_RANGE_SUMMARY]
+        log = [b for b in window if b.type != CONV_RANGE_SUMMARY]
+        twice = [i for i, n in Counter(b.id for b in window).items() if n > 1][:1]
+        if twice:
+            raise DuplicateBlockIdError(
+                f"block id {twice[0]!r} appears twice in conversation {conversation_id!r}",
+                conversation_id=conversation_id,
+                block_id=twice[0],
+            )
+        snapshot = TimelineSnapshot(conversation_id, window, finish())
+        return self.commit(
+            conversation_id, expected_version=0, log=log, summaries=summaries, window=snapshot
+        )
 
     def load_window(self, conversation_id: str) -> tuple[int, TimelineSnapshot] | None:
         check_keys(conversation_id=conversation_id)

@@ -220,6 +220,7 @@ class SqliteStore(ThreadedAsync, SqlIntegrity, SqlStore):
 
     def _inserted(self, db: Any, conversation_id: str, at: Any) -> None:
         bring_index_up_to_date(db, at.texts)
+        at.indexed()
 
     def _window_keys(self, at: Any) -> tuple[str | int, ...]:
         return (at.conv_no,)

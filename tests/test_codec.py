@@ -65,9 +65,15 @@ def test_bad_records_raise_codec_error_naming_what_failed(data: bytes, message: 
 
 
 def test_version_is_written() -> None:
-    """Records carry the current schema version."""
+    """Records carry the oldest version that holds them (1 for a block), and a reader takes
+    every version up to its own."""
     raw = encode_record("block", SAMPLE_BLOCKS[0], "json")
-    assert msgspec.json.decode(raw)["v"] == SCHEMA_VERSION
+    assert msgspec.json.decode(raw)["v"] == 1
+    newest = encode_record("block", SAMPLE_BLOCKS[0], "json", version=SCHEMA_VERSION)
+    assert msgspec.json.decode(newest)["v"] == SCHEMA_VERSION == 2
+    assert SAMPLE_BLOCKS[0] == decode_record(newest, "block", type(SAMPLE_BLOCKS[0]), "json")
+    with pytest.raises(CodecError, match="cannot write a version 3 record"):
+        encode_record("block", SAMPLE_BLOCKS[0], "json", version=SCHEMA_VERSION + 1)
     assert SAMPLE_BLOCKS[0] == decode_record(raw, "block", type(SAMPLE_BLOCKS[0]), "json")
 
 

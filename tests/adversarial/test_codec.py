@@ -10,7 +10,7 @@ import msgspec
 import pytest
 
 from timeline import Block, CodecError, TimelineError, blocks, decode_block, encode_block
-from timeline.model.codec import decode_record, encode_record
+from timeline.model.codec import SCHEMA_VERSION, decode_record, encode_record
 
 GOOD = Block(
     type="react.tool.result",
@@ -49,7 +49,7 @@ def _cases() -> dict[str, tuple[Any, str]]:
         out[f"{fmt}-trailing-bytes"] = (good + b"\x00", fmt)
         out[f"{fmt}-schema-window"] = (_envelope(fmt, schema="window"), fmt)
         out[f"{fmt}-schema-int"] = (_envelope(fmt, schema=5), fmt)
-        out[f"{fmt}-version-newer"] = (_envelope(fmt, v=2), fmt)
+        out[f"{fmt}-version-newer"] = (_envelope(fmt, v=SCHEMA_VERSION + 1), fmt)
         out[f"{fmt}-version-zero"] = (_envelope(fmt, v=0), fmt)
         out[f"{fmt}-version-negative"] = (_envelope(fmt, v=-1), fmt)
         out[f"{fmt}-version-string"] = (_envelope(fmt, v="1"), fmt)

@@ -12,6 +12,7 @@ in every format and imports as Chat Completions.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 from typing import IO, Any, Final
 
@@ -19,8 +20,9 @@ import ijson
 
 from timeline.cli.output import printable, progress
 from timeline.cli.stored import InputError, open_store
-from timeline.model.block import TURN_HEADER
+from timeline.io.streamed import StreamedImport
 from timeline.model.errors import InvalidBlockError, StoreUnavailableError, TimelineError
+from timeline.model.persistence import TimelineState
 from timeline.render.usage import plural
 
 __all__ = ["FORMATS", "cmd_import", "detect_format"]
@@ -90,23 +92,32 @@ def _size(fh: Any) -> int | None:
 
 
 def _exists(store: Any, conversation: str, db: str) -> None:
-    if store is not None and store.load_window(conversation) is not None:
+    if store.load_window(conversation) is not None:
         raise TimelineError(
             f"conversation {conversation!r} already exists in {db}; "
             "import into a new --conversation id"
         )
 
 
-def _read(fh: IO[bytes], fmt: str, args: argparse.Namespace) -> Any:
-    """The imported conversation; a format error says which format the file looks like
-    when that is another one."""
-    from timeline.io.stream import import_stream
-
+def _stream(
+    store: Any, fh: IO[bytes], fmt: str, args: argparse.Namespace
+) -> tuple[StreamedImport, int]:
+    """Read the file into the store as it is parsed (one transaction); a format error
+    says which format the file looks like when that is another one."""
     with progress(f"importing {os.path.basename(args.file)}", _size(fh)) as advance:
+        streamed = StreamedImport(fh, fmt, args.conversation, advance)  # type: ignore[arg-type]
+
+        def finish() -> TimelineState:
+            if not streamed.messages:
+                raise InputError(f"FILE {args.file}: no messages in it; nothing imported")
+            return streamed.state()
+
         try:
-            return import_stream(fh, fmt, args.conversation, advance)  # type: ignore[arg-type]
+            version: int = store.commit_stream(args.conversation, blocks=streamed, finish=finish)
         except UnicodeDecodeError as exc:
             raise InputError(f"{args.file}: not valid JSON: not UTF-8 ({exc})") from exc
+        except InputError:
+            raise
         except TimelineError as exc:
             if str(exc).startswith("not valid JSON"):
                 raise InputError(f"{args.file}: {exc}") from exc
@@ -115,6 +126,50 @@ def _read(fh: IO[bytes], fmt: str, args: argparse.Namespace) -> Any:
             if isinstance(exc, InvalidBlockError) and guess not in (None, fmt):
                 raise InvalidBlockError(f"{exc} (the file looks like --format {guess})") from exc
             raise
+    return streamed, version
+
+
+class _NewStore:
+    """A new SQLite store for an import, built beside its path and moved into place once
+    the import committed: a failed import leaves no file behind, not even an empty one."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.temp = f"{path}.importing-{os.getpid()}"
+
+    def publish(self) -> None:
+        try:
+            os.link(self.temp, self.path)  # fails if the path appeared meanwhile
+        except FileExistsError as exc:
+            raise TimelineError(
+                f"--db {self.path}: another program created it during the import; nothing "
+                "imported: run the import again"
+            ) from exc
+        except OSError:  # no hard links on this file system
+            if os.path.exists(self.path):
+                raise
+            os.replace(self.temp, self.path)
+        self.discard()
+
+    def discard(self) -> None:
+        for leftover in ("", "-wal", "-shm", "-journal"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.temp + leftover)
+
+
+def _open(db: str) -> tuple[Any, _NewStore | None]:
+    """The store at ``--db``, or a new SQLite one built beside the path it names."""
+    import index_store
+
+    try:
+        return open_store(db), None
+    except StoreUnavailableError:
+        path = index_store.sqlite_path(db)
+        if path is None or path == ":memory:":
+            raise
+    new = _NewStore(path)
+    new.discard()  # a leftover of an import this process id ran before
+    return open_store(new.temp, create=True), new
 
 
 def cmd_import(args: argparse.Namespace) -> int:
@@ -125,31 +180,27 @@ def cmd_import(args: argparse.Namespace) -> int:
         raise InputError(f"FILE {args.file}: cannot read it: {exc.strerror}") from exc
     with fh:
         fmt = args.format or detect_format(fh) or "openai"
+        store, new = _open(args.db)
         try:
-            store = open_store(args.db)
-        except StoreUnavailableError:
-            store = None  # a new store: created once the file has been read and checked
-        try:
-            _exists(store, args.conversation, args.db)
-            imported = _read(fh, fmt, args)
-            tl = imported.timeline
-            if all(b.type == TURN_HEADER for b in tl.blocks):
-                raise InputError(f"FILE {args.file}: no messages in it; nothing imported")
-            tl.render(imported.system)  # keeps the system prompt with the conversation
-            store = store or open_store(args.db, create=True)
-            _exists(store, args.conversation, args.db)
-            version = tl.persist(store)
-        finally:
-            if store is not None:
+            try:
+                _exists(store, args.conversation, args.db)
+                streamed, version = _stream(store, fh, fmt, args)
+            finally:
                 store.close()
+            if new is not None:
+                new.publish()
+        finally:
+            if new is not None:
+                new.discard()
     notes = [] if args.format else [f"format {fmt} (detected)"]
-    if imported.system:
+    if streamed.system:
         notes.append(
-            f"its system prompt ({plural(imported.system_messages, 'system message')}, "
-            f"{plural(len(imported.system), 'char')}) is kept with it"
+            f"its system prompt ({plural(streamed.system_messages, 'system message')}, "
+            f"{plural(len(streamed.system), 'char')}) is kept with it"
         )
     print(
-        f"imported {plural(len(tl.blocks), 'block')} into {printable(repr(args.conversation))} "
-        f"(version {version})" + "".join(f"; {n}" for n in notes)
+        f"imported {plural(streamed.count, 'block')} into "
+        f"{printable(repr(args.conversation))} (version {version})"
+        + "".join(f"; {n}" for n in notes)
     )
     return 0

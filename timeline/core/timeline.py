@@ -273,6 +273,14 @@ class Timeline:
         self._ledger.reset([], state, new_ids=())
         self._ledger.bump()
 
+    def drain(self) -> list[Block]:
+        """Take every block out of memory and return them, for a caller that stores them
+        itself (``timeline import`` streams into a store's ``commit_stream``): appends go
+        on from the same counters and turn, and a result may answer a drained call. Only
+        for a timeline never persisted, loaded or compacted, with nothing pinned or
+        cleared (TimelineError otherwise; nothing changes)."""
+        return self._ledger.hand_over(self.conversation_id)
+
     # -- usage calibration -----------------------------------------------------------
 
     def record_usage(self, *, prompt_tokens: int) -> None:

@@ -41,11 +41,12 @@ side when it sits in an assistant message."""
 _TOOL_USE_KEYS: Final = frozenset({"type", "id", "name", "input", "cache_control"})
 
 
-def import_anthropic(messages: Iterable[Any], b: Builder) -> int:
-    """Append the messages; returns how many system messages went to the system prompt
-    (none: the system prompt is the request's ``system``, and a ``role: "system"``
-    message inside ``messages`` stays in its place as a block)."""
-    for i, m in enumerate(messages):
+def import_anthropic(messages: Iterable[Any], b: Builder, start: int = 0) -> int:
+    """Append the messages (``start``: the first one's index, for error messages); returns
+    how many system messages went to the system prompt (none: the system prompt is the
+    request's ``system``, and a ``role: "system"`` message inside ``messages`` stays in
+    its place as a block)."""
+    for i, m in enumerate(messages, start):
         where = f"messages[{i}]"
         if not isinstance(m, Mapping) or m.get("role") not in ("user", "assistant", "system"):
             raise fail(where, "expected an object with role 'user', 'assistant' or 'system'")

@@ -39,9 +39,11 @@ _import_anthropic = import_anthropic  # the streaming importer's name for it
 _CALL_KEYS: Final = frozenset({"id", "type", "function"})
 
 
-def _import_openai(messages: Iterable[Any], b: Builder) -> int:
+def _import_openai(messages: Iterable[Any], b: Builder, start: int = 0) -> int:
+    """Append the messages (``start``: the first one's index, for error messages); returns
+    how many system messages went to the system prompt."""
     skipped = 0
-    for i, m in enumerate(messages):
+    for i, m in enumerate(messages, start):
         where = f"messages[{i}]"
         if not isinstance(m, Mapping):
             raise fail(where, "expected an object")

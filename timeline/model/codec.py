@@ -27,8 +27,9 @@ __all__ = [
     "encode_record",
 ]
 
-SCHEMA_VERSION: Final = 1
-"""Version written by this library; readers accept this and every older version."""
+SCHEMA_VERSION: Final = 2
+"""The newest version this library reads (and every older one). Records are written at
+the oldest version that holds them: 1, except a stored window with a run of ids (2)."""
 
 Format = Literal["json", "msgpack"]
 
@@ -56,13 +57,16 @@ def _check_format(fmt: Any) -> None:
         raise CodecError(f"unknown format {fmt!r}; use 'json' or 'msgpack'")
 
 
-def encode_record(schema: str, body: Any, fmt: Format = "msgpack") -> bytes:
-    """Encode ``body`` (a Struct or builtin data) under the ``schema`` name."""
+def encode_record(schema: str, body: Any, fmt: Format = "msgpack", version: int = 1) -> bytes:
+    """Encode ``body`` (a Struct or builtin data) under the ``schema`` name, marked with
+    ``version`` (a reader older than it refuses the record)."""
     _check_format(fmt)
+    if not 1 <= version <= SCHEMA_VERSION:
+        raise CodecError(f"cannot write a version {version} record (1 to {SCHEMA_VERSION})")
     encoder = _json_encoder if fmt == "json" else _msgpack_encoder
     try:
         raw = msgspec.Raw(encoder.encode(body))
-        return encoder.encode(_Envelope(schema, SCHEMA_VERSION, raw))
+        return encoder.encode(_Envelope(schema, version, raw))
     except (msgspec.EncodeError, TypeError, ValueError, OverflowError, RecursionError) as exc:
         raise CodecError(f"cannot encode this {schema} record as {fmt}: {exc}") from exc
 

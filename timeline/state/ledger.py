@@ -21,6 +21,7 @@ import msgspec
 from timeline.formats.incremental import PayloadCache
 from timeline.model.block import CONV_RANGE_SUMMARY, Block
 from timeline.model.block_types import block_type
+from timeline.model.errors import TimelineError
 from timeline.model.persistence import TimelineSnapshot, TimelineState
 from timeline.state.carry import CarriedIds, Carry
 from timeline.state.stream import VisibleStream, latest_summary_index
@@ -292,6 +293,22 @@ class Ledger:
         self._stream.version = -1
         if new_ids is not None:
             self._new_ids = list(new_ids)
+
+    def hand_over(self, conversation_id: str) -> list[Block]:
+        """Every block, taken out of memory (``Timeline.drain``); the state goes on, and
+        the tool-call ids stay known, so a later result may answer a call handed over.
+        Refused unless every block is new and in the window."""
+        if self._version or self._summary_count or self._carry.pinned or self._state.cleared:
+            raise TimelineError(
+                f"timeline {conversation_id!r} cannot be drained: it was persisted, loaded "
+                "or compacted, or has pinned or cleared blocks; drain is for a new "
+                "timeline whose every block the caller stores"
+            )
+        blocks, calls = self._blocks, self._calls
+        self.reset([], self._state, new_ids=())
+        self._calls = calls
+        self._bump()
+        return blocks
 
     def bump(self) -> None:
         """Something changed how the blocks render (the stream is rebuilt)."""
