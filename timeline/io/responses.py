@@ -15,7 +15,7 @@ naming the item (``input[3].content[1]``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from timeline.io._common import (
@@ -35,7 +35,7 @@ from timeline.model.media import reference_meta
 from timeline.model.native import openai_compaction, with_native
 from timeline.model.reasoning import openai_reasoning
 
-__all__ = ["import_responses"]
+__all__ = ["import_items", "import_responses"]
 
 _TEXT_PARTS: Final = ("input_text", "output_text", "text")
 _CALL_KEYS: Final = frozenset({"type", "id", "call_id", "name", "arguments", "status"})
@@ -198,12 +198,11 @@ def _other(item: Mapping[str, Any], kind: str, where: str, b: Builder) -> None:
         b.provider_item("responses", item, where, side)
 
 
-def import_responses(data: Any, conversation_id: str) -> ImportedConversation:
-    """A new timeline holding the Responses input ``data``, with its system prompt."""
-    items, system = _items(data)
-    b = Builder(conversation_id)
-    system_messages = len(system)
-    for i, item in enumerate(items):
+def import_items(items: Iterable[Any], b: Builder, system: list[str], start: int = 0) -> int:
+    """Append the Responses input items (``start``: the first one's index, for error
+    messages); system and developer messages go to ``system``. Returns how many."""
+    system_messages = 0
+    for i, item in enumerate(items, start):
         where = f"input[{i}]"
         if not isinstance(item, Mapping):
             raise fail(where, "expected an object")
@@ -218,4 +217,12 @@ def import_responses(data: Any, conversation_id: str) -> ImportedConversation:
             _other(item, kind, where, b)
         else:
             raise fail(f"{where}.type", f"expected an item type, got {kind!r}")
+    return system_messages
+
+
+def import_responses(data: Any, conversation_id: str) -> ImportedConversation:
+    """A new timeline holding the Responses input ``data``, with its system prompt."""
+    items, system = _items(data)
+    b = Builder(conversation_id)
+    system_messages = len(system) + import_items(items, b, system)
     return ImportedConversation(b.tl, "\n\n".join(system), system_messages)

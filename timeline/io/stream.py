@@ -10,7 +10,6 @@ the caller persists the returned timeline, so bad input anywhere stores nothing.
 from __future__ import annotations
 
 import codecs
-import json
 from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any, Final, Literal
 
@@ -18,11 +17,12 @@ import ijson
 
 from timeline.core.timeline import Timeline
 from timeline.io._common import Builder, ImportedConversation, split_messages
-from timeline.io.importers import _import_anthropic, _import_openai, import_conversation
+from timeline.io.importers import _import_anthropic, _import_openai
+from timeline.io.responses import import_items
 from timeline.model.errors import InvalidBlockError
-from timeline.model.json_text import MAX_DEPTH, no_json_constant
+from timeline.model.json_text import MAX_DEPTH
 
-__all__ = ["import_file", "import_stream", "json_events"]
+__all__ = ["document_system", "import_file", "import_stream", "importer_of", "json_events"]
 
 _OPEN = ("start_map", "start_array")
 _CLOSE = ("end_map", "end_array")
@@ -134,13 +134,18 @@ def _events(reader: _Counting) -> Iterator[Any]:
 
 class _Messages:
     """Iterates the messages of a JSON document as they are parsed; ``system`` holds the
-    top-level ``system`` value once the document has been read."""
+    top-level ``system`` value once the document has been read. ``responses=True``: the
+    items of a Responses input (a list, or an object with ``input``, which may be a
+    string: one user message) and its ``instructions``."""
 
-    def __init__(self, reader: _Counting) -> None:
+    def __init__(self, reader: _Counting, responses: bool = False) -> None:
         # small reads and a depth cap: ijson builds a prefix string per event, so a deep
         # document read in big chunks would take memory quadratic in its depth
         self._events = _events(reader)
         self.system: Any = ""
+        self._key, self._system_key = ("input", "instructions") if responses else _MESSAGES
+        what = "input items" if responses else "messages"
+        self._expected = f"{self._key}: expected a list of {what} (or an object with '{self._key}')"
 
     def __iter__(self) -> Iterator[Any]:
         try:
@@ -156,10 +161,9 @@ class _Messages:
         events = iter(self._events)
         first = next(events, None)
         if first is None or first[1] not in _OPEN:
-            raise InvalidBlockError(
-                "messages: expected a list of messages (or an object with 'messages')"
-            )
-        item = "item" if first[1] == "start_array" else "messages.item"
+            raise InvalidBlockError(self._expected)
+        key, system_key = self._key, self._system_key
+        item = "item" if first[1] == "start_array" else f"{key}.item"
         found = item == "item"
         builder: Any = None
         target = ""
@@ -169,33 +173,35 @@ class _Messages:
                 builder.event(event, value)
                 depth += (event in _OPEN) - (event in _CLOSE)
                 if depth == 0:
-                    if target == "system":
+                    if target == system_key:
                         self.system = builder.value
                     else:
                         yield builder.value
                     builder = None
                 continue
-            if prefix in (item, "system") and event != "map_key":
-                if prefix == "system" and item == "item":
+            if prefix in (item, system_key) and event != "map_key":
+                if prefix == system_key and item == "item":
                     continue
                 if event in _OPEN:
                     builder, target, depth = ijson.ObjectBuilder(), prefix, 1
                     builder.event(event, value)
-                elif prefix == "system":
+                elif prefix == system_key:
                     self.system = value
                 elif event not in _CLOSE:
                     yield value
-            elif prefix == "messages" and item != "item":
+            elif prefix == key and item != "item":
                 if event == "start_array":
                     found = True
+                elif event == "string" and key == "input":  # Responses: one user message
+                    found = True
+                    yield {"role": "user", "content": value}
                 elif event != "end_array":
-                    raise InvalidBlockError(
-                        "messages: expected a list of messages (or an object with 'messages')"
-                    )
+                    raise InvalidBlockError(self._expected)
         if not found:
-            raise InvalidBlockError(
-                "messages: expected a list of messages (or an object with 'messages')"
-            )
+            raise InvalidBlockError(self._expected)
+
+
+_MESSAGES: Final = ("messages", "system")
 
 
 def import_stream(
@@ -207,27 +213,41 @@ def import_stream(
     """A new timeline holding the messages of ``file`` (a binary stream of JSON), with the
     system prompt it carried and its count of system messages. ``on_read`` gets each
     chunk's size."""
-    if fmt == "responses":  # Responses input is read whole (no streaming parser for it)
-        try:
-            data = json.loads(_Counting(file, on_read).read(), parse_constant=no_json_constant)
-        except RecursionError as exc:
-            raise InvalidBlockError("not valid JSON: nested too deeply") from exc
-        except ValueError as exc:
-            raise InvalidBlockError(f"not valid JSON: {exc}") from exc
-        return import_conversation(data, "responses", conversation_id)
-    messages = _Messages(_Counting(file, on_read))
+    messages = _Messages(_Counting(file, on_read), responses=fmt == "responses")
     b = Builder(conversation_id)
+    count = importer_of(fmt)(messages, b, 0)
+    count += document_system(fmt, messages, b)
+    return ImportedConversation(b.tl, "\n\n".join(b.system), count)
+
+
+Importer = Callable[[Iterable[Any], Builder, int], int]
+"""Appends messages (the first one's index given, for error messages); returns how many
+went to the system prompt."""
+
+
+def importer_of(fmt: str) -> Importer:
+    """The importer of ``fmt``'s messages or items."""
     if fmt == "openai":
-        skipped = _import_openai(messages, b)
-    elif fmt == "anthropic":
-        skipped = _import_anthropic(messages, b)
+        return _import_openai
+    if fmt == "anthropic":
+        return _import_anthropic
+    if fmt == "responses":
+        return lambda items, b, start: import_items(items, b, b.system, start)
+    raise InvalidBlockError(f"unknown format {fmt!r}; use 'openai', 'anthropic' or 'responses'")
+
+
+def document_system(fmt: str, messages: _Messages, b: Builder) -> int:
+    """Put the document's own system prompt (Anthropic's ``system``, Responses'
+    ``instructions``), read by now, first in the builder's; returns 1 if there was one."""
+    if fmt == "anthropic":
         system = split_messages({"system": messages.system, "messages": []})[1]
-        if system:
-            skipped += 1
-            b.system.insert(0, system)
+    elif fmt == "responses" and isinstance(messages.system, str):
+        system = messages.system
     else:
-        raise InvalidBlockError(f"unknown format {fmt!r}; use 'openai', 'anthropic' or 'responses'")
-    return ImportedConversation(b.tl, "\n\n".join(b.system), skipped)
+        return 0
+    if system:
+        b.system.insert(0, system)
+    return 1 if system else 0
 
 
 def import_file(

@@ -8,8 +8,7 @@ transaction as they come, so ``timeline import`` needs memory for a message, a c
 rows and the parser, not for the conversation. Bad input anywhere still stores nothing:
 the error ends the store's transaction, which rolls back.
 
-Chat Completions and Anthropic files stream; a Responses file is read whole (as
-``import_stream`` reads it) and then handed on.
+Chat Completions, Anthropic and Responses files all stream.
 """
 
 from __future__ import annotations
@@ -18,9 +17,8 @@ from collections.abc import Callable, Iterator
 from typing import IO, Literal
 
 from timeline.core.timeline import Timeline
-from timeline.io._common import Builder, split_messages
-from timeline.io.importers import _import_anthropic, _import_openai
-from timeline.io.stream import _Counting, _Messages, import_stream
+from timeline.io._common import Builder
+from timeline.io.stream import _Counting, _Messages, document_system, importer_of
 from timeline.model.block import TURN_HEADER, Block
 from timeline.model.errors import InvalidBlockError
 from timeline.model.persistence import TimelineState
@@ -50,7 +48,7 @@ class StreamedImport:
             )
         self._file, self._fmt, self._on_read = file, fmt, on_read
         self._builder = Builder(conversation_id)
-        self._timeline = self._builder.tl
+        self._timeline: Timeline = self._builder.tl
         self.system = ""
         self.system_messages = 0
         self.count = 0
@@ -60,29 +58,17 @@ class StreamedImport:
     def __iter__(self) -> Iterator[Block]:
         if self._done or self.count:
             raise RuntimeError("a StreamedImport is read once")
-        if self._fmt == "responses":
-            imported = import_stream(self._file, "responses", self._builder.tl.conversation_id)
-            self._timeline = imported.timeline
-            yield from self._drain()
-            self.system, self.system_messages = imported.system, imported.system_messages
-        else:
-            yield from self._messages()
-        self._timeline.render(self.system)  # records the system prompt, as import does
-        self._done = True
-
-    def _messages(self) -> Iterator[Block]:
         b = self._builder
-        messages = _Messages(_Counting(self._file, self._on_read))
-        step = _import_openai if self._fmt == "openai" else _import_anthropic
+        responses = self._fmt == "responses"
+        messages = _Messages(_Counting(self._file, self._on_read), responses=responses)
+        step = importer_of(self._fmt)
         for i, message in enumerate(messages):
             self.system_messages += step((message,), b, i)
             yield from self._drain()
-        if self._fmt == "anthropic":
-            system = split_messages({"system": messages.system, "messages": []})[1]
-            if system:
-                self.system_messages += 1
-                b.system.insert(0, system)
+        self.system_messages += document_system(self._fmt, messages, b)
         self.system = "\n\n".join(b.system)
+        self._timeline.render(self.system)  # records the system prompt, as import does
+        self._done = True
 
     def _drain(self) -> Iterator[Block]:
         for block in self._timeline.drain():
