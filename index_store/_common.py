@@ -36,6 +36,7 @@ __all__ = [
     "assemble_window",
     "check_duplicate",
     "check_keys",
+    "check_same",
     "check_version",
     "decode_window_row",
     "encode_window_row",
@@ -314,3 +315,20 @@ def make_snippet(text: str, terms: Sequence[str], width: int = 160) -> str:
     for t in terms:
         window = re.sub(f"(?i)\\b({re.escape(t)})", r"[\1]", window)
     return ("…" if start else "") + window + ("…" if start + width < len(text) else "")
+
+
+def check_same(conversation_id: str, block: Block, stored: Block) -> None:
+    # hidden/replacement may change after a block was first logged; the content may not
+    if (stored.type, stored.text, stored.data, stored.call_id, stored.turn_id) != (
+        block.type,
+        block.text,
+        block.data,
+        block.call_id,
+        block.turn_id,
+    ):
+        raise DuplicateBlockIdError(
+            f"block id {block.id!r} already holds a different block in conversation "
+            f"{conversation_id!r}; nothing was written",
+            conversation_id=conversation_id,
+            block_id=block.id,
+        )

@@ -27,6 +27,9 @@ class SqlIntegrity:
     WINDOW_KEYS: ClassVar[str]
     ORDER: ClassVar[str]
     ROW_SELECT: ClassVar[str]
+    ROWS_IN_ORDER: ClassVar[str] = ""
+    """The query of every block row, its conversation's id first, one conversation after
+    another (empty: the rows' own ``conversation_id`` column, PostgreSQL's)."""
 
     if TYPE_CHECKING:  # provided by SqlStore and the backend
 
@@ -70,7 +73,7 @@ class SqlIntegrity:
                 )
 
     def _check_rows(self, problems: list[CorruptRecordError]) -> None:
-        sql = self._sql(
+        sql = self.ROWS_IN_ORDER or self._sql(
             f"SELECT conversation_id, {self.ROW_SELECT} FROM {{blocks}} "
             f"ORDER BY conversation_id, {self.ORDER}"
         )

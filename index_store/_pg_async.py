@@ -17,6 +17,7 @@ from typing import Any
 from index_store._common import (
     assemble_window,
     check_keys,
+    check_same,
     check_version,
     decode_window,
     encode_window,
@@ -38,7 +39,6 @@ from index_store._pg_sql import (
     token,
 )
 from index_store._rows import DELTA, Base, BlockCodec, Row, as_rows
-from index_store._sql import check_same
 from timeline.model.block import PLAN_LATEST, REACT_PLAN, Block
 from timeline.model.errors import (
     NotFoundError,

@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 from index_store._common import (
     assemble_window,
     check_keys,
+    check_same,
     check_version,
     decode_checkpoint,
     decode_window,
@@ -35,7 +36,7 @@ from timeline.model.errors import (
 )
 from timeline.model.persistence import CheckpointInfo, TimelineSnapshot, TimelineState
 
-__all__ = ["ROW_COLUMNS", "STREAM_CHUNK", "SqlStore", "check_same", "utc_now_text"]
+__all__ = ["ROW_COLUMNS", "STREAM_CHUNK", "SqlStore", "utc_now_text"]
 
 ROW_COLUMNS = "block_id, kind, turn_id, path, type, body"
 """The columns of a block row, in :class:`~index_store._rows.Row` order."""
@@ -98,6 +99,12 @@ class SqlStore:
 
     def _window_keys(self, at: Any) -> tuple[str | int, ...]:
         return ()
+
+    def _of(self, conversation_id: str, *, keyed: bool = False) -> tuple[str, tuple[str, ...]]:
+        """The condition that a block row is one of the conversation's, and its parameters:
+        ``keyed`` for a lookup that also names a block id, turn or path, else for a scan of
+        all its rows in order (SQLite keys rows by the conversation's number)."""
+        return "conversation_id = ?", (conversation_id,)
 
     def _created_text(self, value: Any) -> str:
         return str(value)
@@ -174,11 +181,12 @@ class SqlStore:
         )
         base: Base | None = None
         if summaries:
+            of, params = self._of(conversation_id)
             latest = self._row_list(
                 db,
-                "SELECT " + self.ROW_SELECT + " FROM {blocks} WHERE conversation_id = ? "
+                f"SELECT {self.ROW_SELECT} FROM {{blocks}} WHERE {of} "
                 f"AND kind = 'summary' ORDER BY {self.ORDER} DESC LIMIT 1",
-                (conversation_id,),
+                params,
             )
             base = codec.base_of(latest[0]) if latest else None
         for kind, group in (("log", log), ("summary", summaries)):
@@ -203,18 +211,14 @@ class SqlStore:
 
     def _rows_by_id(self, db: Any, conversation_id: str, ids: Sequence[str]) -> list[Row]:
         out: list[Row] = []
+        of, params = self._of(conversation_id, keyed=True)
         for chunk in _chunks(list(ids), 500):
             marks = ", ".join("?" * len(chunk))
-            sql = (
-                f"SELECT {self.ROW_SELECT} FROM {{blocks}} WHERE conversation_id = ? "
-                f"AND block_id IN ({marks})"
-            )
+            sql = f"SELECT {self.ROW_SELECT} FROM {{blocks}} WHERE {of} AND block_id IN ({marks})"
             if db is None:
-                out += as_rows(
-                    self._query(self._sql(sql), (conversation_id, *chunk), conversation_id)
-                )
+                out += as_rows(self._query(self._sql(sql), (*params, *chunk), conversation_id))
             else:
-                out += self._row_list(db, sql, (conversation_id, *chunk))
+                out += self._row_list(db, sql, (*params, *chunk))
         return out
 
     def _codec(self, conversation_id: str) -> BlockCodec:
@@ -252,17 +256,17 @@ class SqlStore:
         blocks = {b.id: b for b in codec.decode_all(found)}
         return version, assemble_window(record, blocks)
 
-    def _blocks(self, conversation_id: str, where: str, params: Sequence[Any]) -> list[Block]:
-        sql = (
-            f"SELECT {self.ROW_SELECT} FROM {{blocks}} WHERE conversation_id = ? "
-            f"{where} ORDER BY {self.ORDER}"
-        )
-        rows = self._query(self._sql(sql), (conversation_id, *params), conversation_id)
+    def _blocks(
+        self, conversation_id: str, where: str, params: Sequence[Any], keyed: bool = False
+    ) -> list[Block]:
+        of, first = self._of(conversation_id, keyed=keyed)
+        sql = f"SELECT {self.ROW_SELECT} FROM {{blocks}} WHERE {of} {where} ORDER BY {self.ORDER}"
+        rows = self._query(self._sql(sql), (*first, *params), conversation_id)
         return self._codec(conversation_id).decode_all(as_rows(rows))
 
     def get_block(self, conversation_id: str, block_id: str) -> Block:
         check_keys(conversation_id=conversation_id, block_id=block_id)
-        found = self._blocks(conversation_id, "AND block_id = ?", (block_id,))
+        found = self._blocks(conversation_id, "AND block_id = ?", (block_id,), keyed=True)
         if not found:
             raise NotFoundError(
                 f"no block {block_id!r} in conversation {conversation_id!r}",
@@ -275,13 +279,14 @@ class SqlStore:
         check_keys(conversation_id=conversation_id, path=path)
         if path == PLAN_LATEST:  # the alias: the newest react.plan block
             return self._blocks(conversation_id, "AND type = ?", (REACT_PLAN,))[-1:]
-        return self._blocks(conversation_id, "AND path = ?", (path,))
+        return self._blocks(conversation_id, "AND path = ?", (path,), keyed=True)
 
     def turn_log(self, conversation_id: str, turn_id: str | None = None) -> list[Block]:
         check_keys(conversation_id=conversation_id, turn_id=turn_id)
         if turn_id is None:
             return self._blocks(conversation_id, "AND kind = 'log'", ())
-        return self._blocks(conversation_id, "AND kind = 'log' AND turn_id = ?", (turn_id,))
+        where = "AND kind = 'log' AND turn_id = ?"
+        return self._blocks(conversation_id, where, (turn_id,), keyed=True)
 
     def summaries(self, conversation_id: str) -> list[Block]:
         check_keys(conversation_id=conversation_id)
@@ -354,9 +359,12 @@ class SqlStore:
     def delete(self, conversation_id: str) -> bool:
         """Remove everything of one conversation (window, log, summaries, checkpoints)."""
         check_keys(conversation_id=conversation_id)
-        removed = 0
+        of, params = self._of(conversation_id)  # may read the conversation row: blocks first
         with self._tx(conversation_id) as db:
-            for table in ("conversations", "blocks", "checkpoints"):
+            removed: int = db.execute(
+                self._sql(f"DELETE FROM {{blocks}} WHERE {of}"), params
+            ).rowcount
+            for table in ("conversations", "checkpoints"):
                 sql = f"DELETE FROM {{{table}}} WHERE conversation_id = ?"
                 removed += db.execute(self._sql(sql), (conversation_id,)).rowcount
             self._deleted(db, conversation_id)
@@ -368,23 +376,6 @@ class SqlStore:
     def conversations(self) -> list[str]:
         sql = "SELECT conversation_id FROM {conversations} WHERE live_window IS NOT NULL ORDER BY 1"
         return [r[0] for r in self._query(self._sql(sql))]
-
-
-def check_same(conversation_id: str, block: Block, stored: Block) -> None:
-    # hidden/replacement may change after a block was first logged; the content may not
-    if (stored.type, stored.text, stored.data, stored.call_id, stored.turn_id) != (
-        block.type,
-        block.text,
-        block.data,
-        block.call_id,
-        block.turn_id,
-    ):
-        raise DuplicateBlockIdError(
-            f"block id {block.id!r} already holds a different block in conversation "
-            f"{conversation_id!r}; nothing was written",
-            conversation_id=conversation_id,
-            block_id=block.id,
-        )
 
 
 def _chunks(items: list[str], size: int) -> Iterator[list[str]]:

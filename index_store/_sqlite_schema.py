@@ -1,11 +1,15 @@
-"""The SQLite store's schema (version 3) and the upgrade of schema-1 and -2 files.
+"""The SQLite store's schema (version 4) and the upgrade of schema-1, -2 and -3 files.
 
-Schema 3:
+Schema 4:
 
 - ``blocks.seq`` is ``conv_no * 2**32 + position``: one conversation's rows are one range
   of the table and of the search index, so a search (a rowid range inside the FTS5 query),
   ``load`` and ``turn_log`` read what the conversation holds, whatever else the store holds
   (#28 item 1). ``conv_no`` comes from ``conversations`` (AUTOINCREMENT: never reused).
+- a block row names its conversation by that number alone (``seq >> 32``): no id in the
+  row, and the indexes by block id, turn and path are expressions of ``seq``. A store of
+  tiny blocks of conversations named by UUIDs took about 150 bytes a block more with the
+  id in every row and in every index (schema 3; #28 item 6).
 - bodies are framed rows (:mod:`index_store._rows`): a checksum over the row and its key
   columns, the block without what the columns hold, summaries as deltas.
 - the FTS5 index is external-content over a view that reads the text out of the body; the
@@ -33,11 +37,11 @@ from timeline.model.errors import CorruptRecordError, StoreUnavailableError
 
 __all__ = ["SCHEMA_VERSION", "SEQ_BITS", "TABLES", "migrate"]
 
-SCHEMA_VERSION: Final = 3
+SCHEMA_VERSION: Final = 4
 SEQ_BITS: Final = 32
 """``seq`` = ``conv_no << SEQ_BITS | position``."""
 
-TABLES: Final = """
+_CONVERSATIONS: Final = """
 CREATE TABLE conversations (
     conv_no INTEGER PRIMARY KEY AUTOINCREMENT,
     conversation_id TEXT NOT NULL UNIQUE,
@@ -45,19 +49,26 @@ CREATE TABLE conversations (
     live_window BLOB,
     updated_at TEXT NOT NULL
 );
+"""
+
+_BLOCKS: Final = """
 CREATE TABLE blocks (
     seq INTEGER PRIMARY KEY,
-    conversation_id TEXT NOT NULL,
     block_id TEXT NOT NULL,
     kind TEXT NOT NULL CHECK (kind IN ('log', 'summary')),
     turn_id TEXT NOT NULL,
     path TEXT NOT NULL,
     type TEXT NOT NULL,
-    body BLOB NOT NULL,
-    UNIQUE (conversation_id, block_id)
+    body BLOB NOT NULL
 );
-CREATE INDEX blocks_turn ON blocks (conversation_id, turn_id);
-CREATE INDEX blocks_path ON blocks (conversation_id, path);
+CREATE UNIQUE INDEX blocks_id ON blocks (seq >> 32, block_id);
+CREATE INDEX blocks_turn ON blocks (seq >> 32, turn_id);
+CREATE INDEX blocks_path ON blocks (seq >> 32, path);
+"""
+"""The block table and its indexes: a row's conversation is ``seq >> 32`` (the same
+expression in a query, or the index is not used)."""
+
+_CHECKPOINTS: Final = """
 CREATE TABLE checkpoints (
     conversation_id TEXT NOT NULL,
     checkpoint_id TEXT NOT NULL,
@@ -68,14 +79,22 @@ CREATE TABLE checkpoints (
 );
 """
 
-SEARCH_INDEX: Final = """
+TABLES: Final = _CONVERSATIONS + _BLOCKS + _CHECKPOINTS
+
+TEXT_VIEW: Final = """
 CREATE VIEW blocks_text (seq, text) AS SELECT seq, bt_block_text(body) FROM blocks;
+"""
+
+SEARCH_INDEX: Final = """
 CREATE VIRTUAL TABLE blocks_fts USING fts5(
     text, content='blocks_text', content_rowid='seq', tokenize='porter unicode61'
 );
 INSERT INTO blocks_fts(blocks_fts) VALUES ('rebuild');
 CREATE TABLE fts_pending (seq INTEGER PRIMARY KEY, indexed BLOB);
 CREATE TABLE damaged_rows (seq INTEGER PRIMARY KEY);
+"""
+
+TRIGGERS: Final = """
 CREATE TRIGGER blocks_ai AFTER INSERT ON blocks BEGIN
     INSERT OR IGNORE INTO fts_pending (seq, indexed) VALUES (new.seq, NULL);
 END;
@@ -127,11 +146,14 @@ def migrate(db: sqlite3.Connection, path: str) -> bool:
             f"SQLite store {path!r} holds a store's tables but no schema version; the "
             "schema_version table is damaged"
         )
-    if current:
-        _upgrade(db)
+    if current == 3:
+        _drop_conversation_ids(db)
     else:
-        _script(db, TABLES)
-    _script(db, SEARCH_INDEX)
+        if current:
+            _upgrade(db)
+        else:
+            _script(db, TABLES)
+        _script(db, TEXT_VIEW + SEARCH_INDEX + TRIGGERS)
     for version in range(current + 1, SCHEMA_VERSION + 1):
         db.execute("INSERT INTO schema_version (version) VALUES (?)", (version,))
     return current > 0
@@ -157,8 +179,30 @@ def split_sql(script: str) -> list[str]:
     return out
 
 
+def _drop_conversation_ids(db: sqlite3.Connection) -> None:
+    """Schema 3 to 4: the block table rebuilt without its ``conversation_id`` column (a
+    column in a UNIQUE constraint cannot be dropped in place), its indexes keyed by
+    ``seq >> 32``. Bodies are copied as they are (their checksums cover the conversation's
+    id, which the reader now takes from the conversation row), so a row that did not decode
+    still does not, and the integrity check still names it; ``seq`` is kept, so the search
+    index and its queue stay as they are."""
+    for statement in ("DROP TRIGGER blocks_ai", "DROP TRIGGER blocks_au", "DROP TRIGGER blocks_ad"):
+        db.execute(statement)
+    db.execute("DROP VIEW blocks_text")
+    db.execute("ALTER TABLE blocks RENAME TO old_blocks")
+    for index in ("blocks_turn", "blocks_path"):
+        db.execute(f"DROP INDEX {index}")
+    _script(db, _BLOCKS)
+    db.execute(
+        "INSERT INTO blocks (seq, block_id, kind, turn_id, path, type, body) "
+        "SELECT seq, block_id, kind, turn_id, path, type, body FROM old_blocks ORDER BY seq"
+    )
+    db.execute("DROP TABLE old_blocks")
+    _script(db, TEXT_VIEW + TRIGGERS)
+
+
 def _upgrade(db: sqlite3.Connection) -> None:
-    """Schema 1 or 2 to 3: every row rewritten in its framed form, each conversation's
+    """Schema 1 or 2 to 4: every row rewritten in its framed form, each conversation's
     blocks renumbered into their range (in stored order), the search index rebuilt. A row
     that does not decode is kept as it was: the integrity check reports it."""
     for statement in _OLD_SEARCH:
@@ -208,21 +252,19 @@ def _copy_blocks(db: sqlite3.Connection, cid: str, conv_no: int) -> None:
     codec = BlockCodec(cid)
     base: Base | None = None
     insert = (
-        "INSERT INTO blocks (seq, conversation_id, block_id, kind, turn_id, path, type, body) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+        "INSERT INTO blocks (seq, block_id, kind, turn_id, path, type, body) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)"
     )
     for n, (bid, kind, turn_id, path, type_, body) in enumerate(_old_rows(db, cid), 1):
         try:
             block = decode_block_row(body, cid, bid)
         except CorruptRecordError:
-            db.execute(
-                insert, (conv_no << SEQ_BITS | n, cid, bid, kind, turn_id, path, type_, body)
-            )
+            db.execute(insert, (conv_no << SEQ_BITS | n, bid, kind, turn_id, path, type_, body))
             continue
         row, after = codec.encode(kind, block, base if kind == "summary" else None)
         if kind == "summary":
             base = after
-        db.execute(insert, (conv_no << SEQ_BITS | n, cid, *row.columns))
+        db.execute(insert, (conv_no << SEQ_BITS | n, *row.columns))
 
 
 def _window(raw: Any, cid: str, version: Any, conv_no: int) -> Any:

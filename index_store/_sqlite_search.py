@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from index_store._rows import key_bytes, unframe
-from index_store._sqlite_schema import text_of
+from index_store._sqlite_schema import SEQ_BITS, text_of
 
 __all__ = ["bring_index_up_to_date", "first_damaged", "rank", "snippets"]
 
@@ -69,8 +69,9 @@ def _index_row(db: sqlite3.Connection, seq: int, indexed: Any, text: str | None)
     db.execute("DELETE FROM damaged_rows WHERE seq = ?", (seq,))
     if text is None:
         row = db.execute(
-            "SELECT conversation_id, block_id, kind, turn_id, path, type, body FROM blocks "
-            "WHERE seq = ?",
+            "SELECT c.conversation_id, b.block_id, b.kind, b.turn_id, b.path, b.type, b.body "
+            f"FROM blocks b LEFT JOIN conversations c ON c.conv_no = b.seq >> {SEQ_BITS} "
+            "WHERE b.seq = ?",
             (seq,),
         ).fetchone()
         if row is None:
@@ -82,6 +83,8 @@ def _index_row(db: sqlite3.Connection, seq: int, indexed: Any, text: str | None)
 
 
 def _decodes(row: tuple[Any, ...]) -> bool:
+    if row[0] is None:  # of no conversation: the integrity check names it
+        return False
     try:
         unframe(key_bytes(*row[:-1]), row[-1])
     except ValueError:

@@ -14,6 +14,7 @@ from index_store._async import InlineAsync
 from index_store._common import (
     assemble_window,
     check_keys,
+    check_same,
     check_version,
     decode_checkpoint,
     decode_window,
@@ -278,27 +279,9 @@ def _stage(
         for block in group:
             existing = conv.rows.get(block.id) or staged.get(block.id)
             if existing is not None:
-                _check_same(cid, block, codec.decode(existing))
+                check_same(cid, block, codec.decode(existing))
                 continue
             staged[block.id], after = codec.encode(kind, block, base if kind == "summary" else None)
             if kind == "summary":
                 base = after
     return staged
-
-
-def _check_same(cid: str, block: Block, stored: Block) -> None:
-    # hidden/replacement may change after a block was first logged; the content may not
-    same = (stored.type, stored.text, stored.data, stored.call_id, stored.turn_id) == (
-        block.type,
-        block.text,
-        block.data,
-        block.call_id,
-        block.turn_id,
-    )
-    if not same:
-        raise DuplicateBlockIdError(
-            f"block id {block.id!r} already holds a different block in conversation "
-            f"{cid!r}; nothing was written",
-            conversation_id=cid,
-            block_id=block.id,
-        )

@@ -33,6 +33,9 @@ from timeline.model.persistence import SearchHit
 
 __all__ = ["SCHEMA_VERSION", "SqliteStore"]
 
+_CONV_NO = "(SELECT conv_no FROM conversations WHERE conversation_id = ?)"
+_LOW = 2**SEQ_BITS - 1
+
 
 @attrs.define
 class SqliteStore(ThreadedAsync, SqlIntegrity, SqlStore):
@@ -40,6 +43,12 @@ class SqliteStore(ThreadedAsync, SqlIntegrity, SqlStore):
     API (``acommit``, ``asearch`` ...) runs each call in a worker thread."""
 
     WINDOW_KEYS: ClassVar[str] = "conv_no"
+    ROWS_IN_ORDER: ClassVar[str] = (
+        f"SELECT c.conversation_id, {ROW_COLUMNS} FROM blocks JOIN conversations c "
+        f"ON c.conv_no = seq >> {SEQ_BITS} ORDER BY seq"
+    )
+    """Every block row with its conversation's id, one conversation after another (a row
+    of no conversation is :meth:`_check_ranges`' to report)."""
 
     path: str
     busy_timeout_ms: int = 10_000
@@ -202,17 +211,27 @@ class SqliteStore(ThreadedAsync, SqlIntegrity, SqlStore):
         ).fetchone()
         lo = conv_no << SEQ_BITS
         top = db.execute(
-            "SELECT max(seq) FROM blocks WHERE seq BETWEEN ? AND ?", (lo, lo | 0xFFFFFFFF)
+            "SELECT max(seq) FROM blocks WHERE seq BETWEEN ? AND ?", (lo, lo | _LOW)
         ).fetchone()[0]
         return stored_version(version, conversation_id), CommitRange(conv_no, (top or lo) + 1)
+
+    def _of(self, conversation_id: str, *, keyed: bool = False) -> tuple[str, tuple[str, ...]]:
+        """A key lookup uses the indexes on ``seq >> 32`` (the ``+`` takes the column's
+        affinity off the number, which SQLite otherwise compares with an expression index
+        by, and does not use it); a scan reads the conversation's range of ``seq``."""
+        if keyed:
+            return f"seq >> {SEQ_BITS} = +{_CONV_NO}", (conversation_id,)
+        return (
+            f"seq BETWEEN {_CONV_NO} << {SEQ_BITS} AND ({_CONV_NO} << {SEQ_BITS}) | {_LOW}",
+            (conversation_id, conversation_id),
+        )
 
     def _insert(self, db: Any, conversation_id: str, row: Row, block: Block, at: Any) -> bool:
         seq = at.next_seq
         inserted = db.execute(
-            "INSERT INTO blocks (seq, conversation_id, block_id, kind, turn_id, path, type, "
-            "body) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (conversation_id, block_id) "
-            "DO NOTHING",
-            (seq, conversation_id, *row.columns),
+            "INSERT INTO blocks (seq, block_id, kind, turn_id, path, type, body) "
+            f"VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (seq >> {SEQ_BITS}, block_id) DO NOTHING",
+            (seq, *row.columns),
         ).rowcount
         if inserted:
             at.wrote(block.text)
@@ -266,18 +285,18 @@ class SqliteStore(ThreadedAsync, SqlIntegrity, SqlStore):
                 bring_index_up_to_date(db)
 
     def _search(self, cid: str, terms: list[str], lo: int, limit: int) -> list[SearchHit]:
-        damaged = first_damaged(self._conn, lo, lo | 0xFFFFFFFF)
+        damaged = first_damaged(self._conn, lo, lo | _LOW)
         if damaged is not None:
             raise self._codec(cid).corrupt(
                 damaged, "it no longer decodes, so search cannot say whether it matches"
             )
-        scored, every = rank(self._conn, lo, lo | 0xFFFFFFFF, terms)
+        scored, every = rank(self._conn, lo, lo | _LOW, terms)
         if not scored:
             return []
         kinds = dict(
             self._conn.execute(
                 "SELECT seq, kind FROM blocks WHERE seq BETWEEN ? AND ? AND kind = 'summary'",
-                (lo, lo | 0xFFFFFFFF),
+                (lo, lo | _LOW),
             ).fetchall()
         )
         # turn-log hits before summaries (which mention everything), then relevance
@@ -287,8 +306,7 @@ class SqliteStore(ThreadedAsync, SqlIntegrity, SqlStore):
         match = joiner.join(f'"{t}"' for t in terms)
         marks = ", ".join("?" * len(top))
         rows = self._conn.execute(
-            f"SELECT seq, {ROW_COLUMNS} FROM blocks WHERE seq IN ({marks}) AND conversation_id = ?",
-            (*(s for s, _ in top), cid),
+            f"SELECT seq, {ROW_COLUMNS} FROM blocks WHERE seq IN ({marks})", [s for s, _ in top]
         ).fetchall()
         by_seq = {r[0]: as_rows([r[1:]])[0] for r in rows}
         texts = snippets(self._conn, match, [s for s, _ in top])
@@ -296,7 +314,7 @@ class SqliteStore(ThreadedAsync, SqlIntegrity, SqlStore):
         hits = []
         for seq, score in top:
             if seq not in by_seq:
-                continue  # indexed, but not a row of this conversation (a damaged key)
+                continue  # indexed, but the row is gone
             row = by_seq[seq]
             b = codec.decode(row)
             hits.append(
@@ -332,16 +350,17 @@ class SqliteStore(ThreadedAsync, SqlIntegrity, SqlStore):
             problems.append(CorruptRecordError(f"SQLite store {self.path!r}: search index: {exc}"))
 
     def _check_ranges(self, problems: list[CorruptRecordError]) -> None:
-        for cid, bid in self._query(
-            "SELECT b.conversation_id, b.block_id FROM blocks b LEFT JOIN conversations c "
-            "ON c.conversation_id = b.conversation_id "
-            f"WHERE c.conv_no IS NULL OR b.seq >> {SEQ_BITS} != c.conv_no"
+        """Rows whose number (``seq >> 32``) is no conversation's: their ``seq`` was
+        damaged, or their conversation's row deleted without them."""
+        for seq, bid in self._query(
+            "SELECT b.seq, b.block_id FROM blocks b LEFT JOIN conversations c "
+            f"ON c.conv_no = b.seq >> {SEQ_BITS} WHERE c.conv_no IS NULL ORDER BY b.seq"
         ):
             problems.append(
                 CorruptRecordError(
-                    f"block {bid!r} of conversation {cid!r} is outside its conversation's "
-                    "range of rows (its number or the conversation's was damaged)",
-                    conversation_id=cid,
+                    f"block {bid!r} (row {seq}) belongs to no conversation: no conversation "
+                    f"has its number {seq >> SEQ_BITS} (its row number or its conversation's "
+                    "row was damaged or deleted)",
                     block_id=bid,
                 )
             )

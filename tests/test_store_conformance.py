@@ -254,7 +254,8 @@ def corrupt_row(store: Any, cid: str, block_id: str) -> None:
     elif kind == "SqliteStore":
         with store._tx() as db:
             db.execute(
-                "UPDATE blocks SET body = x'00ff' WHERE conversation_id = ? AND block_id = ?",
+                "UPDATE blocks SET body = x'00ff' WHERE seq >> 32 = (SELECT conv_no FROM "
+                "conversations WHERE conversation_id = ?) AND block_id = ?",
                 (cid, block_id),
             )
     else:

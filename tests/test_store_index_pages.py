@@ -38,7 +38,7 @@ def test_more_rows_than_a_page_are_all_indexed_once(tmp_path: Path) -> None:
     finally:
         store.close()
     with sqlite3.connect(db) as conn:  # every row changed outside the library
-        conn.execute("UPDATE blocks SET body = body WHERE conversation_id = 'c'")
+        conn.execute("UPDATE blocks SET body = body")  # the store holds conversation c alone
         queued = conn.execute("SELECT count(*) FROM fts_pending").fetchone()[0]
     assert queued == N + 1  # and the turn header
     store = index_store.open(f"sqlite:///{db}")

@@ -59,7 +59,7 @@ def expected(name: str) -> Any:
     return json.loads((DATA / name).read_text(encoding="utf-8"))
 
 
-def test_a_schema_2_sqlite_store_upgrades_to_schema_3(tmp_path: Path) -> None:
+def test_a_schema_2_sqlite_store_upgrades_to_schema_4(tmp_path: Path) -> None:
     db = tmp_path / "v2.sqlite"
     shutil.copy(DATA / "store_v2.sqlite", db)
     want = expected("store_v2_expected.json")
@@ -68,7 +68,7 @@ def test_a_schema_2_sqlite_store_upgrades_to_schema_3(tmp_path: Path) -> None:
         versions = [r[0] for r in conn.execute("SELECT version FROM schema_version ORDER BY 1")]
         unframed = conn.execute("SELECT count(*) FROM blocks WHERE substr(body, 1, 1) != x'c1'")
         assert unframed.fetchone() == (0,)
-    assert versions == [1, 2, 3]
+    assert versions == [1, 2, 3, 4]
     assert observe(f"sqlite:///{db}") == want  # reopened: nothing left to upgrade
 
 

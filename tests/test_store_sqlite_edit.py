@@ -14,6 +14,8 @@ import index_store
 from timeline import CompactionPolicy, HeuristicCounter, Timeline, blocks
 
 POLICY = CompactionPolicy(max_tokens=1_000_000, keep_recent_turns=1)
+OF = "seq >> 32 = (SELECT conv_no FROM conversations WHERE conversation_id = '{}')"
+"""A block row of a conversation (rows name it by its number, ``seq >> 32``)."""
 
 
 def build(path: Path) -> None:
@@ -32,7 +34,8 @@ def test_plain_sqlite_deletes_a_conversation_and_the_store_stays_whole(tmp_path:
     db = tmp_path / "s.db"
     build(db)
     with sqlite3.connect(db) as conn:  # no bt_block_text registered
-        for table in ("blocks", "conversations", "checkpoints"):
+        conn.execute(f"DELETE FROM blocks WHERE {OF.format('drop')}")
+        for table in ("conversations", "checkpoints"):
             conn.execute(f"DELETE FROM {table} WHERE conversation_id = 'drop'")
     store = index_store.open(f"sqlite:///{db}")
     try:
@@ -48,14 +51,13 @@ def test_plain_sqlite_edits_rows_and_check_integrity_names_them(tmp_path: Path) 
     db = tmp_path / "s.db"
     build(db)
     with sqlite3.connect(db) as conn:
-        conn.execute("DELETE FROM blocks WHERE conversation_id = 'keep' AND block_id = 'b2'")
+        keep, drop = OF.format("keep"), OF.format("drop")
+        conn.execute(f"DELETE FROM blocks WHERE {keep} AND block_id = 'b2'")
         conn.execute(
-            "UPDATE blocks SET body = (SELECT body FROM blocks WHERE conversation_id = 'drop' "
-            "AND block_id = 'b4') WHERE conversation_id = 'drop' AND block_id = 'b3'"
+            f"UPDATE blocks SET body = (SELECT body FROM blocks WHERE {drop} "
+            f"AND block_id = 'b4') WHERE {drop} AND block_id = 'b3'"
         )
-        conn.execute(
-            "UPDATE blocks SET path = 'moved' WHERE conversation_id = 'drop' AND block_id = 'b2'"
-        )
+        conn.execute(f"UPDATE blocks SET path = 'moved' WHERE {drop} AND block_id = 'b2'")
     store = index_store.open(f"sqlite:///{db}")
     try:
         problems = store.check_integrity()
@@ -77,12 +79,11 @@ def test_the_schema_calls_no_library_function_when_rows_change(tmp_path: Path) -
     db = tmp_path / "s.db"
     build(db)
     with sqlite3.connect(db) as conn:
-        row = conn.execute(
-            "SELECT * FROM blocks WHERE block_id = 'b2' AND conversation_id = 'keep'"
-        ).fetchone()
+        keep = OF.format("keep")
+        row = conn.execute(f"SELECT * FROM blocks WHERE block_id = 'b2' AND {keep}").fetchone()
         conn.execute("DELETE FROM blocks WHERE seq = ?", (row[0],))
-        conn.execute("INSERT INTO blocks VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row)
-        conn.execute("UPDATE blocks SET body = body WHERE conversation_id = 'keep'")
+        conn.execute("INSERT INTO blocks VALUES (?, ?, ?, ?, ?, ?, ?)", row)
+        conn.execute(f"UPDATE blocks SET body = body WHERE {keep}")
     store = index_store.open(f"sqlite:///{db}")
     try:
         assert store.check_integrity() == []

@@ -162,7 +162,8 @@ def _set_body(store: Any, block_id: str, value: Any) -> None:
         conv.rows[block_id] = conv.rows[block_id]._replace(body=value)
     elif kind == "sqlite":
         store._conn.execute(
-            "UPDATE blocks SET body = ? WHERE conversation_id = 'bad' AND block_id = ?",
+            "UPDATE blocks SET body = ? WHERE block_id = ? AND seq >> 32 = "
+            "(SELECT conv_no FROM conversations WHERE conversation_id = 'bad')",
             (value, block_id),
         )
     else:
