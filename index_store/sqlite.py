@@ -199,16 +199,19 @@ class SqliteStore(ThreadedAsync, SqlIntegrity, SqlStore):
                 raise StoreError(f"SQLite store {self.path!r}: {exc}") from exc
 
     def _lock_version(self, db: Any, conversation_id: str) -> tuple[int, CommitRange]:
-        # BEGIN IMMEDIATE already holds the write lock; the row gives the range's number
-        db.execute(
-            "INSERT INTO conversations (conversation_id, version, live_window, updated_at) "
-            "VALUES (?, 0, NULL, ?) ON CONFLICT (conversation_id) DO NOTHING",
-            (conversation_id, utc_now_text()),
-        )
-        version, conv_no = db.execute(
-            "SELECT version, conv_no FROM conversations WHERE conversation_id = ?",
-            (conversation_id,),
-        ).fetchone()
+        # BEGIN IMMEDIATE already holds the write lock; the row gives the range's number.
+        # Looked up before inserting: an INSERT that does nothing still uses up a number
+        # (AUTOINCREMENT), and there are 2**31 of them
+        find = "SELECT version, conv_no FROM conversations WHERE conversation_id = ?"
+        found = db.execute(find, (conversation_id,)).fetchone()
+        if found is None:
+            db.execute(
+                "INSERT INTO conversations (conversation_id, version, live_window, updated_at) "
+                "VALUES (?, 0, NULL, ?)",
+                (conversation_id, utc_now_text()),
+            )
+            found = db.execute(find, (conversation_id,)).fetchone()
+        version, conv_no = found
         lo = conv_no << SEQ_BITS
         top = db.execute(
             "SELECT max(seq) FROM blocks WHERE seq BETWEEN ? AND ?", (lo, lo | _LOW)
