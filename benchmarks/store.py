@@ -187,12 +187,17 @@ with open(sys.argv[1], "rb") as fh:
 print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
 """
 
+IMPORT_ID = "3f2c8a1e-7b4d-4e9a-8c6f-1d2e3a4b5c6d"
+"""The conversation ``timeline import`` writes: named by a UUID, as hosts name them (a
+store keeps no id in a block row, so its length costs nothing a block; ``--import-id c``
+shows it)."""
+
 _CLI_IMPORT = """
 import contextlib, io, resource, sys, time
 from timeline.cli import main
 t = time.perf_counter()
 with contextlib.redirect_stdout(io.StringIO()):
-    main(["import", sys.argv[1], "--db", sys.argv[2], "--conversation", "c"])
+    main(["import", sys.argv[1], "--db", sys.argv[2], "--conversation", sys.argv[3]])
 print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
 """
 
@@ -232,12 +237,12 @@ def _per_block(db: Path) -> str:
     return ", ".join(shown)
 
 
-def _cli_import(path: Path, text: int, base: int, tmp: Path) -> str:
+def _cli_import(path: Path, text: int, base: int, tmp: Path, cid: str) -> str:
     """``timeline import`` into a new SQLite store: time, peak memory over the baseline
     (a one-message import the same way), and the store's size, against the file's JSON
     bytes and against the message text."""
     db = tmp / f"{path.stem}.db"
-    seconds, peak = _import(path, _CLI_IMPORT, str(db))
+    seconds, peak = _import(path, _CLI_IMPORT, str(db), cid)
     size, stored = path.stat().st_size, _store_bytes(db)
     return (
         f"{seconds:.1f} s, +{(peak - base) / 2**20:.0f} MiB ({(peak - base) / size:.1f}x the "
@@ -257,7 +262,7 @@ def imports(args: argparse.Namespace, tmp: Path) -> dict[str, str]:
     one = b'{"role":"user","content":"a"}'
     single = tmp / "single.json"
     single.write_bytes(b"[" + one + b"]")
-    _, cli_base = _import(single, _CLI_IMPORT, str(tmp / "single.db"))
+    _, cli_base = _import(single, _CLI_IMPORT, str(tmp / "single.db"), args.import_id)
     big = tmp / "big.json"
     chunk = b"make the retry loop back off " * 36_158  # ~1 MiB
     with big.open("wb") as fh:
@@ -277,7 +282,9 @@ def imports(args: argparse.Namespace, tmp: Path) -> dict[str, str]:
         out[f"import {name} ({mib:.0f} MiB)"] = (
             f"{seconds:.1f} s, +{peak / 2**20:.0f} MiB ({peak / path.stat().st_size:.1f}x the file)"
         )
-        out[f"timeline import {name} into SQLite"] = _cli_import(path, texts[name], cli_base, tmp)
+        out[f"timeline import {name} into SQLite"] = _cli_import(
+            path, texts[name], cli_base, tmp, args.import_id
+        )
     out["tiny messages: store bytes a block"] = _per_block(tmp / "tiny.db")
     return out
 
@@ -313,6 +320,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--loads", type=int, default=20)
     p.add_argument("--import-mb", type=int, default=4, help="MiB of the one-string import")
     p.add_argument("--tiny-mb", type=int, default=1, help="MiB of the tiny-messages import")
+    p.add_argument(
+        "--import-id", default=IMPORT_ID, help="the conversation `timeline import` writes"
+    )
     p.add_argument("--no-postgres", action="store_true")
     p.add_argument("--write-docs", action="store_true")
     args = p.parse_args(argv)

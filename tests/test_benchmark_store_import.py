@@ -8,11 +8,11 @@ import argparse
 import re
 from pathlib import Path
 
-from benchmarks.store import imports
+from benchmarks.store import IMPORT_ID, imports
 
 
 def test_the_import_rows_measure_time_memory_and_the_store(tmp_path: Path) -> None:
-    out = imports(argparse.Namespace(import_mb=1, tiny_mb=1), tmp_path)
+    out = imports(argparse.Namespace(import_mb=1, tiny_mb=1, import_id=IMPORT_ID), tmp_path)
     row = out["timeline import tiny messages into SQLite"]
     found = re.search(r"store [\d.]+ MiB \(([\d.]+)x the file, ([\d.]+)x the text\)", row)
     assert found is not None, row
