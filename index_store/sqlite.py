@@ -219,9 +219,9 @@ class SqliteStore(ThreadedAsync, SqlIntegrity, SqlStore):
         return stored_version(version, conversation_id), CommitRange(conv_no, (top or lo) + 1)
 
     def _of(self, conversation_id: str, *, keyed: bool = False) -> tuple[str, tuple[str, ...]]:
-        """A key lookup uses the indexes on ``seq >> 32`` (the ``+`` takes the column's
-        affinity off the number, which SQLite otherwise compares with an expression index
-        by, and does not use it); a scan reads the conversation's range of ``seq``."""
+        """A key lookup uses the indexes on ``seq >> 32``; the ``+`` drops the number's
+        column affinity (compared with it, SQLite does not use an expression index). A
+        scan reads the conversation's range of ``seq``; an unknown id matches nothing."""
         if keyed:
             return f"seq >> {SEQ_BITS} = +{_CONV_NO}", (conversation_id,)
         return (
@@ -326,9 +326,10 @@ class SqliteStore(ThreadedAsync, SqlIntegrity, SqlStore):
         return hits
 
     def check_integrity(self) -> list[CorruptRecordError]:
-        """SQLite's own check, the search index, each block in its conversation's range,
-        then every row decoding (see :class:`~index_store._integrity.SqlIntegrity`). A
-        damaged page that stops a check is one more problem; the other checks still run."""
+        """SQLite's own check, the search index, each block row's number being a
+        conversation's, then every row decoding (see
+        :class:`~index_store._integrity.SqlIntegrity`). A damaged page that stops a check
+        is one more problem; the other checks still run."""
         problems: list[CorruptRecordError] = []
         for check in (self._check_file, self._check_index, self._check_ranges):
             try:
