@@ -13,9 +13,9 @@ other (#29 item 3). No ``tsvector`` is stored: the index is the only copy.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
 from typing import Any, Final
 
+from index_store._pieces import PIECE_CHARS, pieces
 from timeline.model.errors import StoreError
 
 __all__ = [
@@ -32,13 +32,6 @@ __all__ = [
     "search_sql",
     "token",
 ]
-
-PIECE_CHARS: Final = 65_536
-"""Characters of one indexed piece of a block's text (a ``tsvector`` holds at most 1 MB,
-and takes up to ~3 bytes per byte of text)."""
-_CUT_WITHIN: Final = 1_024
-"""A piece ends at the last whitespace of its final characters (a word is never cut
-unless it is this long)."""
 
 TSV: Final = (
     "(to_tsvector('english'::regconfig, text) || "
@@ -70,20 +63,6 @@ INSERT_BLOCK: Final = (
 INSERT_PIECE: Final = (
     "INSERT INTO bt_text (seq, piece, conversation_id, text) VALUES (%s, %s, %s, %s)"
 )
-
-
-def pieces(text: str) -> Iterator[str]:
-    """``text`` in pieces of at most :data:`PIECE_CHARS` characters, each cut after a
-    whitespace when one is near the end (so no word is split), joined back exactly."""
-    start = 0
-    while len(text) - start > PIECE_CHARS:
-        stop = start + PIECE_CHARS
-        cut = max(text.rfind(c, stop - _CUT_WITHIN, stop) for c in " \n\t\r")
-        stop = cut + 1 if cut > start else stop
-        yield text[start:stop]
-        start = stop
-    if start < len(text) or not text:
-        yield text[start:]
 
 
 def token(conversation_id: str) -> str:

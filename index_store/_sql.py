@@ -151,11 +151,14 @@ class SqlStore:
             check_version(conversation_id, 0, actual)
             runs, source = RefRuns(), iter(blocks)
             while group := list(islice(source, STREAM_CHUNK)):
+                for ref in [(b.id, b.hidden, b.replacement_text) for b in group]:
+                    runs.add(*ref)
                 log = [b for b in group if b.type != CONV_RANGE_SUMMARY]
                 summaries = [b for b in group if b.type == CONV_RANGE_SUMMARY]
+                del group
                 self._append(db, conversation_id, log, summaries, at, fresh=True)
-                for b in group:
-                    runs.add(b.id, b.hidden, b.replacement_text)
+                del log, summaries  # no block of the chunk is held while it is indexed
+                self._inserted(db, conversation_id, at)
             record = WindowRecord(conversation_id, runs.done(), finish())
             self._write_window(
                 db, conversation_id, 1, frame_runs(record, 1, *self._window_keys(at))
@@ -204,7 +207,8 @@ class SqlStore:
                     )
                 stored = self._rows_by_id(db, conversation_id, [block.id])
                 check_same(conversation_id, block, codec.decode(stored[0]))
-        self._inserted(db, conversation_id, at)
+        if not fresh:  # a streamed commit indexes once it let the blocks go
+            self._inserted(db, conversation_id, at)
 
     def _row_list(self, db: Any, sql: str, params: Sequence[Any]) -> list[Row]:
         return as_rows(db.execute(self._sql(sql), params).fetchall())

@@ -5,24 +5,28 @@ which the commit brings up to date before its window)."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from typing import Final
 
-__all__ = ["CommitRange", "Written"]
+__all__ = ["LONG_TEXT", "CommitRange", "Written"]
+
+LONG_TEXT: Final = 1 << 20
+"""Texts this long are not kept for the search index: it reads them from their row."""
 
 
-class Written(Mapping[int, str]):
+class Written(Mapping[int, str | None]):
     """The texts of a commit's rows by ``seq``, consecutive from ``first``: a list, 8 bytes
     a row, where a dict of int keys took about 70 (a first persist of 700k tiny blocks
     holds them all at once)."""
 
     def __init__(self, first: int) -> None:
         self.first = first
-        self._texts: list[str] = []
+        self._texts: list[str | None] = []
 
     def append(self, text: str) -> None:
-        """The text of the row at ``first + len(self)``."""
-        self._texts.append(text)
+        """The text of the row at ``first + len(self)`` (None for a long one)."""
+        self._texts.append(text if len(text) < LONG_TEXT else None)
 
-    def __getitem__(self, seq: int) -> str:
+    def __getitem__(self, seq: int) -> str | None:
         if 0 <= seq - self.first < len(self._texts):
             return self._texts[seq - self.first]
         raise KeyError(seq)

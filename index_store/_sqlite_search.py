@@ -21,6 +21,8 @@ import sqlite3
 from collections.abc import Mapping
 from typing import Any, Final
 
+from index_store._common import make_snippet
+from index_store._pieces import pieces
 from index_store._rows import key_bytes, unframe
 from index_store._sqlite_schema import SEQ_BITS, text_of
 
@@ -31,10 +33,13 @@ B: Final = 0.75
 _OPEN: Final = "\x01"
 
 
-def bring_index_up_to_date(db: sqlite3.Connection, known: Mapping[int, str] | None = None) -> int:
+def bring_index_up_to_date(
+    db: sqlite3.Connection, known: Mapping[int, str | None] | None = None
+) -> int:
     """Apply the queued changes to the search index (inside the caller's transaction):
     remove what the index holds for each queued row, index the row as it is now. ``known``
-    gives texts the caller already has (the rows it just wrote). Returns the rows done.
+    gives the rows the caller just wrote, with their texts (None: a long text, which the
+    index reads from the row itself, see :func:`_index_row`). Returns the rows done.
     The queue is read :data:`PAGE` rows at a time (a first persist of many blocks queues
     every one of them)."""
     done, after = 0, -1
@@ -46,7 +51,10 @@ def bring_index_up_to_date(db: sqlite3.Connection, known: Mapping[int, str] | No
         if not queued:
             break
         for seq, indexed in queued:
-            _index_row(db, seq, indexed, known.get(seq) if known else None)
+            if known is not None and seq in known:
+                _index_row(db, seq, indexed, known[seq], ours=True)
+            else:
+                _index_row(db, seq, indexed, None)
         done += len(queued)
         after = queued[-1][0]
     if done:
@@ -58,15 +66,26 @@ PAGE: Final = 1024
 """Queued rows read at once by :func:`bring_index_up_to_date`."""
 
 
-def _index_row(db: sqlite3.Connection, seq: int, indexed: Any, text: str | None) -> None:
+def _index_row(
+    db: sqlite3.Connection, seq: int, indexed: Any, text: str | None, ours: bool = False
+) -> None:
     """Take out what the index holds for row ``seq`` (``indexed``: its body then, or None)
-    and index the row as it is now (``text`` when the caller has it)."""
+    and index the row as it is now (``text`` when the caller has it). A long text the
+    library just wrote (``ours``, no ``text``) is read by SQL from the row, so no Python
+    copy of it is alive while FTS5 takes it in (a streamed import: one copy less)."""
     if indexed is not None:
         db.execute(
             "INSERT INTO blocks_fts(blocks_fts, rowid, text) VALUES ('delete', ?, ?)",
             (seq, text_of(indexed)),
         )
     db.execute("DELETE FROM damaged_rows WHERE seq = ?", (seq,))
+    if text is None and ours:
+        db.execute(
+            "INSERT INTO blocks_fts(rowid, text) SELECT seq, bt_block_text(body) FROM blocks "
+            "WHERE seq = ?",
+            (seq,),
+        )
+        return
     if text is None:
         row = db.execute(
             "SELECT c.conversation_id, b.block_id, b.kind, b.turn_id, b.path, b.type, b.body "
@@ -117,29 +136,34 @@ def _varint(blob: bytes, pos: int = 0) -> int:
     return value
 
 
+LONG_TOKENS: Final = 8_192
+"""Rows of this many tokens or more get their counts of a term from their text, indexed
+again in pieces (:func:`_long_counts`): FTS5's ``highlight()`` over one document takes
+time quadratic in its instances of a term, so a search hitting one long text of a
+common word took minutes."""
+
+
 def rank(
     db: sqlite3.Connection, lo: int, hi: int, terms: list[str]
 ) -> tuple[list[tuple[int, float]], bool]:
     """Rows of ``[lo, hi]`` holding every term (or, when none does and there are several,
     any term) with their BM25 scores over that range; and whether all terms matched."""
-    counts: list[dict[int, int]] = []
-    for term in terms:
-        rows = db.execute(
-            "SELECT rowid, highlight(blocks_fts, 0, char(1), char(2)) FROM blocks_fts "
-            "WHERE blocks_fts MATCH ? AND rowid BETWEEN ? AND ?",
-            (f'"{term}"', lo, hi),
-        ).fetchall()
-        counts.append({seq: marked.count(_OPEN) for seq, marked in rows})
-    every = set(counts[0]).intersection(*counts[1:]) if counts else set()
-    hits = every or (set().union(*counts) if len(terms) > 1 else set())
-    if not hits:
-        return [], True
     sizes = {
         seq: _varint(sz)
         for seq, sz in db.execute(
             "SELECT id, sz FROM blocks_fts_docsize WHERE id BETWEEN ? AND ?", (lo, hi)
         )
     }
+    long = [seq for seq, size in sizes.items() if size >= LONG_TOKENS]
+    counts = [_short_counts(db, lo, hi, term, long) for term in terms]
+    for seq, found in _long_counts(db, long, terms).items():
+        for count, n in zip(counts, found, strict=True):
+            if n:
+                count[seq] = n
+    every = set(counts[0]).intersection(*counts[1:]) if counts else set()
+    hits = every or (set().union(*counts) if len(terms) > 1 else set())
+    if not hits:
+        return [], True
     n = len(sizes) or 1
     average = (sum(sizes.values()) / n) or 1.0
     idf = [_idf(n, len(c)) for c in counts]
@@ -154,18 +178,94 @@ def rank(
     return scored, bool(every)
 
 
+def _short_counts(
+    db: sqlite3.Connection, lo: int, hi: int, term: str, long: list[int]
+) -> dict[int, int]:
+    """Each matching row's count of ``term`` (the instances ``highlight()`` marks), but
+    for the ``long`` rows."""
+    skip = f" AND rowid NOT IN ({', '.join('?' * len(long))})" if long else ""
+    rows = db.execute(
+        "SELECT rowid, highlight(blocks_fts, 0, char(1), char(2)) FROM blocks_fts "
+        f"WHERE blocks_fts MATCH ? AND rowid BETWEEN ? AND ?{skip}",
+        (f'"{term}"', lo, hi, *long),
+    ).fetchall()
+    return {seq: marked.count(_OPEN) for seq, marked in rows}
+
+
+def _long_counts(db: sqlite3.Connection, long: list[int], terms: list[str]) -> dict[int, list[int]]:
+    """The counts of each term in each of the ``long`` rows that match any: the row's text
+    indexed again, in pieces cut between words (the same tokenizer), in a temporary FTS5
+    table, and each piece's instances added up."""
+    if not long:
+        return {}
+    match = " OR ".join(f'"{t}"' for t in terms)
+    marks = ", ".join("?" * len(long))
+    matching = [
+        seq
+        for (seq,) in db.execute(
+            f"SELECT rowid FROM blocks_fts WHERE blocks_fts MATCH ? AND rowid IN ({marks})",
+            (match, *long),
+        )
+    ]
+    if not matching:
+        return {}
+    db.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.bt_pieces "
+        "USING fts5(text, tokenize='porter unicode61')"
+    )
+    out: dict[int, list[int]] = {}
+    for seq in matching:
+        found = db.execute("SELECT bt_block_text(body) FROM blocks WHERE seq = ?", (seq,))
+        text = (found.fetchone() or ("",))[0]
+        db.execute("DELETE FROM temp.bt_pieces")
+        db.executemany("INSERT INTO temp.bt_pieces (text) VALUES (?)", ((p,) for p in pieces(text)))
+        del text
+        out[seq] = [
+            sum(
+                marked.count(_OPEN)
+                for (marked,) in db.execute(
+                    "SELECT highlight(bt_pieces, 0, char(1), char(2)) FROM temp.bt_pieces "
+                    "WHERE bt_pieces MATCH ?",
+                    (f'"{term}"',),
+                )
+            )
+            for term in terms
+        ]
+    db.execute("DELETE FROM temp.bt_pieces")
+    return out
+
+
 def _idf(rows: int, hits: int) -> float:
     # a damaged index can count more hits than rows: the word is then as common as can be
     value = math.log((max(rows - hits, 0) + 0.5) / (hits + 0.5))
     return value if value > 0 else 1e-6
 
 
-def snippets(db: sqlite3.Connection, match: str, seqs: list[int]) -> dict[int, str]:
-    """FTS5's snippets of these rows for ``match`` (16 tokens around the best part)."""
-    marks = ", ".join("?" * len(seqs))
-    rows = db.execute(
-        "SELECT rowid, snippet(blocks_fts, 0, '[', ']', '…', 16) FROM blocks_fts "
-        f"WHERE blocks_fts MATCH ? AND rowid IN ({marks})",
-        (match, *seqs),
-    ).fetchall()
-    return dict(rows)
+SNIPPET_FROM_FTS: Final = 1 << 16
+"""Texts this long get their snippet from :func:`~index_store._common.make_snippet`:
+FTS5's ``snippet()`` weighs a window around every instance of the terms, in time
+quadratic in their count, so a search hitting one long text of a common word took
+minutes."""
+
+
+def snippets(
+    db: sqlite3.Connection, match: str, texts: Mapping[int, str], terms: list[str]
+) -> dict[int, str]:
+    """Snippets of these rows (their texts by ``seq``) for ``match``: FTS5's (16 tokens
+    around the best part) for a text shorter than :data:`SNIPPET_FROM_FTS`, a window
+    around the first term for a longer one."""
+    out = {
+        seq: make_snippet(text, terms)
+        for seq, text in texts.items()
+        if len(text) >= SNIPPET_FROM_FTS
+    }
+    short = [seq for seq in texts if seq not in out]
+    if short:
+        marks = ", ".join("?" * len(short))
+        rows = db.execute(
+            "SELECT rowid, snippet(blocks_fts, 0, '[', ']', '…', 16) FROM blocks_fts "
+            f"WHERE blocks_fts MATCH ? AND rowid IN ({marks})",
+            (match, *short),
+        ).fetchall()
+        out.update(rows)
+    return out

@@ -312,14 +312,14 @@ class SqliteStore(ThreadedAsync, SqlIntegrity, SqlStore):
             f"SELECT seq, {ROW_COLUMNS} FROM blocks WHERE seq IN ({marks})", [s for s, _ in top]
         ).fetchall()
         by_seq = {r[0]: as_rows([r[1:]])[0] for r in rows}
-        texts = snippets(self._conn, match, [s for s, _ in top])
         codec = self._codec(cid)
+        found = {seq: codec.decode(row) for seq, row in by_seq.items()}
+        texts = snippets(self._conn, match, {s: b.text for s, b in found.items()}, terms)
         hits = []
         for seq, score in top:
             if seq not in by_seq:
                 continue  # indexed, but the row is gone
-            row = by_seq[seq]
-            b = codec.decode(row)
+            row, b = by_seq[seq], found[seq]
             hits.append(
                 SearchHit(b, b.path, b.turn_id, texts.get(seq, ""), round(score, 6), row.kind)
             )
