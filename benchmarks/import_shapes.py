@@ -43,11 +43,23 @@ with contextlib.redirect_stdout(io.StringIO()):
     main(["import", sys.argv[1], "--db", sys.argv[2], "--conversation", sys.argv[3]])
 print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
 """
+_SEARCH = """
+import contextlib, io, sys, time
+from timeline.cli import main
+t = time.perf_counter()
+with contextlib.redirect_stdout(io.StringIO()):
+    main(["search", sys.argv[2], sys.argv[3], "--db", sys.argv[1]])
+print(time.perf_counter() - t)
+"""
 CONVERSATION = "6f1c9e2a-3b7d-4c55-9a0e-2d8b7f41c3e9"
 """Hosts name conversations by UUIDs."""
 
 Shape = Callable[[int, random.Random], tuple[Any, int]]
 """Makes a document of about ``n`` bytes; returns it and its text bytes."""
+
+WORD = {"one string of repeated words": "retry", "one string of random words": "aaaa"}
+"""The word searched for after the import (``a`` for the others: it is in every shape's
+text but the image's)."""
 
 
 def _tiny(n: int, rng: random.Random) -> tuple[Any, int]:
@@ -104,6 +116,18 @@ SHAPES: dict[str, Shape] = {
 }
 
 
+def _search(db: Path, word: str) -> float:
+    """Seconds of ``timeline search`` for ``word`` in a fresh process."""
+    done = subprocess.run(
+        [sys.executable, "-c", _SEARCH, str(db), CONVERSATION, word],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    return float(done.stdout)
+
+
 def _run(path: Path, db: Path) -> tuple[float, int]:
     """Seconds and peak RSS of ``timeline import`` of ``path`` in a fresh process."""
     done = subprocess.run(
@@ -125,12 +149,12 @@ def _size(db: Path) -> int:
     return sum(p.stat().st_size for p in db.parent.glob(db.name + "*"))
 
 
-def measure(mb: float, tmp: Path) -> list[tuple[str, str, str, str, str]]:
-    """One row per shape: file MiB, time, peak over the baseline, store."""
+def measure(mb: float, tmp: Path) -> list[tuple[str, ...]]:
+    """One row per shape: file MiB, time, peak over the baseline, store, a search."""
     one = tmp / "one.json"
     one.write_text(_compact([{"role": "user", "content": "a"}]))
     _, base = _run(one, tmp / "one.db")
-    rows: list[tuple[str, str, str, str, str]] = []
+    rows: list[tuple[str, ...]] = []
     for name, shape in SHAPES.items():
         data, text = shape(int(mb * 2**20), random.Random(7))
         path = tmp / "shape.json"
@@ -148,15 +172,17 @@ def measure(mb: float, tmp: Path) -> list[tuple[str, str, str, str, str]]:
                 f"+{over / 2**20:.0f} MiB ({over / size:.1f}x)",
                 f"{stored / 2**20:.1f} MiB ({stored / size:.2f}x the file, "
                 f"{stored / text:.2f}x the text)",
+                f"{_search(db, WORD.get(name, 'a')):.2f} s",
             )
         )
     return rows
 
 
-def table(rows: list[tuple[str, str, str, str, str]]) -> str:
+def table(rows: list[tuple[str, ...]]) -> str:
     lines = [
-        "| shape | file MiB | time | peak memory over a one-message import (x the file) | store |",
-        "|---|---:|---:|---:|---:|",
+        "| shape | file MiB | time | peak memory over a one-message import (x the file) "
+        "| store | `timeline search` |",
+        "|---|---:|---:|---:|---:|---:|",
     ]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
     return "\n".join(lines)
@@ -165,7 +191,9 @@ def table(rows: list[tuple[str, str, str, str, str]]) -> str:
 def write_docs(text: str, command: str) -> None:
     section = (
         f"{START}\n## Import of every shape (#28 item 6)\n\nProduced by `{command}` (one "
-        f"run; see `benchmarks/import_shapes.py`).\n\n{text}\n{END}"
+        "run; see `benchmarks/import_shapes.py`). The search is `timeline search` of a "
+        "word of the shape's text (`retry`, `aaaa`, or `a`), in a fresh process."
+        f"\n\n{text}\n{END}"
     )
     doc = DOCS.read_text(encoding="utf-8") if DOCS.exists() else "# Benchmarks\n"
     if START in doc:

@@ -13,7 +13,7 @@ from benchmarks import import_shapes as bench
 
 ROW = re.compile(
     r"^\d+\.\d s$|^\+\d+ MiB \(\d+\.\dx\)$"
-    r"|^\d+\.\d MiB \(\d+\.\d\dx the file, \d+\.\d\dx the text\)$"
+    r"|^\d+\.\d MiB \(\d+\.\d\dx the file, \d+\.\d\dx the text\)$|^\d+\.\d\d s$"
 )
 
 
