@@ -90,6 +90,9 @@ class SqlStore:
         """Insert one block row; False when the id is taken (nothing written)."""
         raise NotImplementedError
 
+    def _streaming(self, at: Any) -> None:
+        """A streamed commit begins (SQLite then indexes long texts from their rows)."""
+
     def _inserted(self, db: Any, conversation_id: str, at: Any) -> None:
         """After a commit's inserts, before its window (SQLite brings its index up to
         date here)."""
@@ -149,6 +152,7 @@ class SqlStore:
         with self._tx(conversation_id) as db:
             actual, at = self._lock_version(db, conversation_id)
             check_version(conversation_id, 0, actual)
+            self._streaming(at)
             runs, source = RefRuns(), iter(blocks)
             while group := list(islice(source, STREAM_CHUNK)):
                 for ref in [(b.id, b.hidden, b.replacement_text) for b in group]:

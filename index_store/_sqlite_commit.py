@@ -10,7 +10,9 @@ from typing import Final
 __all__ = ["LONG_TEXT", "CommitRange", "Written"]
 
 LONG_TEXT: Final = 1 << 20
-"""Texts this long are not kept for the search index: it reads them from their row."""
+"""In a streamed commit, texts this long are not kept for the search index: it reads
+them from their row, once the commit has let the blocks go (a persist keeps them: the
+timeline holds them anyway, and reading them back would be a second copy)."""
 
 
 class Written(Mapping[int, str | None]):
@@ -18,13 +20,15 @@ class Written(Mapping[int, str | None]):
     a row, where a dict of int keys took about 70 (a first persist of 700k tiny blocks
     holds them all at once)."""
 
-    def __init__(self, first: int) -> None:
+    def __init__(self, first: int, keep_long: bool = True) -> None:
         self.first = first
+        self.keep_long = keep_long
         self._texts: list[str | None] = []
 
     def append(self, text: str) -> None:
-        """The text of the row at ``first + len(self)`` (None for a long one)."""
-        self._texts.append(text if len(text) < LONG_TEXT else None)
+        """The text of the row at ``first + len(self)`` (None for a long one, unless
+        ``keep_long``)."""
+        self._texts.append(text if self.keep_long or len(text) < LONG_TEXT else None)
 
     def __getitem__(self, seq: int) -> str | None:
         if 0 <= seq - self.first < len(self._texts):
@@ -49,7 +53,11 @@ class CommitRange:
     def indexed(self) -> None:
         """The search index holds the rows written so far: their texts are let go (a
         streamed commit indexes a chunk at a time)."""
-        self.texts = Written(self.next_seq)
+        self.texts = Written(self.next_seq, self.texts.keep_long)
+
+    def streamed(self) -> None:
+        """A streamed commit: long texts are read back from their rows for the index."""
+        self.texts.keep_long = False
 
     def wrote(self, text: str) -> None:
         """The row at ``next_seq`` was inserted: the next one is free."""

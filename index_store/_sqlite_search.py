@@ -155,8 +155,12 @@ def rank(
         )
     }
     long = [seq for seq, size in sizes.items() if size >= LONG_TOKENS]
-    counts = [_short_counts(db, lo, hi, term, long) for term in terms]
-    for seq, found in _long_counts(db, long, terms).items():
+    if long:  # in a table: a conversation may hold more than a statement's parameters
+        db.execute("CREATE TEMP TABLE IF NOT EXISTS bt_long (seq INTEGER PRIMARY KEY)")
+        db.execute("DELETE FROM temp.bt_long")
+        db.executemany("INSERT INTO temp.bt_long (seq) VALUES (?)", ((s,) for s in long))
+    counts = [_short_counts(db, lo, hi, term, bool(long)) for term in terms]
+    for seq, found in _long_counts(db, lo, hi, bool(long), terms).items():
         for count, n in zip(counts, found, strict=True):
             if n:
                 count[seq] = n
@@ -179,32 +183,34 @@ def rank(
 
 
 def _short_counts(
-    db: sqlite3.Connection, lo: int, hi: int, term: str, long: list[int]
+    db: sqlite3.Connection, lo: int, hi: int, term: str, long: bool
 ) -> dict[int, int]:
     """Each matching row's count of ``term`` (the instances ``highlight()`` marks), but
-    for the ``long`` rows."""
-    skip = f" AND rowid NOT IN ({', '.join('?' * len(long))})" if long else ""
+    for the long rows (``temp.bt_long``, when ``long``)."""
+    skip = " AND rowid NOT IN (SELECT seq FROM temp.bt_long)" if long else ""
     rows = db.execute(
         "SELECT rowid, highlight(blocks_fts, 0, char(1), char(2)) FROM blocks_fts "
         f"WHERE blocks_fts MATCH ? AND rowid BETWEEN ? AND ?{skip}",
-        (f'"{term}"', lo, hi, *long),
+        (f'"{term}"', lo, hi),
     ).fetchall()
     return {seq: marked.count(_OPEN) for seq, marked in rows}
 
 
-def _long_counts(db: sqlite3.Connection, long: list[int], terms: list[str]) -> dict[int, list[int]]:
-    """The counts of each term in each of the ``long`` rows that match any: the row's text
-    indexed again, in pieces cut between words (the same tokenizer), in a temporary FTS5
-    table, and each piece's instances added up."""
+def _long_counts(
+    db: sqlite3.Connection, lo: int, hi: int, long: bool, terms: list[str]
+) -> dict[int, list[int]]:
+    """The counts of each term in each long row (``temp.bt_long``) that matches any: the
+    row's text indexed again, in pieces cut between words (the same tokenizer), in a
+    temporary FTS5 table, and each piece's instances added up."""
     if not long:
         return {}
     match = " OR ".join(f'"{t}"' for t in terms)
-    marks = ", ".join("?" * len(long))
     matching = [
         seq
         for (seq,) in db.execute(
-            f"SELECT rowid FROM blocks_fts WHERE blocks_fts MATCH ? AND rowid IN ({marks})",
-            (match, *long),
+            "SELECT rowid FROM blocks_fts WHERE blocks_fts MATCH ? AND rowid BETWEEN ? AND ? "
+            "AND rowid IN (SELECT seq FROM temp.bt_long)",
+            (match, lo, hi),
         )
     ]
     if not matching:

@@ -240,6 +240,9 @@ class SqliteStore(ThreadedAsync, SqlIntegrity, SqlStore):
             at.wrote(block.text)
         return bool(inserted)
 
+    def _streaming(self, at: Any) -> None:
+        at.streamed()
+
     def _inserted(self, db: Any, conversation_id: str, at: Any) -> None:
         bring_index_up_to_date(db, at.texts)
         at.indexed()

@@ -49,10 +49,32 @@ def test_long_texts_are_indexed_from_their_rows(
     store.close()
 
 
-def test_a_commit_keeps_no_long_text_for_the_index(
+def test_a_streamed_commit_keeps_no_long_text_for_the_index(
     short_long_text: list[tuple[int, Any, bool]],
 ) -> None:
-    written = _sqlite_commit.Written(5)
-    written.append("x" * 63)
-    written.append("x" * 64)
-    assert dict(written) == {5: "x" * 63, 6: None}
+    """A persist keeps every text it wrote (the timeline holds them anyway: reading one
+    back from its row would be a second copy); a streamed commit lets long ones go."""
+    at = _sqlite_commit.CommitRange(1, 5)
+    at.wrote("x" * 63)
+    at.wrote("x" * 64)
+    assert dict(at.texts) == {5: "x" * 63, 6: "x" * 64}
+    at.streamed()
+    at.indexed()
+    at.wrote("x" * 63)
+    at.wrote("x" * 64)
+    assert dict(at.texts) == {7: "x" * 63, 8: None}
+
+
+def test_a_persist_indexes_long_texts_from_the_timeline(
+    tmp_path: Path, short_long_text: list[tuple[int, Any, bool]]
+) -> None:
+    from timeline import Timeline, blocks
+
+    store = index_store.open(f"sqlite:///{tmp_path / 's.db'}")
+    tl = Timeline("c")
+    tl.begin_turn()
+    long = tl.append(blocks.user_prompt("alpha " + "filler " * 40 + "omega")).text
+    tl.persist(store)
+    assert long in [text for _, text, ours in short_long_text if ours]
+    assert [h.block.text for h in store.search("c", "omega")] == [long]
+    store.close()

@@ -61,13 +61,17 @@ def test_long_rows_are_counted_from_pieces(store: Any, monkeypatch: pytest.Monke
     asked: list[int] = []
     real = _sqlite_search._long_counts
 
-    def spy(db: Any, long: list[int], terms: list[str]) -> dict[int, list[int]]:
-        asked.extend(long)
-        return real(db, long, terms)
+    def spy(db: Any, lo: int, hi: int, long: bool, terms: list[str]) -> dict[int, list[int]]:
+        found = real(db, lo, hi, long, terms)
+        asked.extend(found)
+        return found
 
     monkeypatch.setattr(_sqlite_search, "_long_counts", spy)
     _ranked(store, ["retry"])
-    assert len(asked) == 4  # 9,000, 12,000 and 8,192 words, and the 15,000 of "only jitter here"
+    assert len(asked) == 3  # the 9,000, 12,000 and 8,192 words holding it (not 8,191)
+    asked.clear()
+    _ranked(store, ["jitter"])
+    assert len(asked) == 4  # and the 15,000 of "only jitter here"
 
 
 def test_a_long_hit_gets_a_snippet_around_its_first_term(store: Any) -> None:
