@@ -242,3 +242,30 @@ def test_a_failed_import_into_a_new_store_leaves_no_file(tmp_path: Path) -> None
     assert out.returncode == 0, out.stderr
     assert sorted(os.listdir(tmp_path)) == ["bad.json", "new.db"]
     assert "imported 6,000 blocks" in out.stdout
+
+
+@pytest.mark.parametrize("error", [FileExistsError, PermissionError])
+def test_a_store_created_meanwhile_is_left_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, error: type[OSError]
+) -> None:
+    """Another program creating ``--db`` while the import runs: its file is kept, the
+    import's own is removed, and the error says nothing was imported."""
+    from timeline.cli import importing
+    from timeline.cli.parser import build_parser
+
+    src = tmp_path / "a.json"
+    src.write_text(json.dumps(OPENAI_MESSAGES))
+    target = tmp_path / "new.db"
+
+    def link(temp: str, path: str) -> None:
+        target.write_text("theirs")
+        raise error(17, "File exists")
+
+    monkeypatch.setattr(importing.os, "link", link)
+    args = build_parser().parse_args(
+        ["import", str(src), "--db", str(target), "--conversation", "c"]
+    )
+    with pytest.raises(TimelineError, match="another program created it"):
+        importing.cmd_import(args)
+    assert target.read_text() == "theirs"
+    assert sorted(os.listdir(tmp_path)) == ["a.json", "new.db"]

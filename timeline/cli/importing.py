@@ -145,10 +145,19 @@ class _NewStore:
                 f"--db {self.path}: another program created it during the import; nothing "
                 "imported: run the import again"
             ) from exc
-        except OSError:  # no hard links on this file system
+        except OSError as exc:  # no hard links on this file system: a plain rename
             if os.path.exists(self.path):
-                raise
-            os.replace(self.temp, self.path)
+                raise TimelineError(
+                    f"--db {self.path}: another program created it during the import; "
+                    "nothing imported: run the import again"
+                ) from exc
+            try:
+                os.replace(self.temp, self.path)
+            except OSError as failed:
+                raise StoreUnavailableError(
+                    f"--db {self.path}: cannot put the new store in place: "
+                    f"{failed.strerror}; nothing imported"
+                ) from failed
         self.discard()
 
     def discard(self) -> None:
