@@ -4,6 +4,7 @@ applied by hand to the library file."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 
 import pytest
@@ -212,3 +213,44 @@ def test_the_html_live_window_counts_blocks_in_lower_case() -> None:
     tl.append(blocks.user_prompt("hi"))
     page = tl.render("sys").to_html()
     assert 'in order <span class="count">(2 blocks)</span>' in page
+
+
+# state and compaction runs
+
+
+def test_a_call_id_carried_by_a_non_call_block_stays_free_for_a_call() -> None:
+    """Only tool calls take a call id: a note carrying one (kept as given) does not make a
+    later call with that id a duplicate (``call_id or render == "tool_call"`` would)."""
+    tl = _tl()
+    tl.begin_turn()
+    tl.append(Block(type="note", text="about c9", call_id="c9"))
+    assert tl.append(blocks.tool_call("bash", {}, call_id="c9")).call_id == "c9"
+
+
+class _Empty:
+    def summarize(self, request: object) -> str:
+        return "  "
+
+
+def test_an_empty_summary_from_acompact_falls_back_like_compact() -> None:
+    """Under the default ``on_summary_failure="fallback"``, an empty summary in the async
+    path is replaced by the inventory, as in the sync path (passing no fallback flag
+    would leave the compaction without a summary)."""
+    stats = []
+    for run_async in (False, True):
+        tl = Timeline(
+            "a",
+            policy=CompactionPolicy(max_tokens=2_000, keep_recent_turns=1),
+            token_counter=HeuristicCounter(),
+            summarizer=_Empty(),
+        )
+        for t in range(6):
+            tl.begin_turn()
+            tl.append(blocks.user_prompt(f"turn {t}: fix module {t} " + "detail " * 40))
+            tl.append(blocks.assistant_completion(f"Fixed module {t}."))
+        done = asyncio.run(tl.acompact("sys")) if run_async else tl.compact("sys")
+        assert done is not None and "empty" in (done.summarizer_error or "")
+        summary = next(b for b in tl.blocks if b.type == "conv.range.summary")
+        assert summary.meta["summarizer"] == "inventory" and "## Goal" in summary.text
+        stats.append(summary.text)
+    assert stats[0] == stats[1]
