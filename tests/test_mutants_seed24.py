@@ -254,3 +254,16 @@ def test_an_empty_summary_from_acompact_falls_back_like_compact() -> None:
         assert summary.meta["summarizer"] == "inventory" and "## Goal" in summary.text
         stats.append(summary.text)
     assert stats[0] == stats[1]
+
+
+def test_the_html_context_bar_without_a_trigger_has_no_trigger_mark() -> None:
+    """Without a budget there is no compaction trigger: the context bar holds only its
+    category slices (an unset mark must add nothing, not "None")."""
+    tl = Timeline("h", token_counter=HeuristicCounter())
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("hi"))
+    with pytest.warns(Warning):
+        page = tl.render("sys").to_html()
+    bar = re.search(r'<div class="ctx"[^>]*>(.*?)</div>', page)
+    assert bar is not None and bar.group(1).startswith('<span class="seg"')
+    assert bar.group(1).endswith("></span>") and "trigger" not in bar.group(1)
