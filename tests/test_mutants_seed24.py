@@ -23,6 +23,7 @@ from timeline import (
 )
 from timeline.compaction.digest import cap_request
 from timeline.compaction.digest_records import classify_tool
+from timeline.compaction.summarizers._sentences import _sentence_end
 from timeline.compaction.summarizers.llm import _file_list
 from timeline.formats._parts import part_text
 from timeline.formats.reply import ModelReply
@@ -267,3 +268,10 @@ def test_the_html_context_bar_without_a_trigger_has_no_trigger_mark() -> None:
     bar = re.search(r'<div class="ctx"[^>]*>(.*?)</div>', page)
     assert bar is not None and bar.group(1).startswith('<span class="seg"')
     assert bar.group(1).endswith("></span>") and "trigger" not in bar.group(1)
+
+
+def test_a_first_sentence_is_looked_for_only_before_stop() -> None:
+    """``_sentence_end(text, stop)`` finds the end in ``text[:stop]``: a line break after
+    ``stop`` must not move the end past it (an unbounded find would return 7 here)."""
+    assert _sentence_end("abc def\nmore", 3) == 3
+    assert _sentence_end("abc def\nmore", 10) == 7
