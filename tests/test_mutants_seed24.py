@@ -5,8 +5,10 @@ applied by hand to the library file."""
 from __future__ import annotations
 
 import asyncio
+import enum
 import re
 
+import pydantic
 import pytest
 
 from timeline import (
@@ -275,3 +277,27 @@ def test_a_first_sentence_is_looked_for_only_before_stop() -> None:
     ``stop`` must not move the end past it (an unbounded find would return 7 here)."""
     assert _sentence_end("abc def\nmore", 3) == 3
     assert _sentence_end("abc def\nmore", 10) == 7
+
+
+class _Kind(enum.Enum):
+    TEXT = "text"
+
+
+class _TextPart(pydantic.BaseModel):
+    type: _Kind
+    text: str
+
+
+class _Message(pydantic.BaseModel):
+    content: list[_TextPart]
+    stop_reason: str
+
+
+def test_an_sdk_reply_is_read_in_its_json_form() -> None:
+    """An SDK object is dumped with ``mode="json"``, so a field held as an enum reads as
+    its value ("text"); any other mode keeps the enum and the part is not recognized."""
+    reply = ModelReply.from_anthropic(
+        _Message(content=[_TextPart(type=_Kind.TEXT, text="hi")], stop_reason="end_turn")
+    )
+    assert reply.text == "hi"
+    assert [b.type for b in reply.content] == ["assistant.completion"]
