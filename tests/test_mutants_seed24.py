@@ -8,6 +8,7 @@ import asyncio
 import enum
 import re
 
+import msgspec
 import pydantic
 import pytest
 
@@ -27,6 +28,7 @@ from timeline.compaction.digest import cap_request
 from timeline.compaction.digest_records import classify_tool
 from timeline.compaction.summarizers._sentences import _sentence_end
 from timeline.compaction.summarizers.llm import _file_list
+from timeline.compaction.truncation import truncate_to_fit
 from timeline.formats._parts import part_text
 from timeline.formats.reply import ModelReply
 from timeline.formats.text import to_text
@@ -301,3 +303,21 @@ def test_an_sdk_reply_is_read_in_its_json_form() -> None:
     )
     assert reply.text == "hi"
     assert [b.type for b in reply.content] == ["assistant.completion"]
+
+
+def _cost(block: Block) -> int:
+    return (len(block.text) + len(block.data or b"")) // 4
+
+
+def test_a_truncated_block_keeps_its_shortened_text_and_drops_its_bytes() -> None:
+    """Truncation replaces a block by its shortened text: bytes it carried (an attached
+    file, a native item) would otherwise still be sent whole beside the cut text."""
+    log = msgspec.structs.replace(
+        blocks.user_attachment(name="run.log", mime="text/plain", data=b"x" * 4_000),
+        text="line of output\n" * 2_000,
+        path="ar:t1.user.attachment",
+    )
+    shown = [log]
+    removed, paths = truncate_to_fit(shown, [_cost(log)], 5_000, _cost)
+    assert paths == ["ar:t1.user.attachment"] and removed >= 5_000
+    assert shown[0].data is None and len(shown[0].text) < len(log.text)
