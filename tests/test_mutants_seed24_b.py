@@ -1,0 +1,92 @@
+"""More behaviours the survivors of the seed-24 mutation draw (docs/testing.md, "A fresh
+draw with the new tests") showed untested: the second part, for the survivors the first
+pass left unanalysed. Each test was checked to fail with its mutant applied by hand to
+the library file."""
+
+from __future__ import annotations
+
+from timeline import Block
+from timeline.compaction.digest import CompactionDigest, _memory_hit
+from timeline.compaction.digest_records import Artifact
+from timeline.compaction.sections import SummarySections
+from timeline.compaction.summarizers.base import SummaryRequest, SummaryResult
+from timeline.compaction.summarizers.cache_warm import instruction
+from timeline.compaction.summarizers.inventory import _critical, _listed_chars
+from timeline.compaction.summary_state import (
+    STATE_KEY,
+    previous_summary,
+    state_from_meta,
+    summary_content,
+)
+from timeline.compaction.summary_text import SPLIT_TURN_HEADING
+
+
+def test_a_turn_prefix_instruction_quotes_the_first_message_it_covers() -> None:
+    """The cache-warm instruction for a split turn's prefix names where the summary
+    starts by quoting its first message; a mutant that always said "its first message"
+    (or nothing) would leave the model to guess which turn is meant."""
+    ask = Block(type="user_prompt", text="Rename the retry helper everywhere.", id="p1")
+    step = Block(type="assistant_completion", text="Renaming it now.", id="a1")
+    request = SummaryRequest(kind="turn_prefix", blocks=(ask,), context=(ask, step))
+    text = instruction(request, request.context)
+    assert 'from the message that starts "Rename the retry helper everywhere."' in text
+    assert 'up to (not including) the message that starts "Renaming it now."' in text
+
+
+def test_a_prefix_alone_is_carried_under_its_heading_without_a_leading_gap() -> None:
+    """A summary whose main part is empty and whose split-turn prefix is kept hands the
+    next compaction the prefix under its heading and nothing before it; a blank-line
+    join with the empty main text would start the carried summary with two newlines."""
+    text, meta = summary_content(
+        "",
+        SummaryResult(""),
+        SummaryResult("The user asked for a rename."),
+        CompactionDigest(),
+        None,
+    )
+    block = Block(type="conv_range_summary", text=text, id="s1", meta={STATE_KEY: meta})
+    assert previous_summary(block).text == f"{SPLIT_TURN_HEADING}\nThe user asked for a rename."
+
+
+def test_a_summary_keeps_its_split_turn_prefix_sections_as_data() -> None:
+    """The prefix summary's sections are stored in the summary block's state, so the next
+    inventory summary merges them item by item; dropping them would leave only text."""
+    sections = SummarySections(original_request=["Rename the retry helper."])
+    _, meta = summary_content(
+        "", SummaryResult("Main."), SummaryResult("Prefix.", sections), CompactionDigest(), 1
+    )
+    state = state_from_meta({STATE_KEY: meta})
+    assert state is not None
+    assert state.prefix_sections == sections
+
+
+def test_a_memory_hit_without_a_path_records_an_empty_path() -> None:
+    """A memory search hit that carries no path is recorded with an empty path (the
+    summary then says "no hits" rather than naming a made-up file)."""
+    result = Block(
+        type="react_tool_result", text="1 hit", id="r1", meta={"hits": [{"turn_id": "t3"}]}
+    )
+    hit = _memory_hit({"query": "retry"}, [result])
+    assert hit.paths == [""]
+    assert hit.turn_ids == ["t3"]
+
+
+def test_request_lines_cost_their_text_plus_a_marker_and_a_line_break_each() -> None:
+    """The inventory's request budget counts ``- `` and a line break per request: two
+    requests of 2 and 3 characters take 11 characters of the summary."""
+    assert _listed_chars(["ab", "cde"]) == 11
+    assert _listed_chars([]) == 0
+
+
+def test_an_externally_streamed_artifact_is_called_streamed_in_critical_context() -> None:
+    """An artifact whose bytes live outside the prompt is marked ``streamed`` in the
+    summary's Critical Context, so the model knows it was not shown inline."""
+    digest = CompactionDigest(
+        artifacts=[
+            Artifact("out/report.csv", "text/csv", "external"),
+            Artifact("a.png", "image/png", "inline"),
+        ]
+    )
+    lines = _critical([], digest)
+    assert "artifact out/report.csv (text/csv, streamed)" in lines
+    assert "artifact a.png (image/png)" in lines
