@@ -5,7 +5,9 @@ the library file."""
 
 from __future__ import annotations
 
-from timeline import Block
+import msgspec
+
+from timeline import Block, blocks
 from timeline.compaction.digest import CompactionDigest, _memory_hit
 from timeline.compaction.digest_records import Artifact
 from timeline.compaction.sections import SummarySections
@@ -19,6 +21,16 @@ from timeline.compaction.summary_state import (
     summary_content,
 )
 from timeline.compaction.summary_text import SPLIT_TURN_HEADING
+from timeline.formats._plan import plan_messages, plan_rest
+from timeline.model.reasoning import anthropic_thinking
+
+
+def _numbered(*items: Block) -> list[Block]:
+    return [msgspec.structs.replace(b, id=f"b{i}") for i, b in enumerate(items)]
+
+
+def _thinking() -> Block:
+    return anthropic_thinking({"type": "thinking", "thinking": "Let me see.", "signature": "s"})
 
 
 def test_a_turn_prefix_instruction_quotes_the_first_message_it_covers() -> None:
@@ -90,3 +102,24 @@ def test_an_externally_streamed_artifact_is_called_streamed_in_critical_context(
     lines = _critical([], digest)
     assert "artifact out/report.csv (text/csv, streamed)" in lines
     assert "artifact a.png (image/png)" in lines
+
+
+def test_thinking_at_the_very_end_of_the_prompt_is_not_sent() -> None:
+    """Thinking travels only ahead of the assistant content it preceded: when a stream
+    ends on a thinking block after an assistant reply, the final assistant message
+    holds the reply alone; a mutant testing the role the wrong way round sent it."""
+    stream = _numbered(blocks.user_prompt("Hi"), blocks.assistant_completion("Hello."), _thinking())
+    last = plan_messages(stream, "anthropic")[-1]
+    assert last.role == "assistant"
+    assert [p.kind for p in last.parts] == ["text"]
+
+
+def test_the_rest_of_a_stream_ending_on_thinking_has_its_open_end_there() -> None:
+    """A stream's rest ending on thinking has its open end at that thinking block (an
+    assistant reply appended later brings it back), numbered from ``start``; without it
+    the incremental plan would keep a plan that dropped the thinking for good."""
+    rest = plan_rest(_numbered(blocks.user_prompt("Hi"), _thinking()), "anthropic", 5, "assistant")
+    assert rest is not None
+    messages, tail = rest
+    assert [m.role for m in messages] == ["user"]
+    assert tail == 6
