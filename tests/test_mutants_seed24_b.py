@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import msgspec
 
-from timeline import Block, blocks
+from timeline import Block, TiktokenCounter, blocks
 from timeline.compaction.digest import CompactionDigest, _memory_hit
 from timeline.compaction.digest_records import Artifact
 from timeline.compaction.sections import SummarySections
@@ -23,6 +23,8 @@ from timeline.compaction.summary_state import (
 from timeline.compaction.summary_text import SPLIT_TURN_HEADING
 from timeline.formats._plan import plan_messages, plan_rest
 from timeline.model.reasoning import anthropic_thinking
+from timeline.state.stream import VisibleStream
+from timeline.tokens import BlockTokenMemo
 
 
 def _numbered(*items: Block) -> list[Block]:
@@ -123,3 +125,21 @@ def test_the_rest_of_a_stream_ending_on_thinking_has_its_open_end_there() -> Non
     messages, tail = rest
     assert [m.role for m in messages] == ["user"]
     assert tail == 6
+
+
+def test_a_stream_resolves_its_largest_bounds_first() -> None:
+    """With ``enough``, a stream replaces its upper bounds by exact costs largest first
+    (each exact count then takes the most slack off the total); left in append order,
+    it would tokenize the small last block and leave the largest bound standing."""
+    big = "word " * 400
+    stream = VisibleStream(memo=BlockTokenMemo(TiktokenCounter()))
+    stream.rebuild(
+        _numbered(
+            blocks.user_prompt(big), blocks.assistant_completion("ok"), blocks.user_prompt("why")
+        ),
+        -1,
+        frozenset(),
+    )
+    assert stream.pending == [0, 1, 2]
+    stream.resolve(lambda: len(stream.pending) < 3)
+    assert sorted(stream.pending) == [1, 2]
