@@ -8,6 +8,7 @@ from __future__ import annotations
 import msgspec
 
 from timeline import Block, TiktokenCounter, blocks
+from timeline.compaction.clearing import ClearingPolicy, clearing_candidates
 from timeline.compaction.digest import CompactionDigest, _memory_hit
 from timeline.compaction.digest_records import Artifact
 from timeline.compaction.sections import SummarySections
@@ -143,3 +144,20 @@ def test_a_stream_resolves_its_largest_bounds_first() -> None:
     assert stream.pending == [0, 1, 2]
     stream.resolve(lambda: len(stream.pending) < 3)
     assert sorted(stream.pending) == [1, 2]
+
+
+def test_clearing_tool_inputs_spares_the_newest_calls() -> None:
+    """With ``clear_tool_inputs``, only the calls older than the newest
+    ``keep_tool_results`` lose their input; clearing the newest
+    call's input too would hide what the model is working on now."""
+    first = blocks.tool_call("run", {"cmd": "make test"}, call_id="c1")
+    second = blocks.tool_call("run", {"cmd": "make lint"}, call_id="c2")
+    stream = _numbered(
+        first,
+        blocks.tool_result("c1", "ok", tool_id="run"),
+        second,
+        blocks.tool_result("c2", "ok", tool_id="run"),
+    )
+    policy = ClearingPolicy(keep_tool_results=1, clear_tool_inputs=True, clear_thinking=False)
+    found = clearing_candidates(stream, 0, policy, carried=frozenset(), current_turn="", cleared={})
+    assert [(c.index, c.reason) for c in found] == [(0, "input"), (1, "old")]
