@@ -22,6 +22,7 @@ from timeline.compaction.summary_state import (
     summary_content,
 )
 from timeline.compaction.summary_text import SPLIT_TURN_HEADING
+from timeline.formats._kept_plan import KeptPlan
 from timeline.formats._plan import plan_messages, plan_rest
 from timeline.model.reasoning import anthropic_thinking
 from timeline.state.stream import VisibleStream
@@ -161,3 +162,32 @@ def test_clearing_tool_inputs_spares_the_newest_calls() -> None:
     policy = ClearingPolicy(keep_tool_results=1, clear_tool_inputs=True, clear_thinking=False)
     found = clearing_candidates(stream, 0, policy, carried=frozenset(), current_turn="", cleared={})
     assert [(c.index, c.reason) for c in found] == [(0, "input"), (1, "old")]
+
+
+def _kept(stream: list[Block]) -> KeptPlan:
+    plan = KeptPlan(blocks=tuple(stream))
+    plan.add(plan_messages(stream))
+    return plan
+
+
+def test_a_kept_plan_records_a_result_shown_as_text_under_its_call_id() -> None:
+    """A result whose call is not visible is shown as text; the kept plan records it by
+    call id, so a call appended later makes the incremental planner plan afresh instead
+    of pairing the call with a result it already showed as text."""
+    stream = _numbered(
+        blocks.user_prompt("Go on."), blocks.tool_result("c9", "done", tool_id="run")
+    )
+    assert _kept(stream).text_results == {"c9": 1}
+
+
+def test_a_kept_plan_marks_every_message_from_an_unanswered_call_on_as_open() -> None:
+    """``open_before`` says a call in the messages so far still has no result (no clean
+    cut after them); it is a running flag of booleans, set from the message holding the
+    synthetic "no result recorded" result on."""
+    stream = _numbered(
+        blocks.user_prompt("Run it."), blocks.tool_call("run", {"cmd": "make"}, call_id="c1")
+    )
+    plan = _kept(stream)
+    assert plan.waits[-1] is True
+    assert plan.open_before[0] is False
+    assert plan.open_before[-1] is True
