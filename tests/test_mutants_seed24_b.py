@@ -6,8 +6,9 @@ the library file."""
 from __future__ import annotations
 
 import msgspec
+import pytest
 
-from timeline import Block, TiktokenCounter, blocks
+from timeline import Block, CompactionPolicy, HeuristicCounter, TiktokenCounter, Timeline, blocks
 from timeline.compaction.clearing import ClearingPolicy, clearing_candidates
 from timeline.compaction.digest import CompactionDigest, _memory_hit
 from timeline.compaction.digest_records import Artifact
@@ -191,3 +192,23 @@ def test_a_kept_plan_marks_every_message_from_an_unanswered_call_on_as_open() ->
     assert plan.waits[-1] is True
     assert plan.open_before[0] is False
     assert plan.open_before[-1] is True
+
+
+@pytest.mark.parametrize(("max_tokens", "kept"), [(228, ["turn.header", "user.prompt"]), (227, [])])
+def test_a_last_turn_that_fits_to_the_token_stays_whole(max_tokens: int, kept: list[str]) -> None:
+    """Without a usage report the cut reserves the system prompt, the tail and no
+    calibration at all: at 228 tokens the last turn fits exactly and stays whole, at 227
+    it is split (its prompt summarized). Reserving one token of calibration more than
+    the report gives would split it at 228 already."""
+    tl = Timeline(
+        "c",
+        policy=CompactionPolicy(max_tokens=max_tokens, keep_recent_turns=1),
+        token_counter=HeuristicCounter(),
+    )
+    for t in range(6):
+        tl.begin_turn()
+        tl.append(blocks.user_prompt(f"turn {t} " + "word " * (7 * t + 5)))
+        tl.append(blocks.assistant_completion(f"reply {t} " + "text " * (5 * t + 9)))
+    view = tl.render("sys")
+    types = [b.type for b in view.blocks]
+    assert types == ["conv.range.summary", *kept, "assistant.completion"]
