@@ -23,6 +23,7 @@ from timeline.compaction.summary_state import (
     summary_content,
 )
 from timeline.compaction.summary_text import SPLIT_TURN_HEADING
+from timeline.compaction.textscan import first_line
 from timeline.formats._kept_plan import KeptPlan
 from timeline.formats._plan import plan_messages, plan_rest
 from timeline.model.reasoning import anthropic_thinking
@@ -212,3 +213,12 @@ def test_a_last_turn_that_fits_to_the_token_stays_whole(max_tokens: int, kept: l
     view = tl.render("sys")
     types = [b.type for b in view.blocks]
     assert types == ["conv.range.summary", *kept, "assistant.completion"]
+
+
+def test_the_first_line_of_a_text_ending_in_a_long_run_of_blank_lines() -> None:
+    """The first line is found scanning the blank end back in chunks of 256 characters;
+    a text ending in more than 256 of them reads like its stripped form (stepping the
+    end forward instead of back would never finish: mutmut sees that as a timeout)."""
+    text = "  Build passed.\nall good" + "\n \t" * 200
+    assert first_line(text) == text.strip().splitlines()[0] == "Build passed."
+    assert first_line(" \n" * 300) == ""
