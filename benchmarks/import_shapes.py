@@ -22,17 +22,15 @@ from __future__ import annotations
 import argparse
 import base64
 import json
-import os
 import random
-import re
-import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-DOCS = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
+from benchmarks._util import fresh_process, write_section
+
 START, END = "<!-- import-shapes:start -->", "<!-- import-shapes:end -->"
 
 _RUN = """
@@ -124,26 +122,12 @@ SHAPES: dict[str, Shape] = {
 
 def _search(db: Path, word: str) -> float:
     """Seconds of ``timeline search`` for ``word`` in a fresh process."""
-    done = subprocess.run(
-        [sys.executable, "-c", _SEARCH, str(db), CONVERSATION, word],
-        capture_output=True,
-        text=True,
-        check=True,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
-    )
-    return float(done.stdout)
+    return float(fresh_process(_SEARCH, str(db), CONVERSATION, word)[0])
 
 
 def _run(path: Path, db: Path) -> tuple[float, int]:
     """Seconds and peak RSS of ``timeline import`` of ``path`` in a fresh process."""
-    done = subprocess.run(
-        [sys.executable, "-c", _RUN, str(path), str(db), CONVERSATION],
-        capture_output=True,
-        text=True,
-        check=True,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
-    )
-    seconds, peak = done.stdout.split()
+    seconds, peak = fresh_process(_RUN, str(path), str(db), CONVERSATION)
     return float(seconds), int(peak)
 
 
@@ -203,12 +187,7 @@ def write_docs(text: str, command: str) -> None:
         "fresh process."
         f"\n\n{text}\n{END}"
     )
-    doc = DOCS.read_text(encoding="utf-8") if DOCS.exists() else "# Benchmarks\n"
-    if START in doc:
-        doc = re.sub(re.escape(START) + ".*?" + re.escape(END), lambda _: section, doc, flags=re.S)
-    else:
-        doc = doc.rstrip("\n") + "\n\n" + section + "\n"
-    DOCS.write_text(doc, encoding="utf-8")
+    write_section(START, END, section)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -24,11 +24,9 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import re
 import secrets
 import sqlite3
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -39,9 +37,9 @@ from pathlib import Path
 from typing import Any
 
 import index_store
+from benchmarks._util import fresh_process, write_section
 from timeline import HeuristicCounter, Timeline, blocks
 
-DOCS = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
 START, END = "<!-- store-benchmark:start -->", "<!-- store-benchmark:end -->"
 COMMON = "worker"
 """In about half of all blocks."""
@@ -204,14 +202,7 @@ print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrs
 
 def _import(path: Path, script: str = _IMPORT, *extra: str) -> tuple[float, int]:
     """Seconds and peak RSS of ``script`` run on ``path`` in a fresh process."""
-    done = subprocess.run(
-        [sys.executable, "-c", script, str(path), *extra],
-        capture_output=True,
-        text=True,
-        check=True,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
-    )
-    seconds, peak = done.stdout.split()
+    seconds, peak = fresh_process(script, str(path), *extra)
     return float(seconds), int(peak)
 
 
@@ -303,12 +294,7 @@ def write_docs(text: str, command: str) -> None:
         f"{START}\n## Index store at scale\n\nProduced by `{command}` (medians and p95 from "
         f"one run; see `benchmarks/store.py`).\n\n{text}\n{END}"
     )
-    doc = DOCS.read_text(encoding="utf-8") if DOCS.exists() else "# Benchmarks\n"
-    if START in doc:
-        doc = re.sub(re.escape(START) + ".*?" + re.escape(END), lambda _: section, doc, flags=re.S)
-    else:
-        doc = doc.rstrip("\n") + "\n\n" + section + "\n"
-    DOCS.write_text(doc, encoding="utf-8")
+    write_section(START, END, section)
 
 
 def main(argv: list[str] | None = None) -> None:
