@@ -4,6 +4,7 @@ that does not know runs refuses the row instead of misreading it."""
 
 from __future__ import annotations
 
+import zlib
 from typing import Any
 
 import msgspec
@@ -12,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import index_store
-from index_store._common import decode_window, encode_window
+from index_store._common import decode_window, encode_window, encode_window_row
 from index_store._window import MAX_RUN, RefRuns, WindowRecord, WindowRef, expand
 from timeline import Timeline, blocks
 from timeline.model import codec
@@ -110,8 +111,8 @@ def test_a_reader_without_runs_refuses_a_window_that_has_them(
 
 
 def test_the_window_row_of_a_long_conversation_stays_small(tmp_path: Any) -> None:
-    """10,000 blocks: the window row was about 9 bytes a block (compressed, 2 or 3); it is
-    now a few dozen bytes for the whole window, and loads back every block."""
+    """10,000 blocks: one reference a block took over 20 KB even compressed (about 2.2
+    bytes a block); with runs the row is a few dozen bytes, and loads back every block."""
     store = index_store.open(f"sqlite:///{tmp_path / 's.db'}")
     tl = Timeline("c")
     for n in range(5000):
@@ -119,7 +120,8 @@ def test_the_window_row_of_a_long_conversation_stays_small(tmp_path: Any) -> Non
         tl.append(blocks.user_prompt(f"m{n}"))
     tl.persist(store)
     size = store._query("SELECT length(live_window) FROM conversations")[0][0]
-    assert size < 300, size
+    one_a_block = zlib.compress(encode_window_row(tl.snapshot()), 6)
+    assert size < 300 and len(one_a_block) > 20_000, (size, len(one_a_block))
     found = store.load_window("c")
     assert found is not None
     assert [b.id for b in found[1].blocks] == [b.id for b in tl.blocks]
