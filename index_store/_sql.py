@@ -155,8 +155,7 @@ class SqlStore:
             self._streaming(at)
             runs, source = RefRuns(), iter(blocks)
             while group := list(islice(source, STREAM_CHUNK)):
-                for ref in [(b.id, b.hidden, b.replacement_text) for b in group]:
-                    runs.add(*ref)
+                runs.extend((b.id, b.hidden, b.replacement_text) for b in group)
                 log = [b for b in group if b.type != CONV_RANGE_SUMMARY]
                 summaries = [b for b in group if b.type == CONV_RANGE_SUMMARY]
                 del group

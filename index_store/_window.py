@@ -94,11 +94,15 @@ class RefRuns:
         self._last = -1
         return self.refs
 
+    def extend(self, refs: Iterable[tuple[str, bool, str | None]]) -> None:
+        """Add ``(id, hidden, replacement_text)`` references in order."""
+        for block_id, hidden, replacement in refs:
+            self.add(block_id, hidden, replacement)
+
     @classmethod
     def of(cls, refs: Iterable[tuple[str, bool, str | None]]) -> list[WindowRef]:
         runs = cls()
-        for block_id, hidden, replacement in refs:
-            runs.add(block_id, hidden, replacement)
+        runs.extend(refs)
         return runs.done()
 
 
