@@ -22,7 +22,14 @@ from timeline.io.responses import import_items
 from timeline.model.errors import InvalidBlockError
 from timeline.model.json_text import MAX_DEPTH
 
-__all__ = ["document_system", "import_file", "import_stream", "importer_of", "json_events"]
+__all__ = [
+    "document_system",
+    "import_file",
+    "import_stream",
+    "importer_of",
+    "json_events",
+    "read_messages",
+]
 
 _OPEN = ("start_map", "start_array")
 _CLOSE = ("end_map", "end_array")
@@ -213,11 +220,19 @@ def import_stream(
     """A new timeline holding the messages of ``file`` (a binary stream of JSON), with the
     system prompt it carried and its count of system messages. ``on_read`` gets each
     chunk's size."""
-    messages = _Messages(_Counting(file, on_read), responses=fmt == "responses")
+    messages = read_messages(file, fmt, on_read)
     b = Builder(conversation_id)
     count = importer_of(fmt)(messages, b, 0)
     count += document_system(fmt, messages, b)
     return ImportedConversation(b.tl, "\n\n".join(b.system), count)
+
+
+def read_messages(
+    file: IO[bytes], fmt: str, on_read: Callable[[int], None] = lambda n: None
+) -> _Messages:
+    """The messages (Responses: items) of ``file`` as they are parsed; once read, its
+    ``system`` holds the document's own system prompt (``system`` / ``instructions``)."""
+    return _Messages(_Counting(file, on_read), responses=fmt == "responses")
 
 
 Importer = Callable[[Iterable[Any], Builder, int], int]

@@ -18,9 +18,8 @@ from typing import IO, Literal
 
 from timeline.core.timeline import Timeline
 from timeline.io._common import Builder
-from timeline.io.stream import _Counting, _Messages, document_system, importer_of
+from timeline.io.stream import document_system, importer_of, read_messages
 from timeline.model.block import TURN_HEADER, Block
-from timeline.model.errors import InvalidBlockError
 from timeline.model.persistence import TimelineState
 
 __all__ = ["StreamedImport"]
@@ -42,13 +41,9 @@ class StreamedImport:
         conversation_id: str,
         on_read: Callable[[int], None] = lambda n: None,
     ) -> None:
-        if fmt not in ("openai", "anthropic", "responses"):
-            raise InvalidBlockError(
-                f"unknown format {fmt!r}; use 'openai', 'anthropic' or 'responses'"
-            )
+        self._step = importer_of(fmt)  # an unknown format is refused here
         self._file, self._fmt, self._on_read = file, fmt, on_read
         self._builder = Builder(conversation_id)
-        self._timeline: Timeline = self._builder.tl
         self.system = ""
         self.system_messages = 0
         self.count = 0
@@ -59,19 +54,17 @@ class StreamedImport:
         if self._done or self.count:
             raise RuntimeError("a StreamedImport is read once")
         b = self._builder
-        responses = self._fmt == "responses"
-        messages = _Messages(_Counting(self._file, self._on_read), responses=responses)
-        step = importer_of(self._fmt)
+        messages = read_messages(self._file, self._fmt, self._on_read)
         for i, message in enumerate(messages):
-            self.system_messages += step((message,), b, i)
+            self.system_messages += self._step((message,), b, i)
             yield from self._drain()
         self.system_messages += document_system(self._fmt, messages, b)
         self.system = "\n\n".join(b.system)
-        self._timeline.render(self.system)  # records the system prompt, as import does
+        b.tl.render(self.system)  # records the system prompt, as import does
         self._done = True
 
     def _drain(self) -> Iterator[Block]:
-        for block in self._timeline.drain():
+        for block in self._builder.tl.drain():
             self.count += 1
             self.messages += block.type != TURN_HEADER
             yield block
@@ -85,4 +78,4 @@ class StreamedImport:
     @property
     def timeline(self) -> Timeline:
         """The importing timeline (empty once read: its blocks were handed on)."""
-        return self._timeline
+        return self._builder.tl
