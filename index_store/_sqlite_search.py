@@ -160,7 +160,7 @@ def rank(
         db.execute("DELETE FROM temp.bt_long")
         db.executemany("INSERT INTO temp.bt_long (seq) VALUES (?)", ((s,) for s in long))
     counts = [_short_counts(db, lo, hi, term, bool(long)) for term in terms]
-    for seq, found in _long_counts(db, lo, hi, bool(long), terms).items():
+    for seq, found in (_long_counts(db, lo, hi, terms) if long else {}).items():
         for count, n in zip(counts, found, strict=True):
             if n:
                 count[seq] = n
@@ -197,13 +197,11 @@ def _short_counts(
 
 
 def _long_counts(
-    db: sqlite3.Connection, lo: int, hi: int, long: bool, terms: list[str]
+    db: sqlite3.Connection, lo: int, hi: int, terms: list[str]
 ) -> dict[int, list[int]]:
     """The counts of each term in each long row (``temp.bt_long``) that matches any: the
     row's text indexed again, in pieces cut between words (the same tokenizer), in a
     temporary FTS5 table, and each piece's instances added up."""
-    if not long:
-        return {}
     match = " OR ".join(f'"{t}"' for t in terms)
     matching = [
         seq

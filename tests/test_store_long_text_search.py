@@ -61,8 +61,8 @@ def test_long_rows_are_counted_from_pieces(store: Any, monkeypatch: pytest.Monke
     asked: list[int] = []
     real = _sqlite_search._long_counts
 
-    def spy(db: Any, lo: int, hi: int, long: bool, terms: list[str]) -> dict[int, list[int]]:
-        found = real(db, lo, hi, long, terms)
+    def spy(db: Any, lo: int, hi: int, terms: list[str]) -> dict[int, list[int]]:
+        found = real(db, lo, hi, terms)
         asked.extend(found)
         return found
 
