@@ -269,3 +269,13 @@ def test_a_store_created_meanwhile_is_left_alone(
         importing.cmd_import(args)
     assert target.read_text() == "theirs"
     assert sorted(os.listdir(tmp_path)) == ["a.json", "new.db"]
+
+
+def test_a_streamed_import_is_read_once_and_its_state_only_after() -> None:
+    streamed = StreamedImport(_raw(OPENAI_MESSAGES), "openai", "c")
+    with pytest.raises(TimelineError, match="before every block was read"):
+        streamed.state()
+    first = list(streamed)
+    assert streamed.state().block_seq == len(first)
+    with pytest.raises(TimelineError, match="read once"):
+        list(streamed)

@@ -20,6 +20,7 @@ from timeline.core.timeline import Timeline
 from timeline.io._common import Builder
 from timeline.io.stream import document_system, importer_of, read_messages
 from timeline.model.block import TURN_HEADER, Block
+from timeline.model.errors import TimelineError
 from timeline.model.persistence import TimelineState
 
 __all__ = ["StreamedImport"]
@@ -52,7 +53,7 @@ class StreamedImport:
 
     def __iter__(self) -> Iterator[Block]:
         if self._done or self.count:
-            raise RuntimeError("a StreamedImport is read once")
+            raise TimelineError("a StreamedImport is read once: make a new one for the file")
         b = self._builder
         messages = read_messages(self._file, self._fmt, self._on_read)
         for i, message in enumerate(messages):
@@ -72,7 +73,7 @@ class StreamedImport:
     def state(self) -> TimelineState:
         """The state stored with the window (once every block has been given)."""
         if not self._done:
-            raise RuntimeError("StreamedImport.state() before every block was read")
+            raise TimelineError("StreamedImport.state() before every block was read")
         return self.timeline.snapshot().state
 
     @property
