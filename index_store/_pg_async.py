@@ -24,21 +24,19 @@ from index_store._common import (
     search_terms,
     stored_version,
 )
+from index_store._pg_search import Flow, index_flow, search_flow
 from index_store._pg_sql import (
     INSERT_BLOCK,
     INSERT_PIECE,
     LOCK_INSERT,
     LOCK_SELECT,
     ROW_SELECT,
-    TOP_SQL,
     WRITE_WINDOW,
     failed,
     pieces,
-    rank,
-    search_sql,
-    token,
 )
 from index_store._rows import DELTA, Base, BlockCodec, Row, as_rows
+from index_store._search import Chosen, hit_of
 from timeline.model.block import PLAN_LATEST, REACT_PLAN, Block
 from timeline.model.errors import (
     NotFoundError,
@@ -168,6 +166,7 @@ class PostgresAsync:
         """The sync store's ``_append``: a summary stored against the previous one; an id
         already stored must hold this very block."""
         codec = await self._acodec(cur, cid, all_=bool(summaries))
+        calls: dict[str, Any] = {}
         base: Base | None = None
         if summaries:
             await cur.execute(
@@ -185,6 +184,7 @@ class PostgresAsync:
                 if found is not None:
                     for n, part in enumerate(pieces(row.text or "")):
                         await cur.execute(INSERT_PIECE, (found[0], n, cid, part))
+                    await _arun(cur, index_flow(cid, found[0], kind, block, calls))
                     base = after if kind == "summary" else base
                     continue
                 await cur.execute(
@@ -258,56 +258,30 @@ class PostgresAsync:
         if not terms:
             return []
         async with self._acursor(conversation_id) as cur:
-            ranked: list[tuple[int, int, float]] = []
-            for every in (True, False):
-                sql, params = search_sql(terms, every)
-                await cur.execute(sql, {**params, "token": token(conversation_id)})
-                ranked = rank(list(await cur.fetchall()), terms, limit)
-                if ranked or len(terms) == 1:
-                    break
-            rows: list[Any] = []
-            if ranked:
-                await cur.execute(TOP_SQL, _top_params(conversation_id, terms, ranked))
-                rows = list(await cur.fetchall())
-            codec = await self._acodec(cur, conversation_id, as_rows(r[1:8] for r in rows))
-        return hits_of(rows, ranked, codec)
+            chosen, rows = await _arun(cur, search_flow(conversation_id, terms, limit))
+            codec = await self._acodec(cur, conversation_id, rows.values())
+        return hits_of(chosen, rows, codec, terms)
 
 
-def _top_params(cid: str, terms: list[str], ranked: list[tuple[int, int, float]]) -> Any:
-    return {
-        "any": " | ".join(terms),
-        "seqs": [r[0] for r in ranked],
-        "best": [r[1] for r in ranked],
-        "cid": cid,
-    }
-
-
-def top(cur: Any, cid: str, terms: list[str], limit: int) -> list[tuple[int, int, float]]:
-    """The sync search: ranks the matching pieces (all terms, else any), then executes
-    :data:`TOP_SQL` for the ranked blocks on ``cur`` (the caller fetches its rows)."""
-    ranked: list[tuple[int, int, float]] = []
-    for every in (True, False):
-        sql, params = search_sql(terms, every)
-        cur.execute(sql, {**params, "token": token(cid)})
-        ranked = rank(list(cur.fetchall()), terms, limit)
-        if ranked or len(terms) == 1:
-            break
-    if ranked:
-        cur.execute(TOP_SQL, _top_params(cid, terms, ranked))
-    return ranked
+async def _arun(cur: Any, flow: Flow) -> Any:
+    """:func:`index_store._pg_search.run` on an async cursor."""
+    try:
+        query = next(flow)
+        while True:
+            await cur.execute(*query)
+            query = flow.send(await cur.fetchall() if cur.description else [])
+    except StopIteration as stop:
+        return stop.value
 
 
 def hits_of(
-    rows: Iterable[Sequence[Any]], ranked: list[tuple[int, int, float]], codec: BlockCodec
+    chosen: list[Chosen], rows: dict[int, Row], codec: BlockCodec, terms: list[str]
 ) -> list[SearchHit]:
-    """Search hits of :data:`TOP_SQL`'s rows, in ranked order."""
-    by_seq = {r[0]: r for r in rows}
-    hits = []
-    for seq, _, score in ranked:
-        if seq not in by_seq:
-            continue
-        *columns, snippet = by_seq[seq][1:]
-        row = Row(*columns)
-        b = codec.decode(row)
-        hits.append(SearchHit(b, b.path, b.turn_id, snippet or "", score, row.kind))
-    return hits
+    """Search hits of the chosen rows, in ranked order (a row gone since it was ranked
+    is left out)."""
+    blocks = {seq: codec.decode(row) for seq, row in rows.items()}
+    return [
+        hit_of(blocks[c.ranked.seq], c, blocks.get(c.partner or -1), terms)
+        for c in chosen
+        if c.ranked.seq in blocks
+    ]

@@ -20,12 +20,12 @@ from index_store._common import (
     decode_window,
     encode_checkpoint,
     encode_window,
-    make_snippet,
-    query_terms_all,
     search_terms,
     stored_version,
 )
+from index_store._memory_search import MemoryIndex
 from index_store._rows import Base, BlockCodec, Row
+from index_store._search import hit_of, select
 from timeline.model.block import CONV_RANGE_SUMMARY, PLAN_LATEST, REACT_PLAN, Block
 from timeline.model.errors import (
     CorruptRecordError,
@@ -49,6 +49,7 @@ class _Conversation:
     rows: dict[str, Row] = attrs.field(factory=dict)
     """block id -> stored row (:mod:`index_store._rows`), in insertion order."""
     checkpoints: dict[str, tuple[str, int, bytes]] = attrs.field(factory=dict)
+    index: MemoryIndex = attrs.field(factory=MemoryIndex)
 
     def codec(self, conversation_id: str) -> BlockCodec:
         """A codec reading a summary's bases from this conversation's rows."""
@@ -82,7 +83,9 @@ class MemoryStore(InlineAsync):
             )
             staged = _stage(conversation_id, conv, log, summaries)
             row = encode_window(window, conv.version + 1)
-            conv.rows.update(staged)
+            conv.rows.update({block.id: r for r, block in staged})
+            for r, block in staged:
+                conv.index.add(r.kind, block)
             conv.version += 1
             conv.window = row
             self._data[conversation_id] = conv
@@ -169,26 +172,24 @@ class MemoryStore(InlineAsync):
 
     def search(self, conversation_id: str, query: str, limit: int = 10) -> list[SearchHit]:
         terms = search_terms(conversation_id, query, limit)
-        if not terms:
-            return []
-        rows = self._rows(conversation_id)
-        scored: list[tuple[float, int, str, Block]] = []
-        for require_all in (True, False):
-            for order, (kind, b) in enumerate(rows):
-                words = Counter(query_terms_all(b.text))
-                counts = [words[t] for t in terms]
-                if not (all(counts) if require_all else any(counts)):
-                    continue
-                score = sum(counts) / (1 + sum(words.values()) / 400)
-                scored.append((score, order, kind, b))
-            if scored or len(terms) == 1:
-                break
-        # turn-log hits before summaries (which mention everything), then relevance
-        scored.sort(key=lambda s: (s[2] == "summary", -s[0], s[1]))
-        return [
-            SearchHit(b, b.path, b.turn_id, make_snippet(b.text, terms), round(score, 6), kind)
-            for score, _, kind, b in scored[:limit]
-        ]
+        with self._lock:
+            conv = self._data.get(conversation_id)
+            if not terms or conv is None:
+                return []
+            ranked, infos = conv.index.rank(terms)
+            chosen = select(ranked, infos, limit)
+            codec = conv.codec(conversation_id)
+
+            def block(position: int | None) -> Block | None:
+                if position is None:
+                    return None
+                return codec.decode(conv.rows[conv.index.ids[position]])
+
+            return [
+                hit_of(b, c, block(c.partner), terms)
+                for c in chosen
+                if (b := block(c.ranked.seq)) is not None
+            ]
 
     def save_checkpoint(
         self, conversation_id: str, checkpoint_id: str, snapshot: TimelineSnapshot
@@ -268,20 +269,22 @@ class MemoryStore(InlineAsync):
 
 def _stage(
     cid: str, conv: _Conversation, log: Sequence[Block], summaries: Sequence[Block]
-) -> dict[str, Row]:
-    """The rows a commit adds (a summary stored against the previous one); an id already
-    stored must hold this very block (DuplicateBlockIdError otherwise)."""
+) -> list[tuple[Row, Block]]:
+    """The rows a commit adds, in order, with their blocks (a summary stored against the
+    previous one); an id already stored must hold this very block
+    (DuplicateBlockIdError otherwise)."""
     codec = conv.codec(cid)
     latest = [r for r in conv.rows.values() if r.kind == "summary"][-1:]
     base: Base | None = codec.base_of(latest[0]) if latest and summaries else None
-    staged: dict[str, Row] = {}
+    staged: dict[str, tuple[Row, Block]] = {}
     for kind, group in (("log", log), ("summary", summaries)):
         for block in group:
-            existing = conv.rows.get(block.id) or staged.get(block.id)
+            existing = conv.rows.get(block.id) or staged.get(block.id, (None,))[0]
             if existing is not None:
                 check_same(cid, block, codec.decode(existing))
                 continue
-            staged[block.id], after = codec.encode(kind, block, base if kind == "summary" else None)
+            row, after = codec.encode(kind, block, base if kind == "summary" else None)
+            staged[block.id] = (row, block)
             if kind == "summary":
                 base = after
-    return staged
+    return list(staged.values())

@@ -3,7 +3,7 @@
 psycopg is imported when a store is opened, never at package import; without the
 ``postgres`` extra the error says how to install it. Optimistic concurrency uses a
 row lock on the conversation inside one transaction; search uses a GIN index over each
-block's text pieces and its conversation's token (:mod:`index_store._pg_sql`).
+block's analysed terms and its conversation's token (:mod:`index_store._pg_search`).
 """
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ import attrs
 
 from index_store._common import search_terms
 from index_store._integrity import SqlIntegrity
-from index_store._pg_async import PostgresAsync, hits_of, top
+from index_store._pg_async import PostgresAsync, hits_of
 from index_store._pg_schema import SCHEMA_VERSION, created_text, migrate
+from index_store._pg_search import index_flow, run, search_flow
 from index_store._pg_sql import (
     INSERT_BLOCK,
     INSERT_PIECE,
@@ -137,9 +138,10 @@ class PostgresStore(PostgresAsync, SqlIntegrity, SqlStore):
             while batch := stream.fetchmany(1000):
                 yield from batch
 
-    def _lock_version(self, db: Any, conversation_id: str) -> tuple[int, None]:
+    def _lock_version(self, db: Any, conversation_id: str) -> tuple[int, dict[str, Any]]:
+        """The version, and the calls the commit writes (what their results carry)."""
         db.execute(LOCK_INSERT, (conversation_id,))
-        return int(db.execute(LOCK_SELECT, (conversation_id,)).fetchone()[0]), None
+        return int(db.execute(LOCK_SELECT, (conversation_id,)).fetchone()[0]), {}
 
     def _insert(self, db: Any, conversation_id: str, row: Row, block: Block, at: Any) -> bool:
         found = db.execute(INSERT_BLOCK, (conversation_id, *row.columns)).fetchone()
@@ -147,7 +149,12 @@ class PostgresStore(PostgresAsync, SqlIntegrity, SqlStore):
             return False
         for n, part in enumerate(pieces(row.text or "")):
             db.execute(INSERT_PIECE, (found[0], n, conversation_id, part))
+        run(db, index_flow(conversation_id, found[0], row.kind, block, at))
         return True
+
+    def _deleted(self, db: Any, conversation_id: str) -> None:
+        for table in ("bt_text", "bt_search"):
+            db.execute(f"DELETE FROM {table} WHERE conversation_id = %s", (conversation_id,))
 
     def _write_window(self, db: Any, conversation_id: str, version: int, row: bytes) -> None:
         db.execute(WRITE_WINDOW, (version, row, conversation_id))
@@ -160,9 +167,8 @@ class PostgresStore(PostgresAsync, SqlIntegrity, SqlStore):
         if not terms:
             return []
         with self._tx(conversation_id) as cur:
-            ranked = top(cur, conversation_id, terms, limit)
-            rows = cur.fetchall() if ranked else []
-        return hits_of(rows, ranked, self._codec(conversation_id))
+            chosen, rows = run(cur, search_flow(conversation_id, terms, limit))
+        return hits_of(chosen, rows, self._codec(conversation_id), terms)
 
     def close(self) -> None:
         with self._lock:

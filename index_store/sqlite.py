@@ -1,8 +1,9 @@
 """``sqlite:///path.db``: the embedded default store.
 
 WAL journal (readers never block the writer), a busy timeout so concurrent writers wait
-instead of failing, FTS5 full-text search over the turn log and summaries, and a
-``schema_version`` table with forward-only migrations (:mod:`index_store._sqlite_schema`).
+instead of failing, an FTS5 index of the turn log's and summaries' terms
+(:mod:`index_store._sqlite_index`), and a ``schema_version`` table with forward-only
+migrations (:mod:`index_store._sqlite_schema`).
 Each ``commit`` is one ``BEGIN IMMEDIATE`` transaction: a crash at any moment leaves the
 last committed window.
 """
@@ -22,11 +23,13 @@ from index_store._async import ThreadedAsync
 from index_store._common import search_terms, stored_version
 from index_store._integrity import SqlIntegrity
 from index_store._rows import Row, as_rows
+from index_store._search import hit_of, select
 from index_store._sql import ROW_COLUMNS, SqlStore, utc_now_text
 from index_store._sqlite_commit import CommitRange
 from index_store._sqlite_file import create_private, is_corrupt, is_damage, text
-from index_store._sqlite_schema import SCHEMA_VERSION, SEQ_BITS, migrate, text_of
-from index_store._sqlite_search import bring_index_up_to_date, first_damaged, rank, snippets
+from index_store._sqlite_index import bring_index_up_to_date, first_damaged, terms_of
+from index_store._sqlite_schema import SCHEMA_VERSION, SEQ_BITS, migrate
+from index_store._sqlite_search import ranked
 from timeline.model.block import Block
 from timeline.model.errors import CorruptRecordError, StoreError, StoreUnavailableError
 from timeline.model.persistence import SearchHit
@@ -69,7 +72,7 @@ class SqliteStore(ThreadedAsync, SqlIntegrity, SqlStore):
             if self.path != ":memory:":
                 self._set_wal()
             self._conn.execute("PRAGMA synchronous = NORMAL")
-            self._conn.create_function("bt_block_text", 1, text_of, deterministic=True)
+            self._conn.create_function("bt_search_terms", 2, terms_of, deterministic=True)
             with self._tx() as db:
                 upgraded = migrate(db, self.path)
             if upgraded and self.path != ":memory:":
@@ -237,14 +240,14 @@ class SqliteStore(ThreadedAsync, SqlIntegrity, SqlStore):
             (seq, *row.columns),
         ).rowcount
         if inserted:
-            at.wrote(block.text)
+            at.wrote(block)
         return bool(inserted)
 
     def _streaming(self, at: Any) -> None:
         at.streamed()
 
     def _inserted(self, db: Any, conversation_id: str, at: Any) -> None:
-        bring_index_up_to_date(db, at.texts)
+        bring_index_up_to_date(db, at.blocks)
         at.indexed()
 
     def _window_keys(self, at: Any) -> tuple[str | int, ...]:
@@ -296,37 +299,20 @@ class SqliteStore(ThreadedAsync, SqlIntegrity, SqlStore):
             raise self._codec(cid).corrupt(
                 damaged, "it no longer decodes, so search cannot say whether it matches"
             )
-        scored, every = rank(self._conn, lo, lo | _LOW, terms)
-        if not scored:
-            return []
-        kinds = dict(
-            self._conn.execute(
-                "SELECT seq, kind FROM blocks WHERE seq BETWEEN ? AND ? AND kind = 'summary'",
-                (lo, lo | _LOW),
-            ).fetchall()
-        )
-        # turn-log hits before summaries (which mention everything), then relevance
-        scored.sort(key=lambda s: (s[0] in kinds, -s[1], s[0]))
-        top = scored[:limit]
-        joiner = " AND " if every else " OR "
-        match = joiner.join(f'"{t}"' for t in terms)
-        marks = ", ".join("?" * len(top))
+        found, infos = ranked(self._conn, lo, lo | _LOW, terms)
+        chosen = select(found, infos, limit)
+        wanted = [c.ranked.seq for c in chosen] + [c.partner for c in chosen if c.partner]
+        marks = ", ".join("?" * len(wanted))
         rows = self._conn.execute(
-            f"SELECT seq, {ROW_COLUMNS} FROM blocks WHERE seq IN ({marks})", [s for s, _ in top]
+            f"SELECT seq, {ROW_COLUMNS} FROM blocks WHERE seq IN ({marks})", wanted
         ).fetchall()
-        by_seq = {r[0]: as_rows([r[1:]])[0] for r in rows}
         codec = self._codec(cid)
-        found = {seq: codec.decode(row) for seq, row in by_seq.items()}
-        texts = snippets(self._conn, match, {s: b.text for s, b in found.items()}, terms)
-        hits = []
-        for seq, score in top:
-            if seq not in by_seq:
-                continue  # indexed, but the row is gone
-            row, b = by_seq[seq], found[seq]
-            hits.append(
-                SearchHit(b, b.path, b.turn_id, texts.get(seq, ""), round(score, 6), row.kind)
-            )
-        return hits
+        blocks = {r[0]: codec.decode(as_rows([r[1:]])[0]) for r in rows}
+        return [
+            hit_of(blocks[c.ranked.seq], c, blocks.get(c.partner or -1), terms)
+            for c in chosen
+            if c.ranked.seq in blocks  # indexed, but the row is gone
+        ]
 
     def check_integrity(self) -> list[CorruptRecordError]:
         """SQLite's own check, the search index, each block row's number being a
@@ -352,7 +338,7 @@ class SqliteStore(ThreadedAsync, SqlIntegrity, SqlStore):
         try:
             with self._tx() as db:
                 bring_index_up_to_date(db)
-                db.execute("INSERT INTO blocks_fts(blocks_fts) VALUES ('integrity-check')")
+                db.execute("INSERT INTO search_index(search_index) VALUES ('integrity-check')")
         except (StoreError, sqlite3.Error) as exc:
             problems.append(CorruptRecordError(f"SQLite store {self.path!r}: search index: {exc}"))
 
