@@ -60,6 +60,14 @@ def test_bm25_ranks_the_block_sharing_rare_words_first() -> None:
     assert mirror.reference_ranks("weather", ("nothing",)) is None
 
 
+def test_bm25_hit_on_a_call_finds_its_result() -> None:
+    """The reference search counts a hit on a tool call as finding the call's result."""
+    mirror = Mirror(HeuristicCounter())
+    mirror.add(None, 'bash {"cmd": "pytest tests/test_cache.py -q"}')
+    mirror.add("out", "assert 123 == 456", result=True)
+    assert mirror.reference_ranks("what did pytest tests/test_cache.py say", ("out",)) == 1
+
+
 @pytest.mark.parametrize("shape", ["chat", "coding"])
 def test_a_budget_larger_than_the_session_finds_every_answer_in_the_prompt(shape: str) -> None:
     """With room for everything the prompt, the recency window and search all hold every

@@ -112,7 +112,15 @@ class Mirror:
 
     def reference_ranks(self, query: str, keys: tuple[str, ...]) -> int | None:
         """The worst rank (1-based) of ``keys`` in a BM25 ranking of every entry, None when
-        one is not in the first 100."""
-        order = [self.entries[i].key for i in self.rank(query)[:100]]
-        ranks = [order.index(k) + 1 if k in order else None for k in keys]
+        one is not in the first 100. A hit on a tool call brings its result (the entry
+        after it), as a search should."""
+        order = [self._found(i) for i in self.rank(query)[:100]]
+        ranks = [next((n for n, found in enumerate(order, 1) if k in found), None) for k in keys]
         return None if None in ranks else max(r for r in ranks if r is not None)
+
+    def _found(self, i: int) -> tuple[str | None, ...]:
+        """The keys a hit on entry ``i`` finds: its own, and its result's for a call."""
+        after = self.entries[i + 1] if i + 1 < len(self.entries) else None
+        if after is not None and after.result and not self.entries[i].result:
+            return (self.entries[i].key, after.key)
+        return (self.entries[i].key,)
