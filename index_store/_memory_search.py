@@ -7,7 +7,7 @@ from collections.abc import Collection, Mapping
 
 import attrs
 
-from index_store._search import DocInfo, Ranked, doc_of, rank, unpack_repeats
+from index_store._search import DocInfo, Ranked, doc_of, rank, ranking
 from timeline.model.block import REACT_TOOL_CALL, REACT_TOOL_RESULT, Block
 from timeline.model.ranking import Corpus
 
@@ -38,14 +38,14 @@ class MemoryIndex:
             self.calls[block.call_id] = (position, block)
         for term in doc.counts:
             self.postings.setdefault(term, set()).add(position)
-        self.docs[position] = DocInfo(doc.length, unpack_repeats(doc.repeats), doc.call)
+        self.docs[position] = DocInfo(doc.length, doc.repeats, doc.call)
         if kind == "summary":
             self.summaries.append(position)
         else:
             self.log_rows += 1
             self.log_terms += doc.length
 
-    def rank(self, terms: list[str]) -> tuple[list[Ranked], Mapping[int, DocInfo]]:
+    def rank(self, terms: list[str], limit: int) -> tuple[list[Ranked], Mapping[int, DocInfo]]:
         matches = {t: self.postings.get(t, set()) for t in terms}
 
         def info(rows: Collection[int]) -> Mapping[int, DocInfo]:
@@ -53,4 +53,4 @@ class MemoryIndex:
 
         latest = self.summaries[-1] if self.summaries else None
         corpus = Corpus(self.log_rows, self.log_terms)
-        return rank(terms, matches, set(self.summaries), latest, corpus, info)
+        return rank(ranking(terms, matches, set(self.summaries), latest, corpus, limit), info)

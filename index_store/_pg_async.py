@@ -24,7 +24,7 @@ from index_store._common import (
     search_terms,
     stored_version,
 )
-from index_store._pg_search import Flow, index_flow, search_flow
+from index_store._pg_search import Flow, Pending, index_flow, search_flow, totals_flow
 from index_store._pg_sql import (
     INSERT_BLOCK,
     INSERT_PIECE,
@@ -166,7 +166,7 @@ class PostgresAsync:
         """The sync store's ``_append``: a summary stored against the previous one; an id
         already stored must hold this very block."""
         codec = await self._acodec(cur, cid, all_=bool(summaries))
-        calls: dict[str, Any] = {}
+        pending = Pending()
         base: Base | None = None
         if summaries:
             await cur.execute(
@@ -184,7 +184,7 @@ class PostgresAsync:
                 if found is not None:
                     for n, part in enumerate(pieces(row.text or "")):
                         await cur.execute(INSERT_PIECE, (found[0], n, cid, part))
-                    await _arun(cur, index_flow(cid, found[0], kind, block, calls))
+                    await _arun(cur, index_flow(cid, found[0], kind, block, pending))
                     base = after if kind == "summary" else base
                     continue
                 await cur.execute(
@@ -193,6 +193,7 @@ class PostgresAsync:
                     (cid, block.id),
                 )
                 check_same(cid, block, codec.decode(as_rows(await cur.fetchall())[0]))
+        await _arun(cur, totals_flow(cid, pending))
 
     async def aload_window(self, conversation_id: str) -> tuple[int, TimelineSnapshot] | None:
         check_keys(conversation_id=conversation_id)

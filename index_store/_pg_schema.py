@@ -22,7 +22,7 @@ from index_store._common import (
     encode_checkpoint,
     frame_window,
 )
-from index_store._pg_search import INSERT, SEARCH_3, params
+from index_store._pg_search import INSERT, SEARCH_3, TOTALS, params
 from index_store._pg_sql import INSERT_PIECE, ROW_SELECT, TEXT_TABLE, pieces
 from index_store._rows import Base, BlockCodec, Row
 from index_store._search import SearchDoc, doc_of
@@ -164,8 +164,13 @@ def _index_conversation(cur: Any, cid: str) -> None:
     by_id = {row.block_id: row for row in rows.values()}
     codec = BlockCodec(cid, lambda ids: [by_id[i] for i in ids if i in by_id], text_apart=True)
     calls: dict[str, tuple[int, Block]] = {}
+    log_rows = log_terms = 0
     for seq, row in rows.items():
-        cur.execute(INSERT, params(cid, seq, row.kind, _doc(codec, row, seq, calls)))
+        doc = _doc(codec, row, seq, calls)
+        cur.execute(INSERT, params(cid, seq, row.kind, doc))
+        if row.kind != "summary":
+            log_rows, log_terms = log_rows + 1, log_terms + doc.length
+    cur.execute(TOTALS, (cid, log_rows, log_terms))
 
 
 def _doc(codec: BlockCodec, row: Row, seq: int, calls: dict[str, tuple[int, Block]]) -> SearchDoc:

@@ -18,6 +18,8 @@ import hashlib
 from collections.abc import Generator
 from typing import Any, Final
 
+import attrs
+
 from index_store._pg_sql import ROW_SELECT
 from index_store._rows import BlockCodec, Row
 from index_store._search import (
@@ -26,9 +28,8 @@ from index_store._search import (
     SearchDoc,
     doc_of,
     link_of,
-    rank,
+    ranking,
     select,
-    unpack_repeats,
 )
 from timeline.model.block import REACT_TOOL_CALL, REACT_TOOL_RESULT, Block
 from timeline.model.errors import CorruptRecordError
@@ -37,6 +38,8 @@ from timeline.model.ranking import Corpus
 __all__ = [
     "INSERT",
     "SEARCH_3",
+    "TOTALS",
+    "Pending",
     "Flow",
     "Hits",
     "index_flow",
@@ -44,6 +47,7 @@ __all__ = [
     "run",
     "search_flow",
     "token",
+    "totals_flow",
 ]
 
 Query = tuple[str, Any]
@@ -59,10 +63,22 @@ SEARCH_3: Final = (
         link BIGINT,
         call BIGINT,
         summary BOOLEAN NOT NULL)""",
-    "CREATE INDEX bt_search_terms ON bt_search USING GIN (terms)",
+    "ALTER TABLE bt_search ALTER COLUMN terms SET STORAGE EXTERNAL",
+    "ALTER TABLE bt_search ALTER COLUMN repeats SET STORAGE EXTERNAL",
+    "ALTER TABLE bt_search SET (toast_tuple_target = 128)",
+    "CREATE INDEX bt_search_terms ON bt_search USING GIN (terms) WITH (fastupdate = off)",
     "CREATE INDEX bt_search_rows ON bt_search (conversation_id, seq)",
     "CREATE INDEX bt_search_links ON bt_search (conversation_id, link, seq) WHERE link IS NOT NULL",
+    "CREATE INDEX bt_search_summaries ON bt_search (conversation_id, seq) WHERE summary",
+    """CREATE TABLE bt_search_totals (
+        conversation_id TEXT PRIMARY KEY,
+        rows BIGINT NOT NULL,
+        terms BIGINT NOT NULL)""",
 )
+"""The index (``bt_search_totals``: each conversation's turn-log rows and their terms,
+what BM25 averages over). A row's terms and repeats are kept out of line, so a search
+visits narrow rows; the GIN index takes each row in as it is written (no pending list
+for a search to scan after every commit)."""
 
 INSERT: Final = (
     "INSERT INTO bt_search (seq, conversation_id, terms, length, repeats, link, call, "
@@ -73,14 +89,21 @@ _CALL: Final = (
     "conversation_id = %(cid)s AND link = %(link)s AND seq < %(seq)s AND call IS NULL) "
     "ORDER BY seq DESC"
 )
+TOTALS: Final = (
+    "INSERT INTO bt_search_totals (conversation_id, rows, terms) VALUES (%s, %s, %s) "
+    "ON CONFLICT (conversation_id) DO UPDATE SET rows = bt_search_totals.rows + "
+    "excluded.rows, terms = bt_search_totals.terms + excluded.terms"
+)
 _STATS: Final = (
-    "SELECT summary, count(*), coalesce(sum(length), 0), max(seq) FROM bt_search "
-    "WHERE conversation_id = %(cid)s GROUP BY summary"
+    "SELECT t.rows, t.terms, (SELECT max(seq) FROM bt_search WHERE conversation_id = "
+    "%(cid)s AND summary) FROM (SELECT 1) AS one LEFT JOIN bt_search_totals t "
+    "ON t.conversation_id = %(cid)s"
 )
 _MATCHES: Final = (
-    "SELECT q.term, s.seq, s.summary FROM unnest(%(terms)s::text[]) AS q(term), "
+    "SELECT q.term, array_agg(s.seq), array_agg(s.seq) FILTER (WHERE s.summary) "
+    "FROM unnest(%(terms)s::text[]) AS q(term), "
     "LATERAL (SELECT seq, summary FROM bt_search WHERE terms @> ARRAY[%(token)s, q.term] "
-    "AND conversation_id = %(cid)s) AS s"
+    "AND conversation_id = %(cid)s) AS s GROUP BY q.term"
 )
 _INFOS: Final = (
     "SELECT seq, length, repeats, call FROM bt_search WHERE seq = ANY(%(seqs)s) "
@@ -92,25 +115,47 @@ _ROWS: Final = (
 )
 
 
+PG_BATCH: Final = 256
+"""Rows whose infos one query reads while ranking (a round trip costs more than rows)."""
+
+
 def token(conversation_id: str) -> str:
     """The term that marks a conversation's rows (a ``:`` no analysed term holds)."""
     return ":" + hashlib.md5(conversation_id.encode("utf-8")).hexdigest()[:16]
 
 
-def index_flow(
-    cid: str, seq: int, kind: str, block: Block, calls: dict[str, tuple[int, Block]]
-) -> Flow:
-    """Index a block just inserted as row ``seq``; ``calls`` are the calls the same
-    commit wrote (a result carries its call's terms), kept up to date."""
+@attrs.define
+class Pending:
+    """What one commit indexed so far: its calls (what their results carry) and the
+    turn-log rows and terms it added (for :data:`TOTALS`)."""
+
+    calls: dict[str, tuple[int, Block]] = attrs.field(factory=dict)
+    rows: int = 0
+    terms: int = 0
+
+
+def index_flow(cid: str, seq: int, kind: str, block: Block, pending: Pending) -> Flow:
+    """Index a block just inserted as row ``seq`` (a result carries its call's terms)."""
     call = None
     if block.type == REACT_TOOL_RESULT and block.call_id:
-        call = calls.get(block.call_id)
+        call = pending.calls.get(block.call_id)
         if call is None:
             found = yield _CALL, {"cid": cid, "link": link_of(block.call_id), "seq": seq}
             call = _the_call(cid, block.call_id, found)
     elif block.type == REACT_TOOL_CALL and block.call_id:
-        calls[block.call_id] = (seq, block)
-    yield INSERT, params(cid, seq, kind, doc_of(block, call))
+        pending.calls[block.call_id] = (seq, block)
+    doc = doc_of(block, call)
+    if kind != "summary":
+        pending.rows += 1
+        pending.terms += doc.length
+    yield INSERT, params(cid, seq, kind, doc)
+
+
+def totals_flow(cid: str, pending: Pending) -> Flow:
+    """Add what the commit indexed to the conversation's totals."""
+    if pending.rows:
+        yield TOTALS, (cid, pending.rows, pending.terms)
+    pending.rows = pending.terms = 0
 
 
 def _the_call(cid: str, call_id: str, rows: list[Any]) -> tuple[int, Block] | None:
@@ -137,25 +182,24 @@ Hits = tuple[list[Chosen], dict[int, Row]]
 def search_flow(cid: str, terms: list[str], limit: int) -> Flow:
     """The hits of ``terms`` in conversation ``cid``: returns the chosen hits and the
     rows (``seq`` first) of them and of their partners."""
-    corpus, latest = Corpus(0, 0), None
-    for summary, n, length, top in (yield _STATS, {"cid": cid}):
-        if summary:
-            latest = top
-        else:
-            corpus = Corpus(int(n), int(length))
+    ((rows, length, latest),) = yield _STATS, {"cid": cid}
+    corpus = Corpus(int(rows or 0), int(length or 0))
     matched = yield _MATCHES, {"cid": cid, "terms": terms, "token": token(cid)}
     matches: dict[str, set[int]] = {t: set() for t in terms}
     summaries: set[int] = set()
-    for term, seq, summary in matched:
-        matches[term].add(seq)
-        if summary:
-            summaries.add(seq)
-    found = sorted(set().union(*matches.values()))
-    infos = {
-        seq: DocInfo(length, unpack_repeats(repeats), call)
-        for seq, length, repeats, call in (yield _INFOS, {"cid": cid, "seqs": found})
-    }
-    ranked, _ = rank(terms, matches, summaries, latest, corpus, lambda _: infos)
+    for term, seqs, apart in matched:
+        matches[term] = set(seqs)
+        summaries.update(apart or ())
+    steps = ranking(terms, matches, summaries, latest, corpus, limit, batch=PG_BATCH)
+    infos: dict[int, DocInfo] = {}
+    try:
+        need = next(steps)
+        while True:
+            rows = (yield _INFOS, {"cid": cid, "seqs": sorted(need)}) if need else []
+            got = {s: DocInfo(n, r, c) for s, n, r, c in rows}
+            need = steps.send(got)
+    except StopIteration as stop:
+        ranked, infos = stop.value
     chosen = select(ranked, infos, limit)
     wanted = [c.ranked.seq for c in chosen] + [c.partner for c in chosen if c.partner]
     rows = yield _ROWS, {"cid": cid, "seqs": wanted}

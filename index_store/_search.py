@@ -18,14 +18,13 @@ conversation ranks the same on every backend:
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+import heapq
+from collections.abc import Callable, Collection, Generator, Iterable, Mapping, Sequence
 from typing import Final, NamedTuple
-
-import msgspec
 
 from timeline.model.block import REACT_TOOL_CALL, REACT_TOOL_RESULT, Block
 from timeline.model.persistence import SearchHit
-from timeline.model.ranking import Corpus, bm25
+from timeline.model.ranking import K1, Bm25, Corpus, idf
 from timeline.model.search_text import block_counts
 from timeline.model.snippet import snippet
 
@@ -38,13 +37,12 @@ __all__ = [
     "hit_of",
     "link_of",
     "own_terms",
+    "BATCH",
     "rank",
+    "ranking",
     "select",
-    "unpack_repeats",
+    "count_in",
 ]
-
-_encode = msgspec.msgpack.Encoder(order="deterministic").encode
-_decode_counts = msgspec.msgpack.Decoder(dict[str, int])
 
 
 class SearchDoc(NamedTuple):
@@ -69,9 +67,15 @@ class SearchDoc(NamedTuple):
 
     @property
     def repeats(self) -> bytes | None:
-        """The counts over 1, packed (None when every term occurs once)."""
-        over = {t: n for t, n in self.counts.items() if n > 1}
-        return _encode(over) if over else None
+        """The counts over 1, packed as ``\\x01term\\x02count`` each (a term never holds
+        either byte), so one term's count is found without unpacking the rest; None when
+        every term occurs once."""
+        packed = b"".join(
+            b"\x01" + t.encode("utf-8", "surrogatepass") + b"\x02" + str(n).encode()
+            for t, n in self.counts.items()
+            if n > 1
+        )
+        return packed or None
 
 
 def link_of(call_id: str) -> int:
@@ -100,15 +104,25 @@ def own_terms(block: Block | None, carried: str | None) -> str:
     return " ".join(terms)
 
 
-def unpack_repeats(blob: bytes | None) -> dict[str, int]:
-    return _decode_counts.decode(blob) if blob else {}
+def count_in(repeats: bytes | None, term: bytes) -> int:
+    """The count of a term a row holds (its UTF-8 form), from the row's packed repeats
+    (:attr:`SearchDoc.repeats`): 1 when they do not name it."""
+    if not repeats:
+        return 1
+    at = repeats.find(b"\x01" + term + b"\x02")
+    if at < 0:
+        return 1
+    start = at + len(term) + 2
+    end = repeats.find(b"\x01", start)
+    return int(repeats[start : end if end >= 0 else len(repeats)])
 
 
 class DocInfo(NamedTuple):
-    """A candidate row's length, counts over 1 and (a result's) call row."""
+    """A candidate row's length, its packed counts over 1 (:attr:`SearchDoc.repeats`)
+    and (a result's) call row."""
 
     length: int
-    repeats: Mapping[str, int]
+    repeats: bytes | None
     call: int | None = None
 
 
@@ -118,43 +132,87 @@ class Ranked(NamedTuple):
     kind: str
 
 
-_NO_INFO: Final = DocInfo(0, {})
-_Candidate = tuple[int, int, dict[str, int]]
+_NO_INFO: Final = DocInfo(0, None)
+Ranking = Generator[set[int], Mapping[int, DocInfo], tuple[list[Ranked], dict[int, DocInfo]]]
+"""A ranking in progress: it yields the rows whose infos it needs next and is sent them."""
 
 
-def rank(
+BATCH: Final = 32
+"""Rows read and scored at once while looking for the best (one query each)."""
+
+
+def ranking(
     terms: Sequence[str],
     matches: Mapping[str, Collection[int]],
     summaries: Collection[int],
     latest_summary: int | None,
     corpus: Corpus,
-    info: Callable[[Collection[int]], Mapping[int, DocInfo]],
-) -> tuple[list[Ranked], Mapping[int, DocInfo]]:
-    """Every turn-log row holding a term, best first (then in stored order), then the
-    latest summary when it holds one; with the rows' infos. ``matches`` are each term's
-    rows (summaries included), ``corpus`` the turn log's size, ``info`` reads rows."""
-    log = {t: {s for s in matches.get(t, ()) if s not in summaries} for t in terms}
-    found = set().union(*log.values()) if log else set()
-    summary = (
-        latest_summary
-        if latest_summary is not None and any(latest_summary in matches.get(t, ()) for t in terms)
-        else None
-    )
-    infos = info(found | ({summary} if summary is not None else set()))
+    limit: int,
+    batch: int = BATCH,
+) -> Ranking:
+    """The turn-log rows for ``terms`` that :func:`select` may take for ``limit`` hits,
+    best first and then in stored order, then the latest summary when it holds a term;
+    with the infos of the rows scored. ``matches`` are each term's rows (summaries
+    included), ``corpus`` the turn log's size.
 
-    def candidate(seq: int, where: Mapping[str, Collection[int]]) -> _Candidate:
-        doc = infos.get(seq, _NO_INFO)
-        return seq, doc.length, {t: doc.repeats.get(t, 1) for t in terms if seq in where[t]}
-
+    A row's score is at most ``(K1 + 1) * idf`` summed over the terms it holds; rows are
+    scored in the order of that bound, ``batch`` at a time, until no row left could beat
+    the ``limit``-th best hit (a call and its result being one). The hits are
+    exactly those of scoring every row, but only the rows that could be hits are read."""
+    apart = set(summaries)
+    log = {t: set(matches.get(t, ())) - apart for t in terms}
     holding = {t: len(rows) for t, rows in log.items()}
-    scored = bm25(terms, corpus, holding, (candidate(s, log) for s in found))
-    scored.sort(key=lambda ss: (-ss[1], ss[0]))
-    ranked = [Ranked(seq, score, "log") for seq, score in scored]
-    if summary is not None:
-        everywhere = {t: matches.get(t, ()) for t in terms}
-        ((seq, score),) = bm25(terms, corpus, holding, [candidate(summary, everywhere)])
-        ranked.append(Ranked(seq, score, "summary"))
+    weight = {t: idf(corpus.texts, holding[t]) for t in terms}
+    bound: dict[int, float] = {}
+    get = bound.get
+    for term in terms:
+        most = (K1 + 1.0) * weight[term]
+        for seq in log[term]:
+            bound[seq] = get(seq, 0.0) + most
+    order = [(-most, seq) for seq, most in bound.items()]
+    heapq.heapify(order)
+    scorer = Bm25(terms, corpus, holding)
+    raw = [(t.encode("utf-8", "surrogatepass"), log[t]) for t in terms]
+    infos: dict[int, DocInfo] = {}
+    scores: dict[int, float] = {}
+    hits: dict[int, float] = {}  # the best score of each hit to be (a call with its results)
+    least = 0.0
+    while order and not (len(hits) >= limit and -order[0][0] <= least):
+        taken = [heapq.heappop(order)[1] for _ in range(min(batch, len(order)))]
+        infos.update((yield set(taken)))
+        for seq in taken:
+            doc = infos.get(seq, _NO_INFO)
+            rep = doc.repeats
+            held = [(count_in(rep, b) if rep else 1) if seq in rows else 0 for b, rows in raw]
+            score = scores[seq] = scorer.score_counts(doc.length, held)
+            hit = doc.call or seq
+            hits[hit] = max(score, hits.get(hit, score))
+        if len(hits) >= limit:
+            least = heapq.nlargest(limit, hits.values())[-1]
+    ordered = sorted(scores.items(), key=lambda sv: (-sv[1], sv[0]))
+    ranked = [Ranked(seq, score, "log") for seq, score in ordered]
+    summary = latest_summary
+    if summary is not None and any(summary in matches.get(t, ()) for t in terms):
+        infos.update((yield {summary}))
+        doc = infos.get(summary, _NO_INFO)
+        held = [
+            count_in(doc.repeats, b) if summary in matches.get(t, ()) else 0
+            for t, (b, _) in zip(terms, raw, strict=True)
+        ]
+        ranked.append(Ranked(summary, scorer.score_counts(doc.length, held), "summary"))
     return ranked, infos
+
+
+def rank(
+    steps: Ranking, info: Callable[[Collection[int]], Mapping[int, DocInfo]]
+) -> tuple[list[Ranked], dict[int, DocInfo]]:
+    """Run a :func:`ranking`, reading the rows' infos with ``info``."""
+    try:
+        need = next(steps)
+        while True:
+            need = steps.send(info(need) if need else {})
+    except StopIteration as stop:
+        return stop.value  # type: ignore[no-any-return]
 
 
 class Chosen(NamedTuple):

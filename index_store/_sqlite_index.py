@@ -24,7 +24,7 @@ from typing import Any, Final
 from index_store._rows import body_block, key_bytes, unframe
 from index_store._search import SearchDoc, doc_of, link_of, own_terms
 from index_store._sqlite_commit import SEQ_BITS
-from timeline.model.block import REACT_TOOL_CALL, REACT_TOOL_RESULT, Block
+from timeline.model.block import CONV_RANGE_SUMMARY, REACT_TOOL_CALL, REACT_TOOL_RESULT, Block
 
 __all__ = ["PAGE", "SEARCH", "TRIGGERS", "bring_index_up_to_date", "first_damaged", "terms_of"]
 
@@ -35,7 +35,13 @@ CREATE TABLE search_docs (
     repeats BLOB,
     link INTEGER,
     call INTEGER,
-    carried TEXT
+    carried TEXT,
+    summary INTEGER
+);
+CREATE TABLE search_totals (
+    conv_no INTEGER PRIMARY KEY,
+    rows INTEGER NOT NULL,
+    terms INTEGER NOT NULL
 );
 CREATE INDEX search_links ON search_docs (link, seq) WHERE link IS NOT NULL;
 CREATE INDEX blocks_summaries ON blocks (seq) WHERE kind = 'summary';
@@ -49,7 +55,9 @@ CREATE TABLE fts_pending (seq INTEGER PRIMARY KEY, indexed BLOB);
 CREATE TABLE damaged_rows (seq INTEGER PRIMARY KEY);
 """
 """The index's tables. FTS5's ``ascii`` tokenizer keeps every non-ASCII character and
-``.`` and ``_`` in a token, so a term is indexed as it is."""
+``.`` and ``_`` in a token, so a term is indexed as it is. ``search_totals``: each
+conversation's turn-log rows and their terms (what BM25 averages over), kept as rows
+are indexed."""
 
 TRIGGERS: Final = """
 CREATE TRIGGER blocks_ai AFTER INSERT ON blocks BEGIN
@@ -102,6 +110,7 @@ def bring_index_up_to_date(
         after = queued[-1][0]
     if done:
         indexer.dependents()
+        indexer.totals()
         db.execute("DELETE FROM fts_pending")
     return done
 
@@ -114,15 +123,19 @@ class _Indexer:
         self.calls: dict[tuple[int, str], tuple[int, Block]] = {}
         self.changed_calls: dict[int, int] = {}
         """Rows of calls taken out of the index -> their links."""
+        self.added: dict[int, list[int]] = {}
+        """Conversation number -> turn-log rows and terms indexed (less those taken out)."""
 
     def unindex(self, seq: int, body: Any) -> None:
         """Take row ``seq`` out of the index; ``body``: the body it was indexed from."""
         found = self.db.execute(
-            "SELECT carried, link, call FROM search_docs WHERE seq = ?", (seq,)
+            "SELECT carried, link, call, length, summary FROM search_docs WHERE seq = ?", (seq,)
         ).fetchone()
         if found is None:
             return
-        carried, link, call = found
+        carried, link, call, length, summary = found
+        if not summary:
+            self._count(seq, -1, -length)
         self.db.execute(
             "INSERT INTO search_index(search_index, rowid, terms) VALUES ('delete', ?, ?)",
             (seq, terms_of(body, carried)),
@@ -134,6 +147,7 @@ class _Indexer:
 
     def index(self, seq: int, block: Block | None) -> None:
         """Index row ``seq`` as it is now (``block``: its block, when the caller has it)."""
+        summary = block is not None and block.type == CONV_RANGE_SUMMARY
         if block is None:
             row = self.db.execute(
                 "SELECT c.conversation_id, b.block_id, b.kind, b.turn_id, b.path, b.type, "
@@ -143,15 +157,40 @@ class _Indexer:
             ).fetchone()
             if row is None:
                 return
+            summary = row[2] == "summary"
             block = body_block(row[-1], row[-2])
             if block is None or not _decodes(row):
                 self.db.execute("INSERT OR IGNORE INTO damaged_rows (seq) VALUES (?)", (seq,))
         doc = SearchDoc({}) if block is None else self._doc(seq, block)
         self.db.execute("INSERT INTO search_index(rowid, terms) VALUES (?, ?)", (seq, doc.terms))
         self.db.execute(
-            "INSERT INTO search_docs (seq, length, repeats, link, call, carried) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            (seq, doc.length, doc.repeats, doc.link, doc.call, " ".join(doc.carried) or None),
+            "INSERT INTO search_docs (seq, length, repeats, link, call, carried, summary) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                seq,
+                doc.length,
+                doc.repeats,
+                doc.link,
+                doc.call,
+                " ".join(doc.carried) or None,
+                1 if summary else None,
+            ),
+        )
+        if not summary:
+            self._count(seq, 1, doc.length)
+
+    def _count(self, seq: int, rows: int, terms: int) -> None:
+        added = self.added.setdefault(seq >> SEQ_BITS, [0, 0])
+        added[0] += rows
+        added[1] += terms
+
+    def totals(self) -> None:
+        """Add what this run indexed to each conversation's totals."""
+        self.db.executemany(
+            "INSERT INTO search_totals (conv_no, rows, terms) VALUES (?, ?, ?) "
+            "ON CONFLICT (conv_no) DO UPDATE SET rows = rows + excluded.rows, "
+            "terms = terms + excluded.terms",
+            [(conv, rows, terms) for conv, (rows, terms) in sorted(self.added.items())],
         )
 
     def _doc(self, seq: int, block: Block) -> SearchDoc:

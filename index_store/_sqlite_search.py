@@ -2,9 +2,10 @@
 (:mod:`index_store._sqlite_index`), ranked by :mod:`index_store._search`.
 
 Each term's rows come from an FTS5 ``MATCH`` with a rowid range (FTS5 seeks to the
-conversation's range, whatever else the store holds); the conversation's size and each
-candidate's length and repeated terms from ``search_docs``. Nothing is decompressed or
-highlighted to rank: only the hits' rows are read, for their blocks and snippets.
+conversation's range, whatever else the store holds); the conversation's size from
+``search_totals``, each candidate's length and repeated terms from ``search_docs``.
+Nothing is decompressed or highlighted to rank: only the hits' rows are read, for their
+blocks and snippets.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ import sqlite3
 from collections.abc import Callable, Collection, Iterator, Mapping
 from typing import Final
 
-from index_store._search import DocInfo, Ranked, rank, unpack_repeats
+from index_store._search import DocInfo, Ranked, rank, ranking
+from index_store._sqlite_commit import SEQ_BITS
 from timeline.model.ranking import Corpus
 
 __all__ = ["ranked"]
@@ -23,20 +25,11 @@ _CHUNK: Final = 500
 
 
 def ranked(
-    db: sqlite3.Connection, lo: int, hi: int, terms: list[str]
+    db: sqlite3.Connection, lo: int, hi: int, terms: list[str], limit: int
 ) -> tuple[list[Ranked], Mapping[int, DocInfo]]:
-    """The rows of ``[lo, hi]`` holding any of ``terms``, ranked, with their infos."""
-    matches = {
-        term: {
-            seq
-            for (seq,) in db.execute(
-                "SELECT rowid FROM search_index WHERE search_index MATCH ? "
-                "AND rowid BETWEEN ? AND ?",
-                (f'"{term}"', lo, hi),
-            )
-        }
-        for term in terms
-    }
+    """The best rows of ``[lo, hi]`` for ``terms`` (:func:`~index_store._search.ranking`),
+    with their infos."""
+    matches = {term: _holding(db, term, lo, hi) for term in terms}
     summaries = [
         seq
         for (seq,) in db.execute(
@@ -44,21 +37,26 @@ def ranked(
         )
     ]
     latest = summaries[-1] if summaries else None
-    return rank(terms, matches, set(summaries), latest, _corpus(db, lo, hi, summaries), _infos(db))
+    corpus = _corpus(db, lo)
+    return rank(ranking(terms, matches, set(summaries), latest, corpus, limit), _infos(db))
 
 
-def _corpus(db: sqlite3.Connection, lo: int, hi: int, summaries: list[int]) -> Corpus:
-    """The turn log's rows and terms (every indexed row of the range but the summaries)."""
-    rows, terms = db.execute(
-        "SELECT count(*), total(length) FROM search_docs WHERE seq BETWEEN ? AND ?", (lo, hi)
+def _holding(db: sqlite3.Connection, term: str, lo: int, hi: int) -> set[int]:
+    """The rows of ``[lo, hi]`` holding ``term`` (as one string: a row each costs more)."""
+    (found,) = db.execute(
+        "SELECT group_concat(rowid) FROM search_index WHERE search_index MATCH ? "
+        "AND rowid BETWEEN ? AND ?",
+        (f'"{term}"', lo, hi),
     ).fetchone()
-    for chunk in _chunks(summaries):
-        marks = ", ".join("?" * len(chunk))
-        n, length = db.execute(
-            f"SELECT count(*), total(length) FROM search_docs WHERE seq IN ({marks})", chunk
-        ).fetchone()
-        rows, terms = rows - n, terms - length
-    return Corpus(int(rows), int(terms))
+    return set(map(int, found.split(","))) if found else set()
+
+
+def _corpus(db: sqlite3.Connection, lo: int) -> Corpus:
+    """The conversation's turn-log rows and terms."""
+    found = db.execute(
+        "SELECT rows, terms FROM search_totals WHERE conv_no = ?", (lo >> SEQ_BITS,)
+    ).fetchone()
+    return Corpus(*found) if found else Corpus(0, 0)
 
 
 def _infos(db: sqlite3.Connection) -> Callable[[Collection[int]], Mapping[int, DocInfo]]:
@@ -70,7 +68,7 @@ def _infos(db: sqlite3.Connection) -> Callable[[Collection[int]], Mapping[int, D
                 f"SELECT seq, length, repeats, call FROM search_docs WHERE seq IN ({marks})",
                 chunk,
             ):
-                out[seq] = DocInfo(length, unpack_repeats(repeats), call)
+                out[seq] = DocInfo(length, repeats, call)
         return out
 
     return read

@@ -176,7 +176,7 @@ class MemoryStore(InlineAsync):
             conv = self._data.get(conversation_id)
             if not terms or conv is None:
                 return []
-            ranked, infos = conv.index.rank(terms)
+            ranked, infos = conv.index.rank(terms, limit)
             chosen = select(ranked, infos, limit)
             codec = conv.codec(conversation_id)
 

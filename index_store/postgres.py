@@ -19,7 +19,7 @@ from index_store._common import search_terms
 from index_store._integrity import SqlIntegrity
 from index_store._pg_async import PostgresAsync, hits_of
 from index_store._pg_schema import SCHEMA_VERSION, created_text, migrate
-from index_store._pg_search import index_flow, run, search_flow
+from index_store._pg_search import Pending, index_flow, run, search_flow, totals_flow
 from index_store._pg_sql import (
     INSERT_BLOCK,
     INSERT_PIECE,
@@ -138,10 +138,10 @@ class PostgresStore(PostgresAsync, SqlIntegrity, SqlStore):
             while batch := stream.fetchmany(1000):
                 yield from batch
 
-    def _lock_version(self, db: Any, conversation_id: str) -> tuple[int, dict[str, Any]]:
-        """The version, and the calls the commit writes (what their results carry)."""
+    def _lock_version(self, db: Any, conversation_id: str) -> tuple[int, Pending]:
+        """The version, and what the commit indexes (:class:`~index_store._pg_search.Pending`)."""
         db.execute(LOCK_INSERT, (conversation_id,))
-        return int(db.execute(LOCK_SELECT, (conversation_id,)).fetchone()[0]), {}
+        return int(db.execute(LOCK_SELECT, (conversation_id,)).fetchone()[0]), Pending()
 
     def _insert(self, db: Any, conversation_id: str, row: Row, block: Block, at: Any) -> bool:
         found = db.execute(INSERT_BLOCK, (conversation_id, *row.columns)).fetchone()
@@ -152,8 +152,11 @@ class PostgresStore(PostgresAsync, SqlIntegrity, SqlStore):
         run(db, index_flow(conversation_id, found[0], row.kind, block, at))
         return True
 
+    def _inserted(self, db: Any, conversation_id: str, at: Any) -> None:
+        run(db, totals_flow(conversation_id, at))
+
     def _deleted(self, db: Any, conversation_id: str) -> None:
-        for table in ("bt_text", "bt_search"):
+        for table in ("bt_text", "bt_search", "bt_search_totals"):
             db.execute(f"DELETE FROM {table} WHERE conversation_id = %s", (conversation_id,))
 
     def _write_window(self, db: Any, conversation_id: str, version: int, row: bytes) -> None:

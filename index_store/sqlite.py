@@ -299,7 +299,7 @@ class SqliteStore(ThreadedAsync, SqlIntegrity, SqlStore):
             raise self._codec(cid).corrupt(
                 damaged, "it no longer decodes, so search cannot say whether it matches"
             )
-        found, infos = ranked(self._conn, lo, lo | _LOW, terms)
+        found, infos = ranked(self._conn, lo, lo | _LOW, terms, limit)
         chosen = select(found, infos, limit)
         wanted = [c.ranked.seq for c in chosen] + [c.partner for c in chosen if c.partner]
         marks = ", ".join("?" * len(wanted))
