@@ -15,8 +15,14 @@ def searches(store: Any, cid: str) -> list[list[Any]]:
     """Each query's hits: block id, snippet, kind, score, attached call and result."""
     return [
         [
-            [h.block.id, h.snippet, h.kind, h.score, getattr(h.call, "id", None),
-             getattr(h.result, "id", None)]
+            [
+                h.block.id,
+                h.snippet,
+                h.kind,
+                h.score,
+                getattr(h.call, "id", None),
+                getattr(h.result, "id", None),
+            ]
             for h in store.search(cid, query, limit=50)
         ]
         for query in QUERIES

@@ -64,8 +64,11 @@ def coding(cid: str) -> tuple[Timeline, dict[str, Any]]:
     runs = [
         ("ls src", "api.py\nworker.py\nsettings.py"),
         ("pytest -x tests/test_worker.py", "12 passed in 0.4s"),
-        ("pytest -x tests/test_api.py", "FAILED tests/test_api.py::test_login - AssertionError: "
-         "expected 200, got 500\n1 failed, 11 passed in 0.9s"),
+        (
+            "pytest -x tests/test_api.py",
+            "FAILED tests/test_api.py::test_login - AssertionError: "
+            "expected 200, got 500\n1 failed, 11 passed in 0.9s",
+        ),
         ("git diff --stat", " src/api.py | 4 ++--\n 1 file changed"),
         ("cat scripts/release_v2.sh", "#!/bin/sh\nset -e\ntwine upload dist/*"),
     ]
@@ -81,7 +84,7 @@ def coding(cid: str) -> tuple[Timeline, dict[str, Any]]:
 
 
 def test_a_question_finds_the_utterance_not_an_old_summary(store: Any) -> None:
-    """"What did Caroline research?" ranks the utterance about researching adoption
+    """ "What did Caroline research?" ranks the utterance about researching adoption
     agencies first; no superseded summary is a hit, the latest comes after the log."""
     tl = chat("c", rounds=4, max_tokens=700)
     tl.persist(store)
@@ -143,8 +146,9 @@ def test_summaries_do_not_change_the_log_s_scores(store: Any, tmp_path: Path) ->
     for question in ("What did Caroline research?", "sunrise painting lake", "kids"):
 
         def seen(cid: str, q: str = question) -> list[tuple[str, float]]:
-            return [(h.block.text, h.score) for h in store.search(cid, q, limit=50)
-                    if h.kind == "log"]
+            return [
+                (h.block.text, h.score) for h in store.search(cid, q, limit=50) if h.kind == "log"
+            ]
 
         assert seen("c") == seen("w")
 
@@ -157,16 +161,27 @@ def test_stop_words_alone_find_nothing(store: Any) -> None:
 
 def _seen(store: Any, cid: str, query: str) -> list[tuple[Any, ...]]:
     return [
-        (h.path, h.kind, h.score, h.snippet, getattr(h.call, "path", None),
-         getattr(h.result, "path", None))
+        (
+            h.path,
+            h.kind,
+            h.score,
+            h.snippet,
+            getattr(h.call, "path", None),
+            getattr(h.result, "path", None),
+        )
         for h in store.search(cid, query, limit=20)
     ]
 
 
 @pytest.mark.parametrize(
     "query",
-    ["What did Caroline research?", "pytest test_api AssertionError", "release_v2.sh",
-     "paintings kids canvas", "session 2 lake"],
+    [
+        "What did Caroline research?",
+        "pytest test_api AssertionError",
+        "release_v2.sh",
+        "paintings kids canvas",
+        "session 2 lake",
+    ],
 )
 def test_every_backend_ranks_the_same(store: Any, query: str) -> None:
     """Hits, order, scores, snippets and attached calls are the memory store's."""
