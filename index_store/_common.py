@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any, Final, TypeVar
 
 import msgspec
@@ -45,6 +46,7 @@ __all__ = [
     "encode_snapshot_row",
     "search_terms",
     "stored_version",
+    "utc_now_text",
 ]
 
 
@@ -302,3 +304,8 @@ def check_same(conversation_id: str, block: Block, stored: Block) -> None:
             conversation_id=conversation_id,
             block_id=block.id,
         )
+
+
+def utc_now_text() -> str:
+    """Now, as the UTC text stores write (``2026-01-01T00:00:00.000Z``)."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 
 import attrs
 
@@ -25,11 +25,15 @@ class MemoryIndex:
     summaries: list[int] = attrs.field(factory=list)
     calls: dict[str, tuple[int, Block]] = attrs.field(factory=dict)
     """A call id -> the latest call with it (what a later result carries)."""
+    results: dict[int, int] = attrs.field(factory=dict)
+    """A call's position -> its latest result's."""
+    vectors: dict[int, tuple[str, bytes]] = attrs.field(factory=dict)
+    """Position -> the embedder's name and the row's packed vector."""
     log_rows: int = 0
     log_terms: int = 0
 
-    def add(self, kind: str, block: Block) -> None:
-        """Index a newly stored row."""
+    def add(self, kind: str, block: Block) -> int:
+        """Index a newly stored row; its position."""
         position = len(self.ids)
         self.ids.append(block.id)
         call = self.calls.get(block.call_id or "") if block.type == REACT_TOOL_RESULT else None
@@ -39,11 +43,14 @@ class MemoryIndex:
         for term in doc.counts:
             self.postings.setdefault(term, set()).add(position)
         self.docs[position] = DocInfo(doc.length, doc.repeats, doc.call)
+        if doc.call is not None:
+            self.results[doc.call] = position
         if kind == "summary":
             self.summaries.append(position)
         else:
             self.log_rows += 1
             self.log_terms += doc.length
+        return position
 
     def rank(self, terms: list[str], limit: int) -> tuple[list[Ranked], Mapping[int, DocInfo]]:
         matches = {t: self.postings.get(t, set()) for t in terms}
@@ -54,3 +61,9 @@ class MemoryIndex:
         latest = self.summaries[-1] if self.summaries else None
         corpus = Corpus(self.log_rows, self.log_terms)
         return rank(ranking(terms, matches, set(self.summaries), latest, corpus, limit), info)
+
+    def linked(self, positions: Iterable[int]) -> dict[int, DocInfo]:
+        """The infos of ``positions`` and of their calls' results."""
+        wanted = set(positions)
+        wanted |= {self.results[p] for p in wanted if p in self.results}
+        return {p: self.docs[p] for p in wanted}

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from index_store._common import (
     assemble_window,
@@ -37,13 +37,15 @@ from index_store._pg_sql import (
 )
 from index_store._rows import DELTA, Base, BlockCodec, Row, as_rows
 from index_store._search import Chosen, hit_of
+from index_store._vectors import model_of, query_vector
 from timeline.model.block import PLAN_LATEST, REACT_PLAN, Block
 from timeline.model.errors import (
     NotFoundError,
     StoreUnavailableError,
     TimelineError,
 )
-from timeline.model.persistence import SearchHit, TimelineSnapshot
+from timeline.model.json_text import clean_text
+from timeline.model.persistence import Embedder, SearchHit, TimelineSnapshot
 
 __all__ = ["PostgresAsync"]
 
@@ -56,8 +58,30 @@ class PostgresAsync:
 
     dsn: str
     pool_size: int
+    embedder: Embedder | None
     _apools: dict[Any, Any]
     _pg: Any
+
+    VECTOR_PUT: ClassVar[str]
+
+    if TYPE_CHECKING:  # provided by the store (SqlStore, SqlVectors)
+
+        def _sql(self, sql: str) -> str: ...
+
+        def _vectors_of(
+            self, conversation_id: str, blocks: Sequence[Block]
+        ) -> dict[str, bytes]: ...
+
+        def _put_vectors(
+            self, db: Any, conversation_id: str, rows: list[tuple[int, bytes]]
+        ) -> None: ...
+
+    def _near(self, conversation_id: str, query: str) -> tuple[str, bytes] | None:
+        """The embedder's name and the query's vector (None: no embedder, or it failed)."""
+        if self.embedder is None:
+            return None
+        vector = query_vector(self.embedder, conversation_id, clean_text(query))
+        return None if vector is None else (model_of(self.embedder), vector)
 
     async def _apool(self) -> Any:
         loop = asyncio.get_running_loop()
@@ -150,23 +174,32 @@ class PostgresAsync:
         window: TimelineSnapshot,
     ) -> int:
         check_keys(conversation_id=conversation_id)
+        vectors = (
+            await asyncio.to_thread(self._vectors_of, conversation_id, log) if self.embedder else {}
+        )
         async with self._acursor(conversation_id) as cur:
             await cur.execute(LOCK_INSERT, (conversation_id,))
             await cur.execute(LOCK_SELECT, (conversation_id,))
             actual = stored_version((await cur.fetchone())[0], conversation_id)
             check_version(conversation_id, expected_version, actual)
-            await self._aappend(cur, conversation_id, log, summaries)
+            await self._aappend(cur, conversation_id, log, summaries, vectors)
             row = encode_window(window, actual + 1)
             await cur.execute(WRITE_WINDOW, (actual + 1, row, conversation_id))
         return actual + 1
 
     async def _aappend(
-        self, cur: Any, cid: str, log: Sequence[Block], summaries: Sequence[Block]
+        self,
+        cur: Any,
+        cid: str,
+        log: Sequence[Block],
+        summaries: Sequence[Block],
+        vectors: dict[str, bytes],
     ) -> None:
         """The sync store's ``_append``: a summary stored against the previous one; an id
         already stored must hold this very block."""
         codec = await self._acodec(cur, cid, all_=bool(summaries))
         pending = Pending()
+        embedded: list[tuple[int, bytes]] = []
         base: Base | None = None
         if summaries:
             await cur.execute(
@@ -186,6 +219,8 @@ class PostgresAsync:
                         await cur.execute(INSERT_PIECE, (found[0], n, cid, part))
                     await _arun(cur, index_flow(cid, found[0], kind, block, pending))
                     base = after if kind == "summary" else base
+                    if block.id in vectors and kind == "log":
+                        embedded.append((found[0], vectors[block.id]))
                     continue
                 await cur.execute(
                     f"SELECT {ROW_SELECT} FROM bt_blocks WHERE conversation_id = %s "
@@ -194,6 +229,11 @@ class PostgresAsync:
                 )
                 check_same(cid, block, codec.decode(as_rows(await cur.fetchall())[0]))
         await _arun(cur, totals_flow(cid, pending))
+        if embedded and self.embedder is not None:
+            model = model_of(self.embedder)
+            await cur.executemany(
+                self._sql(self.VECTOR_PUT), [(seq, cid, model, v) for seq, v in embedded]
+            )
 
     async def aload_window(self, conversation_id: str) -> tuple[int, TimelineSnapshot] | None:
         check_keys(conversation_id=conversation_id)
@@ -256,10 +296,13 @@ class PostgresAsync:
 
     async def asearch(self, conversation_id: str, query: str, limit: int = 10) -> list[SearchHit]:
         terms = search_terms(conversation_id, query, limit)
-        if not terms:
+        near = (
+            await asyncio.to_thread(self._near, conversation_id, query) if self.embedder else None
+        )
+        if not terms and near is None:
             return []
         async with self._acursor(conversation_id) as cur:
-            chosen, rows = await _arun(cur, search_flow(conversation_id, terms, limit))
+            chosen, rows = await _arun(cur, search_flow(conversation_id, terms, limit, near))
             codec = await self._acodec(cur, conversation_id, rows.values())
         return hits_of(chosen, rows, codec, terms)
 

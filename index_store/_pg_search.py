@@ -31,6 +31,7 @@ from index_store._search import (
     ranking,
     select,
 )
+from index_store._vectors import DEPTH, fused, nearest
 from timeline.model.block import REACT_TOOL_CALL, REACT_TOOL_RESULT, Block
 from timeline.model.errors import CorruptRecordError
 from timeline.model.ranking import Corpus
@@ -70,13 +71,20 @@ SEARCH_3: Final = (
     "CREATE INDEX bt_search_rows ON bt_search (conversation_id, seq)",
     "CREATE INDEX bt_search_links ON bt_search (conversation_id, link, seq) WHERE link IS NOT NULL",
     "CREATE INDEX bt_search_summaries ON bt_search (conversation_id, seq) WHERE summary",
+    """CREATE TABLE bt_search_vectors (
+        seq BIGINT PRIMARY KEY,
+        conversation_id TEXT NOT NULL,
+        model TEXT NOT NULL,
+        vector BYTEA NOT NULL)""",
+    "CREATE INDEX bt_search_vectors_rows ON bt_search_vectors (conversation_id, seq)",
     """CREATE TABLE bt_search_totals (
         conversation_id TEXT PRIMARY KEY,
         rows BIGINT NOT NULL,
         terms BIGINT NOT NULL)""",
 )
 """The index (``bt_search_totals``: each conversation's turn-log rows and their terms,
-what BM25 averages over). A row's terms and repeats are kept out of line, so a search
+what BM25 averages over; ``bt_search_vectors``: the rows' vectors of a store given an
+embedder). A row's terms and repeats are kept out of line, so a search
 visits narrow rows; the GIN index takes each row in as it is written (no pending list
 for a search to scan after every commit)."""
 
@@ -108,6 +116,14 @@ _MATCHES: Final = (
 _INFOS: Final = (
     "SELECT seq, length, repeats, call FROM bt_search WHERE seq = ANY(%(seqs)s) "
     "AND conversation_id = %(cid)s"
+)
+_VECTORS: Final = (
+    "SELECT seq, vector FROM bt_search_vectors WHERE conversation_id = %(cid)s "
+    "AND model = %(model)s"
+)
+_LINKED: Final = (
+    "SELECT seq, length, repeats, call FROM bt_search WHERE conversation_id = %(cid)s "
+    "AND (seq = ANY(%(seqs)s) OR call = ANY(%(seqs)s))"
 )
 _ROWS: Final = (
     f"SELECT seq, {ROW_SELECT} FROM bt_blocks WHERE seq = ANY(%(seqs)s) "
@@ -179,9 +195,12 @@ def params(cid: str, seq: int, kind: str, doc: SearchDoc) -> tuple[Any, ...]:
 Hits = tuple[list[Chosen], dict[int, Row]]
 
 
-def search_flow(cid: str, terms: list[str], limit: int) -> Flow:
-    """The hits of ``terms`` in conversation ``cid``: returns the chosen hits and the
-    rows (``seq`` first) of them and of their partners."""
+def search_flow(
+    cid: str, terms: list[str], limit: int, near: tuple[str, bytes] | None = None
+) -> Flow:
+    """The hits of ``terms`` in conversation ``cid`` (fused with the rows nearest a
+    query's vector, ``near``: its model and vector): returns the chosen hits and the rows
+    (``seq`` first) of them and of their partners."""
     ((rows, length, latest),) = yield _STATS, {"cid": cid}
     corpus = Corpus(int(rows or 0), int(length or 0))
     matched = yield _MATCHES, {"cid": cid, "terms": terms, "token": token(cid)}
@@ -190,7 +209,8 @@ def search_flow(cid: str, terms: list[str], limit: int) -> Flow:
     for term, seqs, apart in matched:
         matches[term] = set(seqs)
         summaries.update(apart or ())
-    steps = ranking(terms, matches, summaries, latest, corpus, limit, batch=PG_BATCH)
+    depth = limit if near is None else max(limit, DEPTH)
+    steps = ranking(terms, matches, summaries, latest, corpus, depth, batch=PG_BATCH)
     infos: dict[int, DocInfo] = {}
     try:
         need = next(steps)
@@ -200,6 +220,12 @@ def search_flow(cid: str, terms: list[str], limit: int) -> Flow:
             need = steps.send(got)
     except StopIteration as stop:
         ranked, infos = stop.value
+    if near is not None:
+        stored = yield _VECTORS, {"cid": cid, "model": near[0]}
+        nearby = nearest(near[1], ((s, bytes(v)) for s, v in stored))
+        ranked = fused(ranked, nearby)
+        linked = yield _LINKED, {"cid": cid, "seqs": nearby}
+        infos = {**{s: DocInfo(n, r, c) for s, n, r, c in linked}, **infos}
     chosen = select(ranked, infos, limit)
     wanted = [c.ranked.seq for c in chosen] + [c.partner for c in chosen if c.partner]
     rows = yield _ROWS, {"cid": cid, "seqs": wanted}

@@ -38,6 +38,11 @@ CREATE TABLE search_docs (
     carried TEXT,
     summary INTEGER
 );
+CREATE TABLE search_vectors (
+    seq INTEGER PRIMARY KEY,
+    model TEXT NOT NULL,
+    vector BLOB NOT NULL
+);
 CREATE TABLE search_totals (
     conv_no INTEGER PRIMARY KEY,
     rows INTEGER NOT NULL,
@@ -57,7 +62,8 @@ CREATE TABLE damaged_rows (seq INTEGER PRIMARY KEY);
 """The index's tables. FTS5's ``ascii`` tokenizer keeps every non-ASCII character and
 ``.`` and ``_`` in a token, so a term is indexed as it is. ``search_totals``: each
 conversation's turn-log rows and their terms (what BM25 averages over), kept as rows
-are indexed."""
+are indexed. ``search_vectors``: the rows' vectors of a store given an embedder (a row
+changed or deleted loses its vector)."""
 
 TRIGGERS: Final = """
 CREATE TRIGGER blocks_ai AFTER INSERT ON blocks BEGIN
@@ -140,8 +146,8 @@ class _Indexer:
             "INSERT INTO search_index(search_index, rowid, terms) VALUES ('delete', ?, ?)",
             (seq, terms_of(body, carried)),
         )
-        self.db.execute("DELETE FROM search_docs WHERE seq = ?", (seq,))
-        self.db.execute("DELETE FROM damaged_rows WHERE seq = ?", (seq,))
+        for table in ("search_docs", "search_vectors", "damaged_rows"):
+            self.db.execute(f"DELETE FROM {table} WHERE seq = ?", (seq,))
         if link is not None and call is None:
             self.changed_calls[seq] = link
 

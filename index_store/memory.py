@@ -26,14 +26,25 @@ from index_store._common import (
 from index_store._memory_search import MemoryIndex
 from index_store._rows import Base, BlockCodec, Row
 from index_store._search import hit_of, select
+from index_store._vectors import (
+    DEPTH,
+    embeddable,
+    fused,
+    model_of,
+    nearest,
+    query_vector,
+    try_vectors,
+)
 from timeline.model.block import CONV_RANGE_SUMMARY, PLAN_LATEST, REACT_PLAN, Block
 from timeline.model.errors import (
     CorruptRecordError,
     DuplicateBlockIdError,
     NotFoundError,
 )
+from timeline.model.json_text import clean_text
 from timeline.model.persistence import (
     CheckpointInfo,
+    Embedder,
     SearchHit,
     TimelineSnapshot,
     TimelineState,
@@ -63,6 +74,8 @@ class MemoryStore(InlineAsync):
     API (``acommit``, ``asearch`` ...) answers inline."""
 
     url: str = "memory://"
+    embedder: Embedder | None = attrs.field(default=None, kw_only=True)
+    """Ranks by meaning as well as by words (:mod:`index_store._vectors`)."""
     _data: dict[str, _Conversation] = attrs.field(factory=dict, init=False)
     _lock: threading.RLock = attrs.field(factory=threading.RLock, init=False)
 
@@ -84,8 +97,8 @@ class MemoryStore(InlineAsync):
             staged = _stage(conversation_id, conv, log, summaries)
             row = encode_window(window, conv.version + 1)
             conv.rows.update({block.id: r for r, block in staged})
-            for r, block in staged:
-                conv.index.add(r.kind, block)
+            added = [(conv.index.add(r.kind, block), block) for r, block in staged]
+            self._embed(conversation_id, conv, added)
             conv.version += 1
             conv.window = row
             self._data[conversation_id] = conv
@@ -174,9 +187,15 @@ class MemoryStore(InlineAsync):
         terms = search_terms(conversation_id, query, limit)
         with self._lock:
             conv = self._data.get(conversation_id)
-            if not terms or conv is None:
+            if conv is None:
                 return []
-            ranked, infos = conv.index.rank(terms, limit)
+            near = self._nearest(conversation_id, conv, query)
+            if not terms and near is None:
+                return []
+            ranked, infos = conv.index.rank(terms, max(limit, DEPTH) if near else limit)
+            if near is not None:
+                ranked = fused(ranked, near)
+                infos = {**conv.index.linked(near), **infos}
             chosen = select(ranked, infos, limit)
             codec = conv.codec(conversation_id)
 
@@ -190,6 +209,44 @@ class MemoryStore(InlineAsync):
                 for c in chosen
                 if (b := block(c.ranked.seq)) is not None
             ]
+
+    def _nearest(self, cid: str, conv: _Conversation, query: str) -> list[int] | None:
+        """The rows nearest the query's vector (None: no embedder, or it failed)."""
+        if self.embedder is None:
+            return None
+        vector = query_vector(self.embedder, cid, clean_text(query))
+        if vector is None:
+            return None
+        model = model_of(self.embedder)
+        return nearest(vector, ((p, v) for p, (m, v) in conv.index.vectors.items() if m == model))
+
+    def _embed(self, cid: str, conv: _Conversation, rows: Sequence[tuple[int, Block]]) -> int:
+        """Embed the turn-log rows given (position, block); how many were."""
+        if self.embedder is None:
+            return 0
+        texts = [(p, text) for p, b in rows if (text := embeddable(b)) is not None]
+        got = try_vectors(self.embedder, cid, [t for _, t in texts], "storing blocks")
+        model = model_of(self.embedder)
+        for (position, _), vector in zip(texts, got or (), strict=False):
+            conv.index.vectors[position] = (model, vector)
+        return len(got or ())
+
+    def embed_missing(self, conversation_id: str) -> int:
+        """Embed the conversation's turn-log blocks that have no vector of this store's
+        embedder (blocks stored before it was set, or by another model); how many were."""
+        check_keys(conversation_id=conversation_id)
+        with self._lock:
+            conv = self._data.get(conversation_id)
+            if conv is None or self.embedder is None:
+                return 0
+            model, codec = model_of(self.embedder), conv.codec(conversation_id)
+            missing = [
+                (p, codec.decode(conv.rows[block_id]))
+                for p, block_id in enumerate(conv.index.ids)
+                if conv.index.vectors.get(p, ("", b""))[0] != model
+                and conv.rows[block_id].kind == "log"
+            ]
+            return self._embed(conversation_id, conv, missing)
 
     def save_checkpoint(
         self, conversation_id: str, checkpoint_id: str, snapshot: TimelineSnapshot

@@ -20,19 +20,19 @@ from typing import Any, ClassVar
 import attrs
 
 from index_store._async import ThreadedAsync
-from index_store._common import search_terms, stored_version
+from index_store._common import stored_version
 from index_store._integrity import SqlIntegrity
-from index_store._rows import Row, as_rows
-from index_store._search import hit_of, select
+from index_store._rows import Row
 from index_store._sql import ROW_COLUMNS, SqlStore, utc_now_text
+from index_store._sql_vectors import SqlVectors
 from index_store._sqlite_commit import CommitRange
 from index_store._sqlite_file import create_private, is_corrupt, is_damage, text
-from index_store._sqlite_index import bring_index_up_to_date, first_damaged, terms_of
+from index_store._sqlite_index import bring_index_up_to_date, terms_of
 from index_store._sqlite_schema import SCHEMA_VERSION, SEQ_BITS, migrate
-from index_store._sqlite_search import ranked
+from index_store._sqlite_search import SqliteSearch
 from timeline.model.block import Block
 from timeline.model.errors import CorruptRecordError, StoreError, StoreUnavailableError
-from timeline.model.persistence import SearchHit
+from timeline.model.persistence import Embedder
 
 __all__ = ["SCHEMA_VERSION", "SqliteStore"]
 
@@ -41,9 +41,13 @@ _LOW = 2**SEQ_BITS - 1
 
 
 @attrs.define
-class SqliteStore(ThreadedAsync, SqlIntegrity, SqlStore):
+class SqliteStore(ThreadedAsync, SqliteSearch, SqlIntegrity, SqlVectors, SqlStore):
     """SQLite-backed index store; safe to share between threads and processes. The async
     API (``acommit``, ``asearch`` ...) runs each call in a worker thread."""
+
+    VECTOR_PUT: ClassVar[str] = (
+        "INSERT OR REPLACE INTO search_vectors (seq, model, vector) VALUES (?1, ?3, ?4)"
+    )
 
     WINDOW_KEYS: ClassVar[str] = "conv_no"
     ROWS_IN_ORDER: ClassVar[str] = (
@@ -55,6 +59,8 @@ class SqliteStore(ThreadedAsync, SqlIntegrity, SqlStore):
 
     path: str
     busy_timeout_ms: int = 10_000
+    embedder: Embedder | None = attrs.field(default=None, kw_only=True)
+    """Ranks by meaning as well as by words (:mod:`index_store._vectors`)."""
     _conn: sqlite3.Connection = attrs.field(init=False)
     _lock: threading.RLock = attrs.field(factory=threading.RLock, init=False)
 
@@ -232,7 +238,7 @@ class SqliteStore(ThreadedAsync, SqlIntegrity, SqlStore):
             (conversation_id, conversation_id),
         )
 
-    def _insert(self, db: Any, conversation_id: str, row: Row, block: Block, at: Any) -> bool:
+    def _insert(self, db: Any, conversation_id: str, row: Row, block: Block, at: Any) -> int | None:
         seq = at.next_seq
         inserted = db.execute(
             "INSERT INTO blocks (seq, block_id, kind, turn_id, path, type, body) "
@@ -241,7 +247,8 @@ class SqliteStore(ThreadedAsync, SqlIntegrity, SqlStore):
         ).rowcount
         if inserted:
             at.wrote(block)
-        return bool(inserted)
+            return int(seq)
+        return None
 
     def _streaming(self, at: Any) -> None:
         at.streamed()
@@ -262,57 +269,6 @@ class SqliteStore(ThreadedAsync, SqlIntegrity, SqlStore):
 
     def _deleted(self, db: Any, conversation_id: str) -> None:
         bring_index_up_to_date(db)
-
-    def search(self, conversation_id: str, query: str, limit: int = 10) -> list[SearchHit]:
-        terms = search_terms(conversation_id, query, limit)
-        if not terms:
-            return []
-        found = self._query(
-            "SELECT conv_no FROM conversations WHERE conversation_id = ?",
-            (conversation_id,),
-            conversation_id,
-        )
-        if not found:
-            return []
-        lo = found[0][0] << SEQ_BITS
-        with self._lock:
-            self._index_pending(conversation_id)
-            try:
-                return self._search(conversation_id, terms, lo, limit)
-            except sqlite3.Error as exc:
-                # a damaged search index shows as assorted errors ("SQL logic error"):
-                # only a busy file is not damage
-                if is_damage(exc):
-                    raise self._damaged(exc, conversation_id) from exc
-                raise StoreError(f"SQLite store {self.path!r}: {exc}") from exc
-
-    def _index_pending(self, conversation_id: str) -> None:
-        """Rows changed outside the library (the ``sqlite3`` shell) are indexed before a
-        search reads the index."""
-        if self._query("SELECT 1 FROM fts_pending LIMIT 1", (), conversation_id):
-            with self._tx(conversation_id) as db:
-                bring_index_up_to_date(db)
-
-    def _search(self, cid: str, terms: list[str], lo: int, limit: int) -> list[SearchHit]:
-        damaged = first_damaged(self._conn, lo, lo | _LOW)
-        if damaged is not None:
-            raise self._codec(cid).corrupt(
-                damaged, "it no longer decodes, so search cannot say whether it matches"
-            )
-        found, infos = ranked(self._conn, lo, lo | _LOW, terms, limit)
-        chosen = select(found, infos, limit)
-        wanted = [c.ranked.seq for c in chosen] + [c.partner for c in chosen if c.partner]
-        marks = ", ".join("?" * len(wanted))
-        rows = self._conn.execute(
-            f"SELECT seq, {ROW_COLUMNS} FROM blocks WHERE seq IN ({marks})", wanted
-        ).fetchall()
-        codec = self._codec(cid)
-        blocks = {r[0]: codec.decode(as_rows([r[1:]])[0]) for r in rows}
-        return [
-            hit_of(blocks[c.ranked.seq], c, blocks.get(c.partner or -1), terms)
-            for c in chosen
-            if c.ranked.seq in blocks  # indexed, but the row is gone
-        ]
 
     def check_integrity(self) -> list[CorruptRecordError]:
         """SQLite's own check, the search index, each block row's number being a

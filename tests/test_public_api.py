@@ -30,6 +30,7 @@ PUBLIC_NAMES = frozenset(
         "CorruptRecordError",
         "DriverError",
         "DuplicateBlockIdError",
+        "Embedder",
         "EmptyPromptError",
         "HeuristicCounter",
         "IndexStore",

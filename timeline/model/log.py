@@ -14,6 +14,7 @@ __all__ = [
     "compaction_ended",
     "compaction_skipped",
     "compaction_started",
+    "embedder_failed",
     "logger",
     "overflow_retry",
     "persist_conflict",
@@ -102,4 +103,15 @@ def persist_conflict(conversation_id: str, expected: int) -> None:
         "reload and retry",
         conversation_id,
         expected,
+    )
+
+
+def embedder_failed(conversation_id: str, model: str, doing: str, error: BaseException) -> None:
+    logger.warning(
+        "embedder failed conversation=%s model=%s while %s: %s; searched by words alone "
+        "(store.embed_missing embeds what was left out)",
+        conversation_id,
+        model,
+        doing,
+        type(error).__name__,
     )

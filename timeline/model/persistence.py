@@ -20,6 +20,7 @@ __all__ = [
     "CacheState",
     "AsyncIndexStore",
     "CheckpointInfo",
+    "Embedder",
     "IndexStore",
     "SearchHit",
     "TimelineSnapshot",
@@ -140,6 +141,16 @@ class IndexStore(Protocol):  # pragma: no mutate block
     def turn_log(self, conversation_id: str, turn_id: str | None = None) -> list[Block]: ...
 
     def search(self, conversation_id: str, query: str, limit: int = 10) -> list[SearchHit]: ...
+
+
+@runtime_checkable
+class Embedder(Protocol):  # pragma: no mutate block
+    """An embedding model, for stores that rank by meaning as well as by words
+    (``index_store.open(url, embedder=...)``): one vector per text, in order, all of one
+    length. A ``name`` attribute, when it has one, tells its vectors from another
+    model's."""
+
+    def embed(self, texts: Sequence[str]) -> Sequence[Sequence[float]]: ...
 
 
 @runtime_checkable
