@@ -169,7 +169,9 @@ def ranking(
         most = (K1 + 1.0) * weight[term]
         for seq in log[term]:
             bound[seq] = get(seq, 0.0) + most
-    order = [(-most, seq) for seq, most in bound.items()]
+    # newest first among equal bounds: a tool result holds its call's terms, so it is
+    # scored no later than its call (a call's hit then finds its result among the scored)
+    order = [(-most, -seq) for seq, most in bound.items()]
     heapq.heapify(order)
     scorer = Bm25(terms, corpus, holding)
     raw = [(t.encode("utf-8", "surrogatepass"), log[t]) for t in terms]
@@ -178,7 +180,7 @@ def ranking(
     hits: dict[int, float] = {}  # the best score of each hit to be (a call with its results)
     least = 0.0
     while order and not (len(hits) >= limit and -order[0][0] <= least):
-        taken = [heapq.heappop(order)[1] for _ in range(min(batch, len(order)))]
+        taken = [-heapq.heappop(order)[1] for _ in range(min(batch, len(order)))]
         infos.update((yield set(taken)))
         for seq in taken:
             doc = infos.get(seq, _NO_INFO)

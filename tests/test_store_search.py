@@ -191,3 +191,25 @@ def test_every_backend_ranks_the_same(store: Any, query: str) -> None:
         coding("code")[0].persist(target)
     for cid in ("chat", "code"):
         assert _seen(store, cid, query) == _seen(reference, cid, query)
+
+
+def test_the_first_hits_do_not_depend_on_the_limit(store: Any) -> None:
+    """A search for 5 hits gives the first 5 of a search for all of them: blocks left
+    unread because they could not be hits would not have been."""
+    import random
+
+    rng = random.Random(7)
+    words = [f"w{a}{b}x" for a in "bcdfghjk" for b in "lmnpqrst"]
+    tl = Timeline("c", token_counter=HeuristicCounter(), clock=FixedClock())
+    for _ in range(60):
+        tl.begin_turn()
+        tl.append(blocks.user_prompt(" ".join(rng.choices(words[:12], k=rng.randint(1, 4)))))
+        call = tl.append(blocks.tool_call("grep", {"pattern": rng.choice(words)}))
+        out = " ".join(rng.choices(words, k=rng.randint(1, 60)))
+        tl.append(blocks.tool_result(call.call_id or "", out))
+    tl.persist(store)
+    for _ in range(25):
+        query = " ".join(rng.sample(words, rng.randint(1, 6)))
+        few = [(h.block.id, h.score) for h in store.search("c", query, limit=5)]
+        every = [(h.block.id, h.score) for h in store.search("c", query, limit=500)]
+        assert few == every[:5], query
