@@ -162,17 +162,7 @@ def ranking(
     apart = set(summaries)
     log = {t: set(matches.get(t, ())) - apart for t in terms}
     holding = {t: len(rows) for t, rows in log.items()}
-    weight = {t: idf(corpus.texts, holding[t]) for t in terms}
-    bound: dict[int, float] = {}
-    get = bound.get
-    for term in terms:
-        most = (K1 + 1.0) * weight[term]
-        for seq in log[term]:
-            bound[seq] = get(seq, 0.0) + most
-    # newest first among equal bounds: a tool result holds its call's terms, so it is
-    # scored no later than its call (a call's hit then finds its result among the scored)
-    order = [(-most, -seq) for seq, most in bound.items()]
-    heapq.heapify(order)
+    order = _by_bound(terms, log, corpus)
     scorer = Bm25(terms, corpus, holding)
     raw = [(t.encode("utf-8", "surrogatepass"), log[t]) for t in terms]
     infos: dict[int, DocInfo] = {}
@@ -203,6 +193,23 @@ def ranking(
         ]
         ranked.append(Ranked(summary, scorer.score_counts(doc.length, held), "summary"))
     return ranked, infos
+
+
+def _by_bound(
+    terms: Sequence[str], log: Mapping[str, set[int]], corpus: Corpus
+) -> list[tuple[float, int]]:
+    """A heap of the rows by their bound, best first: ``(-bound, -seq)``. Newest first
+    among equal bounds: a tool result holds its call's terms, so it is scored no later
+    than its call (a call's hit then finds its result among the scored rows)."""
+    bound: dict[int, float] = {}
+    get = bound.get
+    for term in terms:
+        most = (K1 + 1.0) * idf(corpus.texts, len(log[term]))
+        for seq in log[term]:
+            bound[seq] = get(seq, 0.0) + most
+    order = [(-most, -seq) for seq, most in bound.items()]
+    heapq.heapify(order)
+    return order
 
 
 def rank(
