@@ -3,7 +3,7 @@ and how the rows a query's terms match become ranked hits.
 
 A backend gives the rows of one conversation holding each term (its full-text index:
 FTS5, GIN, a dict), the conversation's size, and each candidate's length and repeated
-terms; this module ranks them with :func:`timeline.model.ranking.bm25`, so the same
+terms; this module ranks them with :class:`timeline.model.ranking.Bm25`, so the same
 conversation ranks the same on every backend:
 
 - one BM25 ranking over every distinct term of the query (stop words left out);
@@ -29,19 +29,19 @@ from timeline.model.search_text import block_counts
 from timeline.model.snippet import snippet
 
 __all__ = [
+    "BATCH",
     "Chosen",
     "DocInfo",
     "Ranked",
     "SearchDoc",
+    "count_in",
     "doc_of",
     "hit_of",
     "link_of",
     "own_terms",
-    "BATCH",
     "rank",
     "ranking",
     "select",
-    "count_in",
 ]
 
 
@@ -86,7 +86,7 @@ def link_of(call_id: str) -> int:
 
 def doc_of(block: Block, call: tuple[int, Block] | None = None) -> SearchDoc:
     """The indexed form of ``block``; ``call`` is a tool result's call (its row and block)."""
-    tool = block.type in (REACT_TOOL_CALL, REACT_TOOL_RESULT) and block.call_id
+    tool = block.type in (REACT_TOOL_CALL, REACT_TOOL_RESULT)
     link = link_of(block.call_id) if tool and block.call_id else None
     if block.type == REACT_TOOL_RESULT and call is not None:
         own = block_counts(block)
