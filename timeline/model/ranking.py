@@ -18,8 +18,11 @@ __all__ = ["B", "K1", "RRF_K", "Bm25", "Bm25Index", "Corpus", "bm25", "fuse", "i
 
 K1: Final = 1.2
 """How fast a term's score saturates with its count in one text."""
-B: Final = 0.75
-"""How much a text's length (against the average) discounts its counts."""
+B: Final = 0.3
+"""How much a text's length (against the average) discounts its counts: a little. A
+tool's output is long because it holds many things (a file, a log), not because it says
+one thing at length, and the line a question is about is one of them; BM25's usual 0.75
+lets every short message sharing a few words with the question outrank it."""
 RRF_K: Final = 60
 """Reciprocal-rank fusion's constant: a text ranked ``r`` adds ``1 / (RRF_K + r)``."""
 
