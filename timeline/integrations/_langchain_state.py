@@ -33,6 +33,7 @@ from timeline.integrations._langchain_messages import (
 )
 from timeline.model import constructors as B
 from timeline.model.block import CONV_RANGE_SUMMARY, REACT_TOOL_CALL, Block
+from timeline.model.call_ids import call_names
 from timeline.render.context import RenderedContext
 
 try:
@@ -120,7 +121,7 @@ def mirror(tl: Timeline, messages: Sequence[BaseMessage], orphans: OrphanPolicy 
         if _head(messages[i], i) in known:
             start = i + 1
             break
-    calls = {b.call_id for b in tl.blocks if b.type == REACT_TOOL_CALL}
+    calls = {n for b in tl.blocks if b.type == REACT_TOOL_CALL for n in call_names(b)}
     added = 0
     for i in range(start, len(messages)):
         message = messages[i]
@@ -141,8 +142,8 @@ def mirror(tl: Timeline, messages: Sequence[BaseMessage], orphans: OrphanPolicy 
             blocks = [Block(**{**_fields(B.note(text + blocks[0].text)), "id": blocks[0].id})]
         if isinstance(message, HumanMessage) or not tl.current_turn_id:
             tl.begin_turn()
-        tl.extend(blocks)
-        calls.update(b.call_id for b in blocks if b.type == REACT_TOOL_CALL)
+        stored = tl.extend(blocks)
+        calls.update(n for b in stored if b.type == REACT_TOOL_CALL for n in call_names(b))
         added += 1
     return added
 

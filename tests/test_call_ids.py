@@ -1,0 +1,170 @@
+"""Tool-call ids a model or caller chose never stop an agent: a reused id, an id the
+library would generate next, two in one reply; every payload gets unique ids."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from provider_rules import anthropic_errors, chat_errors, responses_errors
+
+import index_store
+from timeline import HeuristicCounter, OrphanToolResultError, Timeline, blocks
+from timeline.driver import ModelReply, ReactDriver, ToolCallRequest
+from timeline.model.call_ids import given_call_id
+from timeline.render.context import RenderedContext
+
+
+def _tl() -> Timeline:
+    tl = Timeline("ids", token_counter=HeuristicCounter())
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("go"))
+    return tl
+
+
+def _payload_ids(view: RenderedContext) -> dict[str, list[str]]:
+    """The call ids each payload sends, in order (tool_use / tool_calls / function_call)."""
+    anthropic = [
+        p["id"]
+        for m in view.to_anthropic()["messages"]
+        for p in m["content"]
+        if isinstance(p, dict) and p.get("type") == "tool_use"
+    ]
+    chat = [c["id"] for m in view.to_openai() for c in m.get("tool_calls") or []]
+    responses = [
+        i["call_id"] for i in view.to_openai_responses() if i.get("type") == "function_call"
+    ]
+    return {"anthropic": anthropic, "openai": chat, "responses": responses}
+
+
+def _valid(view: RenderedContext) -> None:
+    assert anthropic_errors(view.to_anthropic()) == []
+    assert chat_errors(view.to_openai()) == []
+    assert responses_errors(view.to_openai_responses()) == []
+    for ids in _payload_ids(view).values():
+        assert len(ids) == len(set(ids)), ids
+
+
+class TestReusedIds:
+    def test_a_reused_id_is_appended_and_its_result_answers_the_new_call(self) -> None:
+        """A second call with a used id gets a free internal id (the given one kept);
+        a result naming the id answers the call that reused it."""
+        tl = _tl()
+        first = tl.append(blocks.tool_call("get", {"n": 1}, call_id="call_0"))
+        tl.append(blocks.tool_result("call_0", "one"))
+        tl.append(blocks.assistant_completion("got one"))
+        tl.begin_turn()
+        tl.append(blocks.user_prompt("again"))
+        second = tl.append(blocks.tool_call("get", {"n": 2}, call_id="call_0"))
+        result = tl.append(blocks.tool_result("call_0", "two"))
+        assert first.call_id == "call_0"
+        assert second.call_id == "call_0#2"
+        assert given_call_id(second) == "call_0"
+        assert result.call_id == second.call_id
+        assert given_call_id(result) == "call_0"
+        _valid(tl.render("sys"))
+
+    def test_two_calls_with_one_id_in_one_reply_each_get_their_result(self) -> None:
+        """Parallel calls sharing an id: results naming each call's stored id (or the
+        shared id, in order) answer each call once."""
+        tl = _tl()
+        a = tl.append(blocks.tool_call("get", {"n": 1}, call_id="dup"))
+        b = tl.append(blocks.tool_call("get", {"n": 2}, call_id="dup"))
+        ra = tl.append(blocks.tool_result("dup", "one"))
+        rb = tl.append(blocks.tool_result("dup", "two"))
+        assert (ra.call_id, rb.call_id) == (a.call_id, b.call_id)
+        assert a.call_id != b.call_id
+        _valid(tl.render("sys"))
+
+    def test_a_model_chosen_id_equal_to_the_next_generated_one(self) -> None:
+        """A model's id equal to the id the library would generate next does not break
+        the library's next call: that call gets another free id."""
+        tl = _tl()
+        taken = tl.append(blocks.tool_call("x", {}, call_id="call_b5"))
+        tl.append(blocks.tool_result(taken.call_id, "x done"))
+        generated = tl.append(blocks.tool_call("y", {}))
+        assert generated.id == "b5"  # the id whose generated call id the model took
+        tl.append(blocks.tool_result(generated.call_id, "y done"))
+        assert generated.call_id not in (None, "call_b5")
+        assert given_call_id(generated) == generated.call_id  # generated: no other name
+        results = [b for b in tl.blocks if b.type == "react.tool.result"]
+        assert [r.text for r in results] == ["x done", "y done"]
+        _valid(tl.render("sys"))
+
+    def test_an_orphan_result_is_still_refused(self) -> None:
+        """A result naming no call at all is refused and changes nothing."""
+        tl = _tl()
+        before = list(tl.blocks)
+        with pytest.raises(OrphanToolResultError):
+            tl.append(blocks.tool_result("nobody", "x"))
+        assert list(tl.blocks) == before
+
+    def test_reuse_is_known_after_persist_and_load(self) -> None:
+        """A reloaded timeline knows the ids calls were given: a result naming a reused
+        id answers the call that reused it."""
+        store = index_store.open("memory://")
+        tl = _tl()
+        tl.append(blocks.tool_call("get", {}, call_id="call_0"))
+        tl.append(blocks.tool_result("call_0", "one"))
+        tl.append(blocks.tool_call("get", {}, call_id="call_0"))
+        tl.persist(store)
+        again = Timeline.load(store, "ids", token_counter=HeuristicCounter())
+        result = again.append(blocks.tool_result("call_0", "two"))
+        assert result.call_id == "call_0#2"
+        _valid(again.render("sys"))
+
+    def test_extend_sees_the_calls_of_its_own_batch(self) -> None:
+        """One ``extend`` holding a reused call and its result pairs them too."""
+        tl = _tl()
+        tl.append(blocks.tool_call("get", {}, call_id="c"))
+        tl.append(blocks.tool_result("c", "one"))
+        stored = tl.extend([blocks.tool_call("get", {}, call_id="c"), blocks.tool_result("c", "2")])
+        assert stored[1].call_id == stored[0].call_id == "c#2"
+
+
+def _reusing_model() -> Any:
+    """Every turn: one call with id ``call_0`` (as some OpenAI-compatible servers and
+    models number calls per turn), then an answer."""
+
+    def model(view: RenderedContext) -> ModelReply:
+        last = view.blocks[-1]
+        if last.type == "react.tool.result":
+            return ModelReply(text=f"done: {last.text}")
+        return ModelReply(tool_calls=(ToolCallRequest("get", {"n": 1}, "call_0"),))
+
+    return model
+
+
+def test_react_driver_runs_turns_whose_model_reuses_call_ids() -> None:
+    """ReactDriver: a model using ``call_0`` in every turn finishes every turn, each
+    result with its own call, and every payload valid with unique ids."""
+    tl = Timeline("drv", token_counter=HeuristicCounter())
+    driver = ReactDriver(tl, _reusing_model(), {"get": lambda p: "value"})
+    answers = [driver.run_turn(f"turn {i}").stopped for i in range(3)]
+    assert answers == ["answer"] * 3
+    calls = [b for b in tl.blocks if b.type == "react.tool.call"]
+    results = [b for b in tl.blocks if b.type == "react.tool.result"]
+    assert [r.call_id for r in results] == [c.call_id for c in calls]
+    assert [given_call_id(c) for c in calls] == ["call_0"] * 3
+    _valid(tl.render("sys"))
+
+
+def test_react_driver_answers_two_calls_sharing_an_id_in_one_reply() -> None:
+    """ReactDriver: two calls with one id in one reply each get their own result."""
+    replies = iter(
+        [
+            ModelReply(
+                tool_calls=(
+                    ToolCallRequest("get", {"n": 1}, "same"),
+                    ToolCallRequest("get", {"n": 2}, "same"),
+                )
+            ),
+            ModelReply(text="done"),
+        ]
+    )
+    tl = Timeline("drv2", token_counter=HeuristicCounter())
+    ReactDriver(tl, lambda v: next(replies), {"get": lambda p: f"n={p['n']}"}).run_turn("go")
+    calls = [b for b in tl.blocks if b.type == "react.tool.call"]
+    results = {b.call_id: b.text for b in tl.blocks if b.type == "react.tool.result"}
+    assert [results[c.call_id] for c in calls] == ["n=1", "n=2"]
+    _valid(tl.render("sys"))
