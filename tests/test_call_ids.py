@@ -6,10 +6,18 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from provider_rules import anthropic_errors, chat_errors, responses_errors
+from hypothesis import given
+from hypothesis import strategies as st
+from provider_rules import CALL_ID_RE, anthropic_errors, chat_errors, responses_errors
 
 import index_store
-from timeline import HeuristicCounter, OrphanToolResultError, Timeline, blocks
+from timeline import (
+    HeuristicCounter,
+    OrphanToolResultError,
+    Timeline,
+    blocks,
+    provider_call_id,
+)
 from timeline.driver import ModelReply, ReactDriver, ToolCallRequest
 from timeline.model.call_ids import given_call_id
 from timeline.render.context import RenderedContext
@@ -168,3 +176,38 @@ def test_react_driver_answers_two_calls_sharing_an_id_in_one_reply() -> None:
     results = {b.call_id: b.text for b in tl.blocks if b.type == "react.tool.result"}
     assert [results[c.call_id] for c in calls] == ["n=1", "n=2"]
     _valid(tl.render("sys"))
+
+
+class TestProviderForms:
+    def test_an_id_equal_to_the_mapped_form_of_another_stays_apart(self) -> None:
+        """``a.b`` and the literal mapped form of ``a.b`` are two calls in every
+        payload, each result with its own call."""
+        tl = _tl()
+        mapped = provider_call_id("a.b")
+        tl.append(blocks.tool_call("f", {}, call_id="a.b"))
+        tl.append(blocks.tool_call("g", {}, call_id=mapped))
+        tl.append(blocks.tool_result("a.b", "from f"))
+        tl.append(blocks.tool_result(mapped, "from g"))
+        view = tl.render("sys")
+        _valid(view)
+        results = {m["tool_call_id"]: m["content"] for m in view.to_openai() if m["role"] == "tool"}
+        calls = {
+            c["id"]: c["function"]["name"]
+            for m in view.to_openai()
+            for c in m.get("tool_calls") or []
+        }
+        assert {calls[i]: results[i] for i in calls} == {"f": "from f", "g": "from g"}
+
+    @given(
+        st.lists(
+            st.text(alphabet="ab._:-0123456789f", min_size=1, max_size=45), max_size=6, unique=True
+        )
+    )
+    def test_different_ids_never_share_a_safe_form(self, ids: list[str]) -> None:
+        """Ids, their mapped forms and the mapped forms of those: every one a different
+        provider-safe id."""
+        every = set(ids) | {provider_call_id(i) for i in ids}
+        every |= {provider_call_id(i) + "x" for i in ids} | {provider_call_id(i) for i in every}
+        forms = {provider_call_id(i) for i in every}
+        assert len(forms) == len(every)
+        assert all(CALL_ID_RE.fullmatch(f) for f in forms)
