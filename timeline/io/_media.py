@@ -19,6 +19,7 @@ __all__ = [
     "anthropic_media",
     "attachment_from",
     "chat_audio",
+    "kept_exactly",
     "native_result",
     "result_media",
     "user_file",
@@ -73,15 +74,18 @@ def chat_audio(part: Mapping[str, Any], where: str, b: Builder) -> None:
     b.attach(_AUDIO_MIME[str(audio["format"])], data)
 
 
+_MEDIA_KEYS = frozenset({"type", "source", "cache_control"})
+
+
 def anthropic_media(part: Mapping[str, Any], where: str) -> dict[str, Any] | None:
     """The attachment fields of an Anthropic image or document (``mime`` and ``data``,
     ``text`` for a plain-text document, or a reference in ``meta``); None when it is
-    kept as Anthropic's own part (a content source, citations or context)."""
+    kept as Anthropic's own part only (a content source, a source type never seen).
+    A part with more than its source (citations, context, a title) also keeps its own
+    form: :func:`kept_exactly`."""
     source = part.get("source")
     if not isinstance(source, Mapping):  # no provider takes that: refused, field named
         raise fail(f"{where}.source", "expected an object with a 'type'")
-    if "context" in part or "citations" in part:
-        return None
     kind = source.get("type")
     media = "image" if part.get("type") == "image" else "document"
     title = {"name": part["title"]} if isinstance(part.get("title"), str) else {}
@@ -98,6 +102,13 @@ def anthropic_media(part: Mapping[str, Any], where: str) -> dict[str, Any] | Non
         file_id = check_text(source.get("file_id"), f"{where}.source.file_id")
         return {"meta": reference_meta(media, file_id=file_id, provider="anthropic"), **title}
     return None
+
+
+def kept_exactly(part: Mapping[str, Any], fields: Mapping[str, Any]) -> bool:
+    """Whether an Anthropic media part goes back to Anthropic as it came (a plain-text
+    document; citations, context or a title beside the source), the other formats
+    getting the attachment."""
+    return "text" in fields or bool(set(part) - _MEDIA_KEYS)
 
 
 def _mime(fields: Mapping[str, Any]) -> str:
