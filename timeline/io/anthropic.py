@@ -26,13 +26,7 @@ from timeline.io._common import (
     json_type,
     located,
 )
-from timeline.io._media import (
-    anthropic_media,
-    attachment_from,
-    kept_exactly,
-    native_result,
-    result_media,
-)
+from timeline.io._media import anthropic_media, attachment_from, native_result, result_media
 from timeline.model import constructors as B
 from timeline.model.block import Block
 from timeline.model.errors import InvalidBlockError
@@ -104,7 +98,7 @@ def _user_part(part: Mapping[str, Any], where: str, b: Builder) -> None:
             return
         b.attachments += 1
         block = attachment_from(fields, f"attachment-{b.attachments}")
-        if kept_exactly(part, fields):  # back to Anthropic as it came (citations...)
+        if "text" in fields:  # a plain-text document goes back to Anthropic as it came
             with located(where):
                 block = with_native(block, "anthropic", _plain(part))
         b.append(block, where)
@@ -198,10 +192,7 @@ def _result(part: Mapping[str, Any], where: str, b: Builder) -> None:
         fields = anthropic_media(item, iw) if kind in ("image", "document") else None
         with located(iw):
             if fields is not None:
-                block = result_media(call_id, fields, is_error)
-                if kept_exactly(item, fields):
-                    block = with_native(block, "anthropic", _plain(item))
-                out.append(block)
+                out.append(result_media(call_id, fields, is_error))
             else:
                 out.append(native_result(call_id, "anthropic", _plain(item), is_error))
     if any(texts) or not out:

@@ -16,6 +16,7 @@ from timeline.model.block import USER_ATTACHMENT, Block
 from timeline.model.errors import InvalidBlockError
 
 __all__ = [
+    "ANTHROPIC_FIELDS",
     "AUDIO_FORMATS",
     "DOCUMENT_TYPES",
     "FILE_TYPES",
@@ -60,6 +61,9 @@ Word and PowerPoint files), with the extension its ``filename`` needs; Anthropic
 take PDFs only, so these go to them as a note."""
 
 MediaKind = Literal["image", "document", "audio", "file"]
+ANTHROPIC_FIELDS: Final = "anthropic_fields"
+"""``meta`` key of what an Anthropic image or document part held beside its source
+(``title``, ``citations``, ``context``): sent back to Anthropic with the media."""
 
 _SIGNATURES: Final = (
     (b"\x89PNG\r\n\x1a\n", "image/png"),
