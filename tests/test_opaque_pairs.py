@@ -112,3 +112,21 @@ def test_a_forced_render_keeps_the_pair_together(fmt: str) -> None:
     forced = tl.render("", force_sanitize=True)
     assert forced.tokens < first.tokens
     _check(forced, fmt)
+
+
+@pytest.mark.parametrize("fmt", sorted(PAIRS))
+@pytest.mark.parametrize("which", [0, 1])
+def test_hiding_one_item_of_a_pair_hides_the_pair(fmt: str, which: int) -> None:
+    """Hiding the call or the result of a pair hides both (its replacement stands for
+    the pair); showing either shows both again."""
+    tl = _timeline(fmt, 30_000)
+    pair = [b for b in tl.blocks if b.call_id and b.type.startswith("provider.")]
+    assert len(pair) == 2
+    assert tl.hide([pair[which].path], "(the search is hidden)") == 2
+    view = tl.render("")
+    call, result = PAIRS[fmt][1]
+    assert not {call, result} & set(_sent_kinds(view, fmt))
+    _check(view, fmt)
+    assert "(the search is hidden)" in view.to_text()
+    assert tl.unhide([pair[1 - which].path]) == 2
+    assert {call, result} <= set(_sent_kinds(tl.render(""), fmt))
