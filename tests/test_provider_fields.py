@@ -187,6 +187,19 @@ class TestMediaBytes:
         source = tl.render("").to_anthropic()["messages"][0]["content"][0]["source"]
         assert source["media_type"] == "image/png"
 
+    def test_untyped_bytes_that_only_start_like_audio_stay_a_note(self) -> None:
+        """Bytes declared as nothing that merely begin with an MPEG frame header (two
+        bytes any file may start with) are not sent as audio."""
+        tl = Timeline(
+            "m", token_counter=HeuristicCounter(), policy=CompactionPolicy(max_tokens=9000)
+        )
+        tl.begin_turn()
+        data = b"\xff\xfb\x90\x00" + b"not audio" * 10
+        tl.append(blocks.user_attachment(name="x.bin", mime="application/octet-stream", data=data))
+        tl.append(blocks.user_prompt("what is it?"))
+        chat = tl.render("").to_openai()
+        assert "input_audio" not in str(chat) and "x.bin" in str(chat)
+
 
 class TestDocuments:
     def test_an_anthropic_pdf_with_citations_converts(self) -> None:

@@ -96,8 +96,9 @@ def sent_type(block: Block) -> str:
     is checked against the bytes: the type they really hold wins (a GIF declared as
     ``image/png`` goes as ``image/gif``), and bytes of no such type are not sent as media
     (``application/octet-stream``: a note names them). Bytes declared as something else
-    keep the declared type, and so do bytes of a checked type declared as nothing
-    (``application/octet-stream`` holding a PNG goes as the PNG)."""
+    keep the declared type; bytes declared as nothing (``application/octet-stream``) go
+    as the type their signature shows (a PNG as the PNG; an MP3 only with its ID3 tag,
+    since a frame header alone is two bytes any file may start with)."""
     declared = block.mime
     data = block.data
     if data is None:
@@ -105,7 +106,9 @@ def sent_type(block: Block) -> str:
     if declared in _CHECKED:
         return sniffed_type(data) or UNRECOGNISED
     if declared == UNRECOGNISED:
-        return sniffed_type(data) or UNRECOGNISED
+        found = sniffed_type(data)
+        weak = found == "audio/mpeg" and not data.startswith(b"ID3")  # two bytes of sync
+        return found if found is not None and not weak else UNRECOGNISED
     return declared
 
 

@@ -1,7 +1,8 @@
 """The one owner of a timeline's blocks and of everything derived from them.
 
 A :class:`Ledger` holds the blocks in order (summaries in place) and the indexes derived
-from them: blocks by id, tool-call ids, the latest summary, pinned and carried blocks,
+from them: blocks by id, tool-call ids (:class:`~timeline.model.call_ids.CallIds`), the
+latest summary, pinned and carried blocks,
 the blocks new since the last persist, the timeline state that is persisted, and the
 visible stream. Nothing else changes any of them: appends, hiding, pinning, compaction,
 restore and persistence each call one method here, and each method updates every derived
