@@ -218,26 +218,26 @@ def test_pydantic_ai_rendered_messages_use_the_framework_call_ids() -> None:
 
 
 def test_agents_rendered_items_use_the_sdk_call_ids() -> None:
-    """A truncated output of a renamed call goes to the Agents SDK under the call id
-    its stored call item carries."""
+    """A renamed call that the render changes (hidden behind a note) comes back from
+    ``get_items`` under the call id the SDK gave it, which its stored output names."""
     pytest.importorskip("agents")
-    from timeline import CompactionPolicy, Timeline
-    from timeline.integrations.openai_agents import TimelineSession, to_responses_items
+    from timeline import Timeline
+    from timeline.integrations.openai_agents import TimelineSession
 
-    session = TimelineSession(
-        "s", "memory://", CompactionPolicy(max_tokens=2_000), token_counter=HeuristicCounter()
-    )
+    session = TimelineSession("s", "memory://", token_counter=HeuristicCounter())
     items: list[Any] = []
     for i in range(2):
         items += [
             {"role": "user", "content": f"question {i}"},
             {"type": "function_call", "call_id": "call_0", "name": "f", "arguments": "{}"},
-            {"type": "function_call_output", "call_id": "call_0", "output": RESULT * 3},
+            {"type": "function_call_output", "call_id": "call_0", "output": f"value {i}"},
         ]
     asyncio.run(session.add_items(items))
     tl: Timeline = session.timeline
-    view = tl.render("")
-    sent = to_responses_items(view)
-    ids = [i["call_id"] for i in sent if "call_id" in i]
-    assert ids and set(ids) == {"call_0"}
-    assert any(i.get("output") != RESULT * 3 for i in sent if "output" in i)  # truncated
+    renamed = [b for b in tl.blocks if b.type == "react.tool.call"][-1]
+    assert renamed.call_id == "call_0#2"
+    tl.hide([renamed.path], "(call hidden)")
+    sent = asyncio.run(session.get_items())
+    calls = [i for i in sent if i.get("type") == "function_call"]
+    assert calls[-1]["call_id"] == "call_0" and "hidden" in calls[-1]["arguments"]
+    assert sent[-1] == items[-1]  # its output, as stored, names the same id

@@ -20,6 +20,7 @@ import attrs
 
 from timeline.model.block import Block
 from timeline.model.block_types import block_type
+from timeline.model.call_ids import given_call_id
 from timeline.model.media import UNRECOGNISED, MediaKind, media_kind, media_ref, sent_type
 from timeline.model.native import native_provider
 
@@ -159,7 +160,7 @@ def part_text(block: Block) -> str:
     if spec.render == "attachment":
         return _attachment_text(block, sendable(block, None, "message") is not None)
     if spec.render == "tool_result":  # orphaned result shown as text
-        return f"[TOOL RESULT {block.tool_id or ''} call_id={block.call_id}]\n{block.text}"
+        return f"[TOOL RESULT {block.tool_id or ''} call_id={given_call_id(block)}]\n{block.text}"
     if block.type in ("user.prompt", "assistant.completion"):
         return block.text
     return f"{spec.label}\n{block.text}" if spec.label else block.text

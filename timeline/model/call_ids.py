@@ -5,7 +5,8 @@ an id from an earlier one), and a model may pick an id the library would generat
 Neither may stop an agent, and every provider needs each call's id unique. So a timeline
 gives every tool call an *internal* id, unique among the calls it holds:
 
-* the id the call was given, when no call it holds has that id yet;
+* the id the call was given, when no call it holds has that id yet, nor one that goes to
+  providers under the same safe id (``a.b`` and the literal ``a_b_2e7336dc8eba``);
 * otherwise ``<given>#2``, ``#3``... (the first free one), with the given id kept in
   ``meta["source_call_id"]``; a generated id that is taken gets ``_2``, ``_3``...
 
@@ -25,6 +26,7 @@ from typing import Final
 import attrs
 
 from timeline.model.block import Block
+from timeline.model.names import provider_call_id
 
 __all__ = ["SOURCE_CALL_ID", "CallIds", "call_names", "given_call_id"]
 
@@ -60,9 +62,16 @@ class CallIds:
     """Internal ids of the calls added here without a result yet."""
     _closed: set[str] = attrs.field(factory=set)
     """In a child: the parent's open calls answered here."""
+    _forms: set[str] = attrs.field(factory=set)
+    """The provider-safe form of every internal id added here."""
 
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and self._named(name) is not None
+
+    def _form_taken(self, form: str) -> bool:
+        if form in self._forms:
+            return True
+        return self.parent is not None and self.parent._form_taken(form)
 
     def _named(self, name: str) -> str | None:
         got = self._latest.get(name)
@@ -98,8 +107,10 @@ class CallIds:
         return self._free(base, "_")
 
     def _free(self, name: str, sep: str) -> str:
+        """``name``, or ``name<sep>2``, ``<sep>3``...: the first neither held as a name
+        nor sharing its provider-safe form with a call held."""
         candidate, n = name, 1
-        while candidate in self:
+        while candidate in self or self._form_taken(provider_call_id(candidate)):
             n += 1
             candidate = f"{name}{sep}{n}"
         return candidate
@@ -111,6 +122,7 @@ class CallIds:
             return
         if render == "tool_call":
             self._latest[internal] = internal
+            self._forms.add(provider_call_id(internal))
             given = given_call_id(block)
             if given != internal:
                 self._latest[given] = internal

@@ -7,9 +7,10 @@ dot); every payload format maps them through these two functions, so the call an
 result always carry the same safe id. Declare your tools to the provider under
 ``provider_tool_name(name)`` when a name does not already fit.
 
-Call ids map one to one: two different ids never get the same safe form (an id that
-already looks like a mapped one, ``<prefix>_<12 hex digits>``, is mapped too), so calls
-keep apart in every payload.
+A safe id maps to itself, so a payload the formats built imports and renders back
+unchanged. Two ids of one timeline never share a safe form: the timeline gives a call
+whose id would collide with another call's another internal id
+(:mod:`timeline.model.call_ids`).
 """
 
 from __future__ import annotations
@@ -26,8 +27,6 @@ __all__ = ["provider_call_id", "provider_tool_name", "provider_tool_names"]
 _NAME: Final = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 _CALL_ID: Final = re.compile(r"^[a-zA-Z0-9_-]{1,40}$")
 _UNSAFE: Final = re.compile(r"[^a-zA-Z0-9_-]")
-_MAPPED: Final = re.compile(r"^[a-zA-Z0-9_-]{0,27}_[0-9a-f]{12}$")
-"""The shape of a mapped call id; a safe id of this shape is mapped too (one to one)."""
 
 
 def _digest(value: str, n: int) -> str:
@@ -63,9 +62,8 @@ def provider_tool_names(names: Iterable[str]) -> dict[str, str]:
 
 
 def provider_call_id(call_id: str) -> str:
-    """``call_id`` itself when it fits ``^[a-zA-Z0-9_-]{1,40}$`` (and does not end like a
-    mapped id); otherwise a stable safe form: its first 27 characters made safe, ``_``
-    and 12 hex digits of its hash. Different ids never share a form."""
-    if _CALL_ID.fullmatch(call_id) and not _MAPPED.fullmatch(call_id):
+    """``call_id`` itself when it fits ``^[a-zA-Z0-9_-]{1,40}$``; otherwise a stable safe
+    form: its first 27 characters made safe, ``_`` and 12 hex digits of its hash."""
+    if _CALL_ID.fullmatch(call_id):
         return call_id
     return f"{_UNSAFE.sub('_', call_id[:27])}_{_digest(call_id, 12)}"

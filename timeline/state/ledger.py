@@ -3,9 +3,10 @@
 A :class:`Ledger` holds the blocks in order (summaries in place) and the indexes derived
 from them: blocks by id, tool-call ids (:class:`~timeline.model.call_ids.CallIds`), the
 latest summary, pinned and carried blocks, the blocks new since the last persist, the
-timeline state that is persisted, and the visible stream. Nothing else changes any of them: appends, hiding, pinning, compaction,
-restore and persistence each call one method here, and each method updates every derived
-index it affects. Readers get read-only views.
+timeline state that is persisted, and the visible stream. Nothing else changes any of
+them: appends, hiding, pinning, compaction, restore and persistence each call one method
+here, and each method updates every derived index it affects. Readers get read-only
+views.
 
 ``incremental=False`` makes it the reference engine: nothing is remembered from one call
 to the next (token memo, stream), so every figure is derived from scratch.
