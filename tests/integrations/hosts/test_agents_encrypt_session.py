@@ -30,7 +30,6 @@ from agents import (
     Runner,
     RunState,
     SessionSettings,
-    SQLiteSession,
     TResponseInputItem,
 )
 from agents.decorators import tool
@@ -40,7 +39,7 @@ from agents.memory.openai_responses_compaction_session import OpenAIResponsesCom
 from agents.testing import ModelStep, ScriptedModel
 from cryptography.fernet import Fernet
 
-from tests.integrations.hosts.agents_port import make_session
+from tests.integrations.hosts.agents_port import SQLiteSession, make_session
 from tests.integrations.hosts.agents_responses import get_function_tool_call, get_text_message
 
 # Mark all tests in this file as asyncio
@@ -408,7 +407,7 @@ async def test_encrypted_compaction_restores_original_tokens_before_concurrent_a
     release_replacement = asyncio.Event()
     append_started = asyncio.Event()
 
-    class Pausingmake_session(SQLiteSession):
+    class PausingSQLiteSession(SQLiteSession):
         """Control a committed replacement failure at the real storage boundary."""
 
         fail_replacement = False
@@ -421,7 +420,7 @@ async def test_encrypted_compaction_restores_original_tokens_before_concurrent_a
                 await release_replacement.wait()
                 raise RuntimeError("replacement acknowledgement lost")
 
-    backend = Pausingmake_session("encrypted-rollback", tmp_path / "history.db")
+    backend = PausingSQLiteSession("encrypted-rollback", tmp_path / "history.db")
     compacted = {"type": "compaction", "id": "cmp-1", "encrypted_content": "summary"}
     client = MagicMock()
     client.responses.compact = AsyncMock(return_value=SimpleNamespace(output=[compacted]))
@@ -489,7 +488,7 @@ async def test_clear_revokes_encrypted_deferred_compaction(
     )
     clear_started, backend_clear_started = asyncio.Event(), asyncio.Event()
 
-    class Observedmake_session(SQLiteSession):
+    class ObservedSQLiteSession(SQLiteSession):
         async def clear_session(self) -> None:
             backend_clear_started.set()
             await super().clear_session()
@@ -515,7 +514,7 @@ async def test_clear_revokes_encrypted_deferred_compaction(
                 await release_snapshot.wait()
             return items
 
-    backend = Observedmake_session("encrypted-deferred-clear", tmp_path / "history.db")
+    backend = ObservedSQLiteSession("encrypted-deferred-clear", tmp_path / "history.db")
     client = MagicMock()
     client.responses.compact = AsyncMock(return_value=SimpleNamespace(output=[]))
     session = PausingEncryptedSession(
@@ -615,7 +614,7 @@ async def test_compaction_wrapping_encrypted_storage(encryption_key: str, tmp_pa
 async def test_runner_recovers_encrypted_resumed_append(
     streamed: bool, encryption_key: str, tmp_path: Path
 ) -> None:
-    class LostAckmake_session(SQLiteSession):
+    class LostAckSQLiteSession(SQLiteSession):
         """Fail after a real committed batch to exercise public Runner recovery."""
 
         fail_after_commit = False
@@ -626,7 +625,7 @@ async def test_runner_recovers_encrypted_resumed_append(
                 self.fail_after_commit = False
                 raise RuntimeError("append acknowledgement lost")
 
-    backend = LostAckmake_session("encrypted-resume", tmp_path / "history.db")
+    backend = LostAckSQLiteSession("encrypted-resume", tmp_path / "history.db")
     session = EncryptedSession(
         backend.session_id,
         OpenAIResponsesCompactionSession(
