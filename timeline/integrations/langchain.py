@@ -41,6 +41,7 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra
     raise missing_extra("langchain", "langchain") from exc
 
 from timeline.integrations._langchain_messages import from_langchain, to_langchain
+from timeline.integrations._langchain_restore import restored
 from timeline.integrations._langchain_state import (
     OrphanPolicy,
     OrphanToolMessageWarning,
@@ -51,7 +52,6 @@ from timeline.integrations._langchain_state import (
     state_update,
     thread_id,
 )
-from timeline.integrations._langchain_restore import restored
 from timeline.integrations._langchain_summarizers import (
     ChatModelSummarizer,
     MessagesSummarizer,
