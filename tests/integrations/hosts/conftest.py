@@ -21,9 +21,11 @@ DELIBERATE: dict[str, str] = {
         "with (docs/integrations.md, deliberate differences)"
     ),
     "test_langchain_summarization.py::test_summarization_middleware_keep_messages": (
-        "one conversation per thread: unrelated states given to one middleware continue "
-        "that thread's conversation, measured as compacted, not as the state passed in "
-        "(docs/integrations.md, deliberate differences)"
+        "the message trigger bounds what is kept: trigger=('messages', 5) as max_blocks=8 "
+        "keeps keep_ratio * 8 = 5 blocks, the cut at the third-newest message's prompt, so "
+        "three of the five messages stay where keep=('messages', 2) keeps two; its third "
+        "state then continues the thread's conversation as compacted, not the six "
+        "messages passed in (docs/integrations.md, deliberate differences)"
     ),
     "test_pydantic_ai_agent_history.py::test_run_with_history_new": (
         "one conversation per TimelineHistory: a run that branches from an earlier point "
