@@ -52,15 +52,25 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_call(item: pytest.Item) -> Any:
-    """Note whether a ported Agents SDK test case built a ``TimelineSession``."""
+def pytest_runtest_setup(item: pytest.Item) -> Any:
+    """Count from before the fixtures: a fixture may build the session."""
     from tests.integrations.hosts import agents_port
 
-    before = agents_port.BUILT
+    item.stash[_BEFORE] = agents_port.BUILT
     yield
-    item.stash[_BUILT] = agents_port.BUILT > before
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Any:
+    """Note whether a ported Agents SDK test case built a ``TimelineSession`` (in its
+    fixtures or its body)."""
+    from tests.integrations.hosts import agents_port
+
+    yield
+    item.stash[_BUILT] = agents_port.BUILT > item.stash.get(_BEFORE, agents_port.BUILT)
+
+
+_BEFORE = pytest.StashKey[int]()
 _BUILT = pytest.StashKey[bool]()
 
 
