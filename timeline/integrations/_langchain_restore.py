@@ -26,6 +26,7 @@ from timeline.integrations._langchain_messages import (
     to_langchain,
 )
 from timeline.model.block import CONV_RANGE_SUMMARY, REACT_TOOL_RESULT, TURN_HEADER, Block
+from timeline.model.errors import NotFoundError
 from timeline.render.context import RenderedContext
 
 try:
@@ -38,22 +39,31 @@ __all__ = ["history_messages", "restored"]
 
 def restored(tl: Timeline, messages: Sequence[BaseMessage]) -> list[BaseMessage]:
     """The timeline's live history as messages when the state (``messages``) holds none
-    of it; ``[]`` when the state already continues the timeline or the timeline is
-    empty."""
-    if not tl.blocks:
-        return []
-    known = {b.id for b in tl.blocks}
-    summaries = own_summaries(tl.blocks)
-    for i, message in enumerate(messages):
-        if block_id(message, i) in known or is_own_summary(message, summaries):
+    of it; ``[]`` when the state already continues the timeline (its newest message the
+    timeline holds is found first, usually the last one) or the timeline is empty."""
+    for i in range(len(messages) - 1, -1, -1):
+        if _holds(tl, block_id(messages[i], i)):
             return []
-    return history_messages(tl)
-
-
-def history_messages(tl: Timeline) -> list[BaseMessage]:
-    """The live history of ``tl`` as LangChain messages: the latest summary first (as
-    the summary message), then each message from the blocks it left."""
     blocks = tl.blocks
+    if not blocks:
+        return []
+    summaries = own_summaries(blocks)
+    if any(is_own_summary(m, summaries) for m in messages):
+        return []
+    return history_messages(blocks)
+
+
+def _holds(tl: Timeline, block: str) -> bool:
+    try:
+        tl.get(block)
+    except NotFoundError:
+        return False
+    return True
+
+
+def history_messages(blocks: Sequence[Block]) -> list[BaseMessage]:
+    """The live history in ``blocks`` (a timeline's) as LangChain messages: the latest
+    summary first (as the summary message), then each message from the blocks it left."""
     start = 0
     for i in range(len(blocks) - 1, -1, -1):
         if blocks[i].type == CONV_RANGE_SUMMARY:

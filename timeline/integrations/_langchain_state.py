@@ -120,14 +120,15 @@ def mirror(tl: Timeline, messages: Sequence[BaseMessage], orphans: OrphanPolicy 
     message is skipped (the timeline holds the summary). All of them or none: a message
     the timeline refuses raises and leaves the timeline as it was (no turn opened for
     it). Returns how many were new."""
-    known = {b.id for b in tl.blocks}
+    held = tl.blocks
+    known = {b.id for b in held}
     start = 0
     for i in range(len(messages) - 1, -1, -1):
         if _head(messages[i], i) in known:
             start = i + 1
             break
-    summaries = own_summaries(tl.blocks)
-    calls = {b.call_id for b in tl.blocks if b.type == REACT_TOOL_CALL}
+    summaries = own_summaries(held)
+    calls = {b.call_id for b in held if b.type == REACT_TOOL_CALL}
     pending: list[Block] = []
     in_turn = bool(tl.current_turn_id)
     added = 0
@@ -240,9 +241,10 @@ def compose(
     through (only their visible part), and cache checkpoints when ``cache_control``.
     Messages the timeline never held (another middleware's) pass through in their
     place."""
-    held = {b.id: b for b in tl.blocks}
-    heads = {message_head(b) for b in tl.blocks}
-    summaries = own_summaries(tl.blocks)
+    mine = tl.blocks
+    held = {b.id: b for b in mine}
+    heads = {message_head(b) for b in mine}
+    summaries = own_summaries(mine)
     shown: dict[str, list[Block]] = {}
     for block in view.blocks[: view.stable_count]:
         shown.setdefault(message_head(block), []).append(block)
