@@ -218,9 +218,13 @@ def test_pydantic_ai_rendered_messages_use_the_framework_call_ids() -> None:
 
 
 def test_agents_rendered_items_use_the_sdk_call_ids() -> None:
-    """A renamed call that the render changes (hidden behind a note) comes back from
-    ``get_items`` under the call id the SDK gave it, which its stored output names."""
+    """A renamed call that the render changes (hidden behind a note) reaches the model
+    through the session's input filter under the call id the SDK gave it, which its
+    stored output names."""
     pytest.importorskip("agents")
+    from agents import Agent
+    from agents.run_config import CallModelData, ModelInputData
+
     from timeline import Timeline
     from timeline.integrations.openai_agents import TimelineSession
 
@@ -237,7 +241,9 @@ def test_agents_rendered_items_use_the_sdk_call_ids() -> None:
     renamed = [b for b in tl.blocks if b.type == "react.tool.call"][-1]
     assert renamed.call_id == "call_0#2"
     tl.hide([renamed.path], "(call hidden)")
-    sent = asyncio.run(session.get_items())
+    data = CallModelData(ModelInputData(input=items, instructions=None), Agent(name="a"), None)
+    sent = asyncio.run(session.input_filter(data)).input
     calls = [i for i in sent if i.get("type") == "function_call"]
     assert calls[-1]["call_id"] == "call_0" and "hidden" in calls[-1]["arguments"]
-    assert sent[-1] == items[-1]  # its output, as stored, names the same id
+    outputs = [i for i in sent if i.get("type") == "function_call_output"]
+    assert outputs[-1] == items[-1]  # its output, as stored, names the same id
