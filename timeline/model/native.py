@@ -40,8 +40,9 @@ import msgspec
 
 from timeline.model.block import Block
 from timeline.model.errors import InvalidBlockError
-from timeline.model.json_text import check_json
+from timeline.model.json_text import Error, check_json
 from timeline.model.native_text import describe
+from timeline.model.reasoning import reasoning_provider
 
 __all__ = [
     "NATIVE_MIME",
@@ -55,12 +56,15 @@ __all__ = [
     "anthropic_system_message",
     "as_item",
     "chat_audio_reply",
+    "checked_item",
     "encode_item",
+    "holds_item",
     "native_item",
     "native_provider",
     "openai_compaction",
     "pair_id",
     "provider_block",
+    "tool_output",
     "with_native",
 ]
 
@@ -99,6 +103,34 @@ def encode_item(item: Mapping[str, Any], where: str) -> bytes:
         raise InvalidBlockError(f"{where}: not JSON data: {exc}") from exc
 
 
+def holds_item(block: Block) -> bool:
+    """Whether ``block``'s ``data`` holds a provider's item as JSON (a provider block, a
+    native form, a thinking or reasoning block): what :func:`checked_item` checks."""
+    return block.data is not None and (
+        block.mime == NATIVE_MIME or reasoning_provider(block) is not None
+    )
+
+
+def checked_item(block: Block, error: Error = InvalidBlockError) -> dict[str, Any]:
+    """The item a block's ``data`` holds, checked as every reader needs it: UTF-8, one
+    JSON object, JSON values a store keeps as they are (no lone surrogate, 64-bit
+    integers), nested at most :data:`~timeline.model.json_text.MAX_DEPTH` deep. Bytes
+    that are not are refused with ``error`` (a render, a search or a summary could
+    never read them)."""
+    data = block.data or b""
+    try:
+        data.decode("utf-8")
+        item = msgspec.json.decode(data)
+    except UnicodeDecodeError as exc:
+        raise error(f"Block.data is not UTF-8 text: {exc}") from exc
+    except (msgspec.DecodeError, RecursionError) as exc:
+        raise error(f"Block.data is not a JSON provider item: {exc}") from exc
+    if not isinstance(item, dict):
+        raise error("Block.data must hold a JSON object (the provider item)")
+    check_json(item, "Block.data", error)
+    return item
+
+
 def pair_id(item: Mapping[str, Any]) -> str | None:
     """The id tying ``item`` to the items it belongs with (a call and its result), if any:
     ``call_id``, ``tool_use_id``, ``approval_request_id``, or the ``id`` of an item that
@@ -110,6 +142,39 @@ def pair_id(item: Mapping[str, Any]) -> str | None:
     if item.get("type") in _PAIRED_BY_ID and isinstance(item.get("id"), str) and item["id"]:
         return cast("str", item["id"])
     return None
+
+
+_NOT_TOOL_OUTPUT: Final = frozenset(
+    {
+        # a model asking for a tool: its call, not what the tool produced
+        "server_tool_use",
+        "mcp_tool_use",
+        "computer_call",
+        "local_shell_call",
+        "shell_call",
+        "apply_patch_call",
+        "custom_tool_call",
+        "mcp_approval_request",
+        # a user's answer, the provider's bookkeeping, a whole message, an audio reply
+        "mcp_approval_response",
+        "item_reference",
+        "compaction",
+        "system",
+        "audio",
+    }
+)
+
+
+def tool_output(block: Block) -> bool:
+    """Whether an opaque provider block holds what a tool produced: a server tool's
+    result, a hosted tool's item with its results (web or file search, code
+    interpreter, an MCP call), what the client sends back for a tool call (a shell's or
+    a computer's output), or an item of a kind the library does not know. Not a model's
+    request for a tool, a user's approval, a compaction or a whole message: those have
+    an author of their own."""
+    if block.type not in (PROVIDER_ITEM, PROVIDER_INPUT):
+        return False
+    return block.meta.get("kind") not in _NOT_TOOL_OUTPUT
 
 
 def _check_provider(provider: Any) -> Provider:
