@@ -107,7 +107,7 @@ DATA = Path(__file__).parent / "data"
 
 def test_the_window_state_keeps_the_last_budget_and_system_prompt(tmp_path: Path) -> None:
     """A render records its budget, trigger and system prompt in the persisted state; a
-    loaded timeline (any policy) still has them; a render without a budget records None."""
+    loaded timeline still has them; a render under a policy without a budget records None."""
     from timeline import CompactionPolicy, Timeline, blocks
 
     store = index_store.open(tmp_path / "s.db")
@@ -119,7 +119,7 @@ def test_the_window_state_keeps_the_last_budget_and_system_prompt(tmp_path: Path
     tl.persist(store)
     state = Timeline.load(store, "c").snapshot().state
     assert (state.budget, state.trigger_ratio, state.system) == (16_000, 0.8, "You are terse.")
-    plain = Timeline.load(store, "c")
+    plain = Timeline.load(store, "c", policy=CompactionPolicy())
     plain.render("")
     assert (plain.snapshot().state.budget, plain.snapshot().state.system) == (None, "")
     store.close()

@@ -10,7 +10,7 @@ loaded timeline needs to render byte-identically.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import msgspec
 
@@ -67,6 +67,10 @@ class TimelineState(msgspec.Struct, frozen=True, kw_only=True):
     cleared: dict[str, str] = {}
     """Blocks the clearing tier shows as a placeholder, by id (``""``: left out); the
     blocks themselves are unchanged."""
+    policy: dict[str, Any] | None = None
+    """The compaction policy of the timeline that persisted this window, as the mapping
+    ``CompactionPolicy.from_mapping`` reads (None in memory, and in windows written
+    before policies were kept). ``Timeline.load`` without ``policy=`` uses it."""
 
 
 class TimelineSnapshot(msgspec.Struct, frozen=True):

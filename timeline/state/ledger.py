@@ -324,8 +324,12 @@ class Ledger:
             self.reset(window.blocks, state)
 
     def loaded(self, version: int, snapshot: TimelineSnapshot) -> None:
-        """Take over a stored window (``Timeline.load``)."""
-        self.reset(snapshot.blocks, snapshot.state, new_ids=())
+        """Take over a stored window (``Timeline.load``; the policy stored beside its state
+        is the timeline's, not the ledger's)."""
+        state = snapshot.state
+        if state.policy is not None:
+            state = msgspec.structs.replace(state, policy=None)
+        self.reset(snapshot.blocks, state, new_ids=())
         self._version = version
 
     def _bump(self) -> None:
