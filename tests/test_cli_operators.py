@@ -86,20 +86,36 @@ def test_load_or_create(tmp_path: Path) -> None:
 
 
 def test_missing_extra_hint_works_from_a_clone() -> None:
-    """The install hint names the index form and the clone form; run from this checkout,
-    the clone form is ``pip install -e '<checkout>[extra]'`` and pip accepts it as a
-    requirement of this project with that extra."""
+    """Run from this checkout, the install hint is ``pip install -e '<checkout>[extra]'``,
+    which pip accepts as a requirement of this project with that extra; it never names a
+    package index form that no index serves."""
     import shlex
 
     from timeline.integrations import missing_extra
 
     message = str(missing_extra("langchain", "langchain"))
-    assert "pip install 'block-timeline[langchain]'" in message
-    clone = message.split("pip install -e ", 1)[1].rstrip(")")
+    assert "block-timeline[langchain]'" not in message
+    clone = message.split("pip install -e ", 1)[1]
     root = Path(__file__).resolve().parent.parent
     (target,) = shlex.split(clone)
     assert target == f"{root}[langchain]"
     assert (root / "pyproject.toml").is_file()
+
+
+def test_missing_extra_hint_outside_a_checkout_names_the_packages(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Installed from a wheel (no checkout around the package), the hint installs the
+    extra's own packages, as the installed metadata lists them."""
+    import shlex
+
+    from timeline.integrations import missing_extra
+    from timeline.model import extras
+
+    monkeypatch.setattr(extras, "source_tree", lambda: None)
+    message = str(missing_extra("langchain", "langchain"))
+    line = message.split("pip install ", 1)[1].split(" (", 1)[0]
+    assert sorted(shlex.split(line)) == ["langchain<2,>=1.5.2", "langgraph<2,>=1.2.24"]
 
 
 DATA = Path(__file__).parent / "data"

@@ -313,5 +313,5 @@ def test_missing_extra_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> 
     ):
         monkeypatch.setitem(sys.modules, module, None)
         monkeypatch.delitem(sys.modules, name, raising=False)
-        with pytest.raises(MissingExtraError, match=rf"pip install 'block-timeline\[{extra}\]'"):
+        with pytest.raises(MissingExtraError, match=rf"pip install -e .*\[{extra}\]'"):
             importlib.import_module(name)

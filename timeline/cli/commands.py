@@ -34,6 +34,7 @@ __all__ = [
 
 def cmd_demo(args: argparse.Namespace) -> int:
     from timeline.cli.demo import run_demo
+    from timeline.cli.output import invoked_as
 
     return run_demo(
         turns=args.turns,
@@ -42,6 +43,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         seed=args.seed,
         conversation=args.conversation,
         force=args.force,
+        program=invoked_as(),
     )
 
 

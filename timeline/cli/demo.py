@@ -25,7 +25,15 @@ from timeline.model.block import USER_PROMPT
 from timeline.model.errors import TimelineError
 from timeline.render.usage import plural
 
-__all__ = ["DEMO_SOURCE", "DEMO_SYSTEM_PROMPT", "created_by_demo", "prefix_reuse", "run_demo"]
+__all__ = [
+    "DEMO_SOURCE",
+    "DEMO_SYSTEM_PROMPT",
+    "HTML_PAGE",
+    "created_by_demo",
+    "next_commands",
+    "prefix_reuse",
+    "run_demo",
+]
 
 _RULES = (
     "Read a file before you edit it.",
@@ -83,14 +91,21 @@ def created_by_demo(store: Any, conversation: str) -> bool:
     return False
 
 
-def _next_commands(conversation: str, db: str) -> list[str]:
+HTML_PAGE = "timeline-demo.html"
+"""The page the demo suggests writing (``--force`` is suggested when it exists)."""
+
+
+def next_commands(conversation: str, db: str, program: str = "timeline") -> list[str]:
+    """What to try after the demo, each runnable as printed from the same directory:
+    ``program`` is how the CLI was started (:func:`~timeline.cli.output.invoked_as`)."""
     ref = f"{shlex.quote(conversation)} --db {shlex.quote(db)}"
+    force = " --force" if os.path.lexists(HTML_PAGE) else ""
     return [
-        f"timeline inspect {ref}",
-        f"timeline search {ref} 'connection leak'",
-        f"timeline render {ref} --format text",
-        f"timeline inspect {ref} --html timeline-demo.html",
-        f"timeline list --db {shlex.quote(db)}",
+        f"{program} inspect {ref}",
+        f"{program} search {ref} 'connection leak'",
+        f"{program} render {ref} --format text",
+        f"{program} inspect {ref} --html {HTML_PAGE}{force}",
+        f"{program} list --db {shlex.quote(db)}",
     ]
 
 
@@ -102,9 +117,11 @@ def run_demo(
     seed: int,
     conversation: str = "demo",
     force: bool = False,
+    program: str = "timeline",
 ) -> int:
     """Run the scripted session into ``conversation`` (replacing it only when the demo wrote
-    it, or with ``force``); prints a line per turn, a closing table and what to try next."""
+    it, or with ``force``); prints a line per turn, a closing table and what to try next
+    (commands starting with ``program``)."""
     import index_store
     from timeline.cli.output import progress
 
@@ -117,9 +134,17 @@ def run_demo(
                 "pass --force to replace it, or choose another --conversation or --db"
             )
         store.delete(conversation)
-        return _run(store, turns, max_tokens, db, seed, conversation, progress)
+        _run(store, turns, max_tokens, db, seed, conversation, progress)
+        version = store.load_window(conversation)
     finally:
         store.close()
+    print(
+        f"wrote conversation {printable(repr(conversation))} to {printable(db)} "
+        f"(version {version[0] if version else 0}); try next:"
+    )
+    for command in next_commands(conversation, db, program):
+        print(f"  {printable(command)}")
+    return 0
 
 
 @attrs.define
@@ -157,7 +182,7 @@ def _run(
     seed: int,
     conversation: str,
     progress: Any,
-) -> int:
+) -> None:
     session = CodingSession(seed)
     tl = Timeline(conversation, policy=CompactionPolicy(max_tokens=max_tokens))
     model = ScriptedModel(
@@ -175,14 +200,6 @@ def _run(
             advance(1)
     elapsed = time.perf_counter() - started
     _print_table(_closing_rows(store, tl, model, totals, turns, max_tokens, db, elapsed))
-    version = store.load_window(conversation)
-    print(
-        f"wrote conversation {printable(repr(conversation))} to {printable(db)} "
-        f"(version {version[0] if version else 0}); try next:"
-    )
-    for command in _next_commands(conversation, db):
-        print(f"  {printable(command)}")
-    return 0
 
 
 def _print_header(turns: int, max_tokens: int, conversation: str, url: str) -> None:
