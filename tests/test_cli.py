@@ -370,7 +370,14 @@ def test_demo_runs_the_pipeline(tmp_path: Path) -> None:
     lines = out.stdout.splitlines()
     assert lines[0].startswith("timeline demo: 12 turns, budget 8,000 tokens, conversation 'demo'")
     assert any(line.strip().startswith("12 ") for line in lines)
-    for key in ("compactions", "overflow retries", "blocks archived", "prefix reuse", "store size"):
+    for key in (
+        "compactions",
+        "overflow retries",
+        "blocks",
+        "window",
+        "prefix reuse",
+        "store size",
+    ):
         assert any(line.strip().startswith(key) for line in lines), key
     assert (tmp_path / "demo.db").exists()
 

@@ -75,6 +75,20 @@ def test_every_subcommand_has_help(command: str) -> None:
     assert f"usage: timeline {command}" in out.stdout and "--debug" in out.stdout
 
 
+def test_every_default_and_limit_is_in_the_help() -> None:
+    """An option with a default says it in its help (``default: 40``, ``16,000``), and one
+    with a minimum above 1 says the minimum (``at least 1,000``)."""
+    for name, parser in _subparsers().items():
+        for action in parser._actions:
+            default = action.default
+            if default not in (None, False, argparse.SUPPRESS) and action.option_strings:
+                shown = f"{default:,}" if isinstance(default, int) else str(default)
+                assert f"default: {shown}" in str(action.help), (name, action.dest)
+            minimum = getattr(action.type, "minimum", 1)
+            if minimum > 1:
+                assert f"at least {minimum:,}" in str(action.help), (name, action.dest)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("where", ["before", "after"])
 def test_debug_before_or_after_the_subcommand(tmp_path: Path, where: str) -> None:
@@ -153,6 +167,7 @@ def test_inspect_json_shape(db: Path) -> None:
         "free",
         "used",
         "blocks",
+        "calibration",
         "types",
         "cache_checkpoints",
         "summaries",

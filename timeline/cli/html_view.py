@@ -97,9 +97,12 @@ def timeline_html(
     view = _suppressed_render(tl, system)
     prompt = view_items(view, tl.pinned_ids, tl.cleared_ids)
     chronology = _chronology(tl, view, log, summaries)
-    evicted = sum("evicted" in i.marks or "superseded" in i.marks for i in chronology)
+    logged = [i for i in chronology if i.block.type != CONV_RANGE_SUMMARY]
+    made = len(chronology) - len(logged)
+    evicted = sum("evicted" in i.marks for i in logged)
     head = (
         f"conversation {escape(repr(tl.conversation_id))}, version {tl.version}: "
-        f"{plural(len(chronology), 'block')}, {evicted:,} evicted to the store"
+        f"{plural(len(logged), 'block')} and {plural(made, 'summary', 'summaries')}; "
+        f"{plural(evicted, 'block')} evicted to the store"
     )
     return page(title or f"timeline {tl.conversation_id}", head, view, chronology, prompt)

@@ -33,6 +33,7 @@ from timeline.model.block import CONV_RANGE_SUMMARY, Block
 from timeline.render.html_rows import (
     Item,
     compaction_html,
+    ran_in,
     row_html,
     tool_names,
     turn_summary,
@@ -169,7 +170,7 @@ def _history_entries(pg: _Page, history: Sequence[Item]) -> list[dict[str, str]]
                 {
                     "k": "compaction",
                     "id": b.path,
-                    "h": f"compaction {number} in turn {b.turn_id}: summarized "
+                    "h": f"compaction {number}{ran_in(b)}: summarized "
                     f"{plural(int(b.meta.get('compacted_block_count', 0)), 'block')}{span}",
                     "b": pg.card(item) + pg.row(item) + "</section>",
                 }
@@ -230,14 +231,20 @@ def page(
             f'<span class="count">({plural(len(prompt), "block")})</span></h2>',
             _live(pg, prompt),
             "</section>",
-            _history(len(history), turns, compactions, _payload(entries) if entries else ""),
+            _history(
+                sum(i.block.type != CONV_RANGE_SUMMARY for i in history),
+                turns,
+                compactions,
+                _payload(entries) if entries else "",
+            ),
             f"</main><script>{script}</script></body></html>",
         ]
     )
 
 
 def _history(blocks: int, turns: int, compactions: int, payload: str) -> str:
-    if not blocks:
+    """``blocks`` counts the history's blocks, its summaries are ``compactions``."""
+    if not blocks and not compactions:
         return (
             '<section id="history" aria-labelledby="history-h"><h2 id="history-h">Earlier '
             'history</h2><p class="sub">None: every block is in the next prompt.</p></section>'

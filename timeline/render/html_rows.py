@@ -31,6 +31,7 @@ __all__ = [
     "digest_text",
     "key_args",
     "preview",
+    "ran_in",
     "row_html",
 ]
 
@@ -261,6 +262,13 @@ def _tiers(meta: Mapping[str, Any]) -> list[str]:
     return facts
 
 
+def ran_in(summary: Block) -> str:
+    """`` in turn t37``: the turn during which the compaction ran ("" for a summary made
+    before that was recorded; it sits where it cut, which may be an earlier turn)."""
+    turn = summary.meta.get("ran_in_turn")
+    return f" in turn {turn}" if isinstance(turn, str) and turn else ""
+
+
 def compaction_html(item: Item, number: int, kept: Block | None, cut_after: Block | None) -> str:
     """The card of one compaction: where it cut, what it summarized and kept, each tier,
     the summarizer; its summary (and digest) open in place below."""
@@ -273,6 +281,8 @@ def compaction_html(item: Item, number: int, kept: Block | None, cut_after: Bloc
         if cut_after is not None
         else f"cut in turn {escape(b.turn_id)}"
     )
+    if ran_in(b):
+        where = f"ran{escape(ran_in(b))}; {where}"
     if meta.get("split_turn_id"):
         where += " (mid-turn: the turn's start is summarized)"
     facts = [

@@ -10,7 +10,7 @@ from html import escape
 from typing import Any
 
 from timeline.render.html_rows import Item
-from timeline.render.usage import CATEGORIES, View, category_of, plural
+from timeline.render.usage import CATEGORIES, View, calibration_note, category_of, plural
 
 __all__ = ["next_prompt", "toolbar"]
 
@@ -128,10 +128,12 @@ def _tables(usage: dict[str, Any]) -> str:
         f"<td>{row['share']:.1f}%</td></tr>"
         for name, row in usage["types"].items()
     )
+    note = calibration_note(usage)
+    note_html = f'<p class="sub calibration">{escape(note)}</p>' if note else ""
     return (
         '<div class="tables"><table class="legend"><caption>by category</caption>'
         f'<tr><th scope="col">category</th><th scope="col">tokens</th>'
-        f'<th scope="col">{scale_name}</th></tr>{rows}</table>'
+        f'<th scope="col">{scale_name}</th></tr>{rows}</table>{note_html}'
         '<details class="types"><summary>by block type</summary><table>'
         '<tr><th scope="col">type</th><th scope="col">blocks</th><th scope="col">tokens</th>'
         f'<th scope="col">share</th></tr>{types}</table></details></div>'
