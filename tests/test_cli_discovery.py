@@ -22,7 +22,17 @@ from tests.test_cli import LONG_MESSAGES, OPENAI_MESSAGES, cli, import_file
 from timeline.cli import _parser, flag_terms
 from timeline.render.usage import percent_shares, plural
 
-SUBCOMMANDS = ("demo", "import", "list", "render", "inspect", "search", "compact", "delete")
+SUBCOMMANDS = (
+    "demo",
+    "import",
+    "list",
+    "render",
+    "inspect",
+    "search",
+    "compact",
+    "export",
+    "delete",
+)
 
 
 def _subparsers() -> dict[str, argparse.ArgumentParser]:

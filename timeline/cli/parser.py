@@ -17,6 +17,7 @@ from timeline.cli.commands import (
     cmd_render,
     cmd_search,
 )
+from timeline.cli.export import cmd_export
 from timeline.cli.output import paint
 
 __all__ = ["DESCRIPTION", "build_parser"]
@@ -30,7 +31,7 @@ Start with the demo, then look at what it stored:
   timeline inspect demo --db timeline-demo.db
   timeline inspect demo --db timeline-demo.db --html timeline.html
 
-Commands that only read (list, render, inspect, search) never create a store: a --db
+Commands that only read (list, render, inspect, search, export) never create a store: a --db
 that does not exist is an error. Stores and HTML pages are created readable by you only.
 
 Exit codes: 0 ok, 1 runtime error (one line; --debug shows the traceback), 2 usage error.
@@ -241,6 +242,32 @@ def _add_search(sub: Subparsers) -> None:
     s.set_defaults(func=cmd_search)
 
 
+def _add_export(sub: Subparsers) -> None:
+    e = _command(
+        sub,
+        "export",
+        "write a whole stored conversation, evicted history included, as provider JSON "
+        "(what import reads)",
+    )
+    e.add_argument("conversation", metavar="ID", help="the conversation id")
+    _db(e)
+    e.add_argument(
+        "--format",
+        choices=("anthropic", "openai", "responses"),
+        default="anthropic",
+        help="Anthropic Messages {system, messages}, Chat Completions messages or Responses "
+        "input items (default: anthropic)",
+    )
+    e.add_argument(
+        "--system",
+        default=None,
+        metavar="TEXT|@FILE",
+        help="system prompt text, or @FILE to read it from a file; default: the "
+        "conversation's own, kept in the store",
+    )
+    e.set_defaults(func=cmd_export)
+
+
 def _add_delete(sub: Subparsers) -> None:
     d = _command(sub, "delete", "delete a stored conversation (window, turn log, summaries)")
     d.add_argument("conversation", metavar="ID", help="the conversation id")
@@ -298,6 +325,7 @@ def build_parser() -> argparse.ArgumentParser:
         _add_inspect,
         _add_search,
         _add_compact,
+        _add_export,
         _add_delete,
     ):
         add(sub)

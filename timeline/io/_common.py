@@ -6,16 +6,18 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 import attrs
+import msgspec
 
 from timeline.core.timeline import Timeline
 from timeline.formats.reply import call_params
 from timeline.model import constructors as B
 from timeline.model.block import Block
+from timeline.model.block_types import block_type
 from timeline.model.errors import InvalidBlockError
 from timeline.model.media import reference_meta
 from timeline.model.native import Provider, provider_block
@@ -92,6 +94,9 @@ class Builder:
         self.calls: dict[str, str] = {}
         """A provider's call id -> the internal id of the latest call it named."""
         self.used: set[str] = set()
+        self.names: dict[str, str] = {}
+        """An internal call id -> its tool's name: a result gets it as its ``tool_id``
+        (provider formats do not repeat the name on a result)."""
 
     def call_id(self, source: str) -> str:
         """The internal id of a new call the provider named ``source``: ``source`` itself,
@@ -116,7 +121,20 @@ class Builder:
     def append(self, block: Block, where: str) -> Block:
         """Append ``block``; an error names ``where``."""
         with located(where):
-            return self.tl.append(block)
+            stored = self.tl.append(block)
+        if stored.call_id and stored.tool_id and block_type(stored.type).render == "tool_call":
+            self.names[stored.call_id] = stored.tool_id
+        return stored
+
+    def results(self, blocks: Sequence[Block]) -> None:
+        """Append the result blocks of one call together, each named after its call's
+        tool when the provider's result did not say it."""
+        self.tl.extend(
+            msgspec.structs.replace(b, tool_id=self.names[b.call_id])
+            if b.tool_id is None and b.call_id in self.names
+            else b
+            for b in blocks
+        )
 
     def provider_item(
         self,
