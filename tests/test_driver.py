@@ -11,7 +11,13 @@ from test_render import check_anthropic
 import index_store
 from timeline import CompactionPolicy, ContextOverflowError, HeuristicCounter, Timeline
 from timeline.driver import DriverEvent, ModelReply, ReactDriver, ToolCallRequest, ToolOutput, Usage
-from timeline.driver.scripted import CodingSession, ProviderError, ScriptedModel, demo_tools
+from timeline.driver.scripted import (
+    DEMO_TOOL_SPECS,
+    CodingSession,
+    ProviderError,
+    ScriptedModel,
+    demo_tools,
+)
 from timeline.render.context import RenderedContext
 
 SYSTEM = "You are a coding agent. " * 20
@@ -194,7 +200,7 @@ def test_usage_calibrates_the_next_estimate() -> None:
     )
     driver = ReactDriver(tl, model, demo_tools(2), system=SYSTEM)
     result = driver.run_turn("fix it")
-    view = tl.render(SYSTEM)
+    view = tl.render(SYSTEM, tools=DEMO_TOOL_SPECS)
     assert 0 <= view.tokens - model.actual_tokens(view) <= 20
     assert result.usage.usage_tokens == model.sent_tokens[-1]
 

@@ -293,6 +293,7 @@ def test_colours_match_the_terminal() -> None:
         "37": "#e5e5e5",
         "90": "#8c8c8c",
         "91": "#f14c4c",
+        "94": "#3b8eea",
     }
     assert {c.name: c.color for c in CATEGORIES} == {c.name: palette[c.ansi] for c in CATEGORIES}
     tl, store = conversation()

@@ -56,6 +56,7 @@ PUBLIC_NAMES = frozenset(
         "TimelineState",
         "TokenCounter",
         "TokenizerUnavailableError",
+        "ToolSpec",
         "TruncateSummarizer",
         "UnknownPathError",
         "blocks",
@@ -68,6 +69,7 @@ PUBLIC_NAMES = frozenset(
         "provider_tool_name",
         "register_block_type",
         "sequential_ids",
+        "tool_specs",
         "warm_up",
     }
 )

@@ -71,7 +71,7 @@ def test_missing_psycopg_gives_the_install_hint(monkeypatch: pytest.MonkeyPatch)
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_psycopg)
-    with pytest.raises(StoreUnavailableError, match=r"block-timeline\[postgres\]"):
+    with pytest.raises(StoreUnavailableError, match=r"pip install -e .*\[postgres\]"):
         index_store.open("postgresql://nobody@127.0.0.1:1/none")
 
 

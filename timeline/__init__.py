@@ -56,6 +56,7 @@ from timeline.model.persistence import (
     TimelineSnapshot,
     TimelineState,
 )
+from timeline.model.tools import ToolSpec, tool_specs
 from timeline.render.context import RenderedContext
 from timeline.tokens import HeuristicCounter, TiktokenCounter, TokenCounter, warm_up
 
@@ -106,6 +107,7 @@ __all__ = [
     "TimelineState",
     "TokenCounter",
     "TokenizerUnavailableError",
+    "ToolSpec",
     "TruncateSummarizer",
     "UnknownPathError",
     "blocks",
@@ -118,5 +120,6 @@ __all__ = [
     "provider_tool_name",
     "register_block_type",
     "sequential_ids",
+    "tool_specs",
     "warm_up",
 ]

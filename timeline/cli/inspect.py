@@ -16,6 +16,7 @@ from typing import Any
 from timeline.cli.output import printable
 from timeline.compaction.policy import NoBudgetWarning, compaction_status
 from timeline.core.timeline import Timeline
+from timeline.model.tools import ToolSpec
 from timeline.render.usage import (
     CATEGORIES,
     SYSTEM_ROW,
@@ -34,12 +35,14 @@ _ANSI = {c.name: c.ansi for c in CATEGORIES}
 _TRIGGER_MARK = "┃"
 
 
-def context_usage(tl: Timeline, system: str = "") -> dict[str, Any]:
+def context_usage(
+    tl: Timeline, system: str = "", tools: tuple[ToolSpec, ...] = ()
+) -> dict[str, Any]:
     """The ``inspect --json`` document: conversation, version and :func:`view_usage`,
     plus the provider's last usage report (``usage_report``, or None)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NoBudgetWarning)  # the report says it
-        usage = view_usage(tl.render(system))
+        usage = view_usage(tl.render(system, tools=tools))
     report = tl.snapshot().state.usage
     return {
         "conversation": tl.conversation_id,
@@ -101,9 +104,12 @@ def usage_report(usage: dict[str, Any], *, color: bool = False) -> str:
         used = f"{tokens:,} of {budget:,} tokens ({usage['used']:.1f}% of the budget)"
     else:
         used = plural(tokens, "token")
-    lines.append(f"next prompt: {used}, {plural(usage['blocks'], 'block')}")
+    tools = f", {plural(len(usage['tools']), 'tool')}" if usage["tools"] else ""
+    lines.append(f"next prompt: {used}, {plural(usage['blocks'], 'block')}{tools}")
     lines.append(usage["compaction"])
     lines += _category_bar(usage, color)
+    if usage["tools"]:
+        lines.append(f"tools: {printable(', '.join(usage['tools']))}")
     types: dict[str, dict[str, Any]] = usage["types"]
     names = {k: printable(k) for k in types}
     width = max([len(k) for k in names.values()] + [10])
@@ -123,6 +129,8 @@ def usage_report(usage: dict[str, Any], *, color: bool = False) -> str:
     where = [printable(", ".join(usage["cache_checkpoints"]))] if usage["cache_checkpoints"] else []
     if SYSTEM_ROW in types:
         where.insert(0, "system")
+    if usage["tools"]:
+        where.insert(0, "tools")
     lines.append(f"cache checkpoints: {' + '.join(where) or 'none'}")
     for s in usage["summaries"]:
         lines.append(

@@ -19,6 +19,7 @@ from timeline.model.errors import (
     StoreUnavailableError,
     TimelineError,
 )
+from timeline.model.tools import ToolSpec
 
 __all__ = ["InputError", "Loaded", "load", "open_store", "read_system", "require"]
 
@@ -63,10 +64,12 @@ def read_system(value: str) -> str:
 
 @attrs.frozen
 class Loaded:
-    """A stored conversation, loaded with the budget and system prompt to render it with."""
+    """A stored conversation, loaded with the budget, system prompt and tools to render
+    it with (the ones of its last render, kept in the store)."""
 
     timeline: Timeline
     system: str
+    tools: tuple[ToolSpec, ...] = ()
 
 
 def _with_budget(policy: CompactionPolicy, budget: int) -> CompactionPolicy:
@@ -95,4 +98,4 @@ def load(args: argparse.Namespace, store: Any) -> Loaded:
         policy = attrs.evolve(policy, clearing=ClearingPolicy())
     tl = Timeline.load(store, args.conversation, policy=policy)
     system = read_system(args.system) if args.system is not None else state.system or ""
-    return Loaded(tl, system)
+    return Loaded(tl, system, state.tools)

@@ -14,7 +14,14 @@ from timeline.model.json_text import clean_text
 from timeline.model.validate import check_paths
 from timeline.state.ledger import Ledger
 
-__all__ = ["check_pin_fits", "clean_replacement", "known_paths", "plan_path", "with_hidden"]
+__all__ = [
+    "check_pin_fits",
+    "clean_replacement",
+    "known_paths",
+    "plan_path",
+    "set_hidden",
+    "with_hidden",
+]
 
 
 def plan_path(ledger: Ledger, conversation_id: str, path: str) -> str:
@@ -66,6 +73,19 @@ def with_hidden(
             if new != b:
                 changed[i] = new
     return changed
+
+
+def set_hidden(ledger: Ledger, wanted: set[str], hidden: bool, replacement: str | None) -> int:
+    """Hide (or show again) the blocks at the ``wanted`` paths; showing also restores
+    what the clearing tier cleared there. Returns how many blocks changed."""
+    changed = with_hidden(ledger.blocks, wanted, hidden, replacement)
+    ledger.replace(changed)
+    if hidden:
+        return len(changed)
+    cleared = ledger.state.cleared
+    shown = [i for i, b in enumerate(ledger.blocks) if b.path in wanted and b.id in cleared]
+    ledger.restore_content(ledger.blocks[i].id for i in shown)
+    return len(changed.keys() | shown)
 
 
 def check_pin_fits(

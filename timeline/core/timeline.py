@@ -14,7 +14,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 import attrs
-import msgspec
 
 from timeline.compaction import CompactionStats
 from timeline.compaction.policy import CompactionPolicy, policy_type
@@ -27,7 +26,7 @@ from timeline.core.hiding import (
     clean_replacement,
     known_paths,
     plan_path,
-    with_hidden,
+    set_hidden,
 )
 from timeline.formats.incremental import PayloadCache
 from timeline.model.block import CONV_RANGE_SUMMARY, Block
@@ -35,6 +34,7 @@ from timeline.model.constructors import turn_header
 from timeline.model.errors import InvalidBlockError, NotFoundError
 from timeline.model.json_text import check_identifier
 from timeline.model.persistence import IndexStore, TimelineSnapshot, UsageRecord
+from timeline.model.tools import tool_specs
 from timeline.model.validate import check_count, check_render_args, check_snapshot
 from timeline.render import pipeline
 from timeline.render.context import RenderedContext
@@ -195,17 +195,8 @@ class Timeline:
         return self._set_hidden(paths, False, None)
 
     def _set_hidden(self, paths: Iterable[str], hidden: bool, replacement: str | None) -> int:
-        replacement = clean_replacement(replacement)
-        ledger = self._ledger
         wanted = self._known_paths(paths)
-        changed = with_hidden(ledger.blocks, wanted, hidden, replacement)
-        ledger.replace(changed)
-        if hidden:
-            return len(changed)
-        cleared = ledger.state.cleared
-        shown = [i for i, b in enumerate(ledger.blocks) if b.path in wanted and b.id in cleared]
-        ledger.restore_content(ledger.blocks[i].id for i in shown)
-        return len(changed.keys() | shown)
+        return set_hidden(self._ledger, wanted, hidden, clean_replacement(replacement))
 
     def pin(self, paths: Iterable[str]) -> None:
         """Pin the blocks at ``paths`` (kept visible after every compaction)."""
@@ -244,25 +235,12 @@ class Timeline:
         unique ids, no orphan tool results, no forged summaries): on error the timeline is
         unchanged.
         """
-        snapshot = check_snapshot(snapshot, self.conversation_id)
-        now = self._ledger.state
-        state = msgspec.structs.replace(
-            snapshot.state,
-            block_seq=max(snapshot.state.block_seq, now.block_seq),
-            turn_seq=max(snapshot.state.turn_seq, now.turn_seq),
-            structure_version=max(snapshot.state.structure_version, now.structure_version),
-        )  # counters never go back: an id is never reused for a different block
-        self._ledger.reset(snapshot.blocks, state, new_ids=[b.id for b in snapshot.blocks])
-        self._ledger.bump()
+        self._ledger.restored(check_snapshot(snapshot, self.conversation_id))
 
     def clear(self) -> None:
         """Drop every block from memory (seed 002 ``Clear``); the counters go on, so ids
         stay unique, and the store keeps the turn log."""
-        state = msgspec.structs.replace(
-            self._ledger.state, current_turn_id="", pinned=[], usage=None, compacted_at_seq=-1
-        )
-        self._ledger.reset([], state, new_ids=())
-        self._ledger.bump()
+        self._ledger.cleared()
 
     def drain(self) -> list[Block]:
         """Take every block out of memory and return them, for a caller that stores them
@@ -291,53 +269,76 @@ class Timeline:
         self,
         system: str = "",
         *,
+        tools: Sequence[Any] = (),
         force_sanitize: bool = False,
         tail: Sequence[Block] = (),
     ) -> RenderedContext:
         """The prompt for the next model call (DESIGN §4): compacts first when the estimate
         is over the trigger or ``force_sanitize`` is set (the retry after the provider said
-        the prompt was too long), then slices, hides, truncates and places checkpoints."""
+        the prompt was too long), then slices, hides, truncates and places checkpoints.
+        ``tools`` (definitions or :class:`~timeline.ToolSpec`) count against the budget
+        and every payload method sends them."""
         system, tail = check_render_args(system, tail, force_sanitize)
-        return pipeline.render(self._ledger, self, system, force=force_sanitize, tail=tail)
+        specs = tool_specs(tools)
+        return pipeline.render(
+            self._ledger, self, system, force=force_sanitize, tail=tail, tools=specs
+        )
 
     async def arender(
         self,
         system: str = "",
         *,
+        tools: Sequence[Any] = (),
         force_sanitize: bool = False,
         tail: Sequence[Block] = (),
     ) -> RenderedContext:
         """:meth:`render` for async summarizers (awaited, with the policy's timeout)."""
         system, tail = check_render_args(system, tail, force_sanitize)
-        return await pipeline.arender(self._ledger, self, system, force=force_sanitize, tail=tail)
+        specs = tool_specs(tools)
+        return await pipeline.arender(
+            self._ledger, self, system, force=force_sanitize, tail=tail, tools=specs
+        )
 
     def compact(
-        self, system: str = "", *, force: bool = True, keep_recent_tokens: int | None = None
+        self,
+        system: str = "",
+        *,
+        tools: Sequence[Any] = (),
+        force: bool = True,
+        keep_recent_tokens: int | None = None,
     ) -> CompactionStats | None:
-        """Manual compaction (seed 004's ``/compact``); None when there is nothing to cut.
-
-        ``force=True`` compacts even under the trigger; ``keep_recent_tokens`` overrides
-        how much recent history stays verbatim."""
+        """Manual compaction (a coding agent's ``/compact``); None when there is nothing to
+        cut. ``force=True`` compacts even under the trigger; ``keep_recent_tokens``
+        overrides how much recent history stays verbatim."""
         system, _ = check_render_args(system, (), force)
         check_count(keep_recent_tokens, "keep_recent_tokens", optional=True)
+        specs = tool_specs(tools)
         return pipeline.compact(
-            self._ledger, self, system, force=force, keep_tokens=keep_recent_tokens
+            self._ledger, self, system, force=force, keep_tokens=keep_recent_tokens, tools=specs
         )
 
     async def acompact(
-        self, system: str = "", *, force: bool = True, keep_recent_tokens: int | None = None
+        self,
+        system: str = "",
+        *,
+        tools: Sequence[Any] = (),
+        force: bool = True,
+        keep_recent_tokens: int | None = None,
     ) -> CompactionStats | None:
         """:meth:`compact` for async summarizers (awaited, with the policy's timeout)."""
         system, _ = check_render_args(system, (), force)
         check_count(keep_recent_tokens, "keep_recent_tokens", optional=True)
+        specs = tool_specs(tools)
         return await pipeline.acompact(
-            self._ledger, self, system, force=force, keep_tokens=keep_recent_tokens
+            self._ledger, self, system, force=force, keep_tokens=keep_recent_tokens, tools=specs
         )
 
-    def estimate(self, system: str = "", tail: Sequence[Block] = ()) -> int:
+    def estimate(
+        self, system: str = "", tail: Sequence[Block] = (), *, tools: Sequence[Any] = ()
+    ) -> int:
         """Estimated prompt tokens if rendered now (calibrated by :meth:`record_usage`)."""
         system, tail = check_render_args(system, tail)
-        return pipeline.estimate(self._ledger, system, tail)
+        return pipeline.estimate(self._ledger, system, tail, tool_specs(tools))
 
     def persist(self, store: IndexStore) -> int:
         """Commit to ``store`` (see :mod:`timeline.model.persistence`) with this timeline's

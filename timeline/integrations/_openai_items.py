@@ -25,6 +25,7 @@ from typing import Any
 import msgspec
 
 from timeline.formats._plan import MISSING_RESULT_TEXT
+from timeline.formats.openai import to_openai_responses
 from timeline.model import constructors as B
 from timeline.model.block import REACT_TOOL_CALL, TURN_HEADER, Block
 from timeline.model.block_types import register_block_type
@@ -182,9 +183,8 @@ def item_key(item: Mapping[str, Any]) -> str:
 
 def rendered_items(blocks: Sequence[Block]) -> list[Item]:
     """Responses input items rendered from ``blocks`` (no system prompt)."""
-    view = RenderedContext("", tuple(blocks), (), lambda: 0, None, len(blocks))
     try:
-        items = view.to_openai_responses()
+        items = to_openai_responses("", tuple(blocks))
     except EmptyPromptError:
         return []
     # an assistant message without a response id is valid input in the easy form only

@@ -44,6 +44,8 @@ def _headline(usage: dict[str, Any], view: View) -> str:
     else:
         used = f"{tokens:,} tokens; no budget: compaction off"
     bits = [used, plural(usage["blocks"], "block")]
+    if view.tools:
+        bits.append(plural(len(view.tools), "tool"))
     bits.append(plural(len(view.cache_points), "cache checkpoint"))
     if trigger:
         bits.append(f"compaction at {trigger:,} ({100 * trigger / budget:.0f}%)")
@@ -83,13 +85,20 @@ def _strip(view: View, prompt: Sequence[Item]) -> str:
     """The prompt's blocks in order (width by tokens) with the cache checkpoints."""
     scale = max(view.budget or 0, view.tokens, 1)
     parts = []
+    if view.tools:  # first in the cached prefix
+        names = ", ".join(t.name for t in view.tools)
+        parts.append(
+            f'<span class="seg" style="width:{100 * view.tools_tokens / scale:.3f}%;'
+            f'background:{_COLORS["tools"]}" title="tool definitions ({escape(names)}): '
+            f'{view.tools_tokens:,} tokens"></span>'
+        )
     if view.system:
         width = 100 * view.system_tokens / scale
         parts.append(
             f'<span class="seg" style="width:{width:.3f}%;background:{_COLORS["system"]}" '
             f'title="system prompt: {view.system_tokens:,} tokens"></span>'
         )
-    offset = view.system_tokens
+    offset = view.system_tokens + view.tools_tokens
     ticks = []
     for item in prompt:
         b = item.block

@@ -22,12 +22,14 @@ from timeline.model.block import (
     Block,
 )
 from timeline.model.block_types import block_type
+from timeline.model.tools import ToolSpec
 
 __all__ = [
     "CALIBRATION_ROW",
     "CATEGORIES",
     "Category",
     "SYSTEM_ROW",
+    "TOOLS_ROW",
     "View",
     "calibration_note",
     "category_of",
@@ -46,6 +48,10 @@ class View(Protocol):
     @property
     def system_tokens(self) -> int: ...
     @property
+    def tools(self) -> tuple[ToolSpec, ...]: ...
+    @property
+    def tools_tokens(self) -> int: ...
+    @property
     def blocks(self) -> tuple[Block, ...]: ...
     @property
     def block_tokens(self) -> tuple[int, ...]: ...
@@ -62,6 +68,8 @@ class View(Protocol):
 
 
 SYSTEM_ROW = "system prompt"
+TOOLS_ROW = "tool definitions"
+"""The request's tool definitions, with the provider's tool-use instructions."""
 CALIBRATION_ROW = "provider overhead"
 """Tokens the provider reported beyond our count of the same prompt (last usage report)."""
 
@@ -79,6 +87,7 @@ class Category:
 
 CATEGORIES: Final = (
     Category("system", "90", "#8c8c8c"),
+    Category("tools", "94", "#3b8eea"),
     Category("summary", "33", "#e5e510"),
     Category("user", "34", "#2472c8"),
     Category("assistant", "32", "#0dbc79"),
@@ -95,10 +104,12 @@ _USER_TYPES: Final = frozenset({TURN_HEADER, USER_PROMPT, USER_ATTACHMENT})
 
 def category_of(block_type_name: str) -> str:
     """The bar category of a block type (by how it renders; ``other`` for custom
-    user-side types and notes). ``system prompt`` and ``provider overhead`` rows are
-    ``system`` and ``other``."""
+    user-side types and notes). The ``system prompt``, ``tool definitions`` and
+    ``provider overhead`` rows are ``system``, ``tools`` and ``other``."""
     if block_type_name == SYSTEM_ROW:
         return "system"
+    if block_type_name == TOOLS_ROW:
+        return "tools"
     if block_type_name == CALIBRATION_ROW:
         return "other"
     spec = block_type(block_type_name)
@@ -162,6 +173,8 @@ def view_usage(view: View) -> dict[str, Any]:
     rows: dict[str, list[int]] = {}
     if view.system:
         rows[SYSTEM_ROW] = [0, view.system_tokens]
+    if view.tools:
+        rows[TOOLS_ROW] = [0, view.tools_tokens]
     for block, cost in zip(view.blocks, view.block_tokens, strict=True):
         row = rows.setdefault(block.type, [0, 0])
         row[0] += 1
@@ -185,6 +198,7 @@ def view_usage(view: View) -> dict[str, Any]:
         "free": free,
         "used": round(100 * view.tokens / budget, 1) if budget else None,
         "blocks": len(view.blocks),
+        "tools": [t.name for t in view.tools],
         "calibration": calibration,
         "types": types,
         "categories": _categories(types, budget, free),
