@@ -125,6 +125,10 @@ class RenderedContext:
             payload = to_anthropic(
                 self.system, self.blocks, self.cache_points, self.system_cached, cache_ttl
             )
+        return self._with_tools(payload, cache_ttl)
+
+    def _with_tools(self, payload: dict[str, Any], cache_ttl: CacheTTLs) -> dict[str, Any]:
+        """An Anthropic ``payload`` with this request's tools first (none: as it is)."""
         if not self.tools:
             return payload
         cached = self.system_cached and bool(self.system.strip())
@@ -194,7 +198,8 @@ class RenderedContext:
         return asked
 
     def to_text(self) -> str:
-        """v2's document rendering as one string."""
+        """The document rendering as one string (the text of the prompt; tool definitions
+        are the provider payloads' business)."""
         return to_text(self.system, self.blocks)
 
     def to_html(self, title: str = "") -> str:
@@ -205,5 +210,7 @@ class RenderedContext:
         return context_html(self, title=title)
 
     def to_document(self) -> dict[str, Any]:
-        """v2's layout: the whole stream as one user message of parts."""
-        return to_document(self.system, self.blocks, self.cache_points, self.system_cached)
+        """The document layout: the whole stream as one user message of parts, as an
+        Anthropic request (its tools as :meth:`to_anthropic` sends them)."""
+        payload = to_document(self.system, self.blocks, self.cache_points, self.system_cached)
+        return self._with_tools(payload, None)
