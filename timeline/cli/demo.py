@@ -21,7 +21,7 @@ from timeline.compaction.policy import CompactionPolicy
 from timeline.core.timeline import Timeline
 from timeline.driver import ReactDriver
 from timeline.driver.memory_tools import memory_read_tool
-from timeline.driver.scripted import CodingSession, ScriptedModel, demo_tools
+from timeline.driver.scripted import DEMO_TOOL_SPECS, CodingSession, ScriptedModel, demo_tools
 from timeline.model.block import CONV_RANGE_SUMMARY, USER_PROMPT
 from timeline.model.errors import TimelineError
 from timeline.render.usage import plural
@@ -214,7 +214,8 @@ COLUMNS = (
     "request = the largest request sent to the model in the turn, in tokens as the model "
     "counted them; budget = its share of the budget; steps = model calls; compact = "
     "compactions; retry = retries after the model said the prompt was too long; ckpts = "
-    "prompt-cache checkpoints of the next request (the system prompt's included); window = "
+    "prompt-cache checkpoints of the next request (the tools' and the system prompt's "
+    "included); window = "
     "blocks in the live window, the next prompt's source; evicted = blocks moved out of the "
     "window into the store, where search finds them"
 )
@@ -248,13 +249,13 @@ def _run_turn(
     result = driver.run_turn(prompt)
     totals.compactions += len(result.compactions)
     totals.retries += result.overflow_retries
-    view = tl.render(DEMO_SYSTEM_PROMPT)
+    view = tl.render(DEMO_SYSTEM_PROMPT, tools=DEMO_TOOL_SPECS)  # the next request's
     largest = max(model.sent_tokens[-result.steps - result.overflow_retries :])
     totals.peak = max(totals.peak, largest)
     print(
         f"{t + 1:>4} {largest:>8,} {largest / max_tokens:>6.0%} {result.steps:>5} "
         f"{len(result.compactions):>7} {result.overflow_retries:>5} "
-        f"{len(view.cache_points) + 1:>5} {len(tl.blocks):>6} {_evicted(tl, store):>8}"
+        f"{len(view.cache_points) + 2:>5} {len(tl.blocks):>6} {_evicted(tl, store):>8}"
     )
 
 
