@@ -216,9 +216,10 @@ def _body(b: Block) -> str:
     return "".join(parts)
 
 
-def row_html(item: Item, scale: int, tools: Mapping[str, str]) -> str:
+def row_html(item: Item, scale: int, tools: Mapping[str, str], terms: str = "") -> str:
     """One block as a ``<details class="block">`` row; ``scale`` sizes its token meter,
-    ``tools`` names the tool of a result by its call id."""
+    ``tools`` names the tool of a result by its call id, ``terms`` are the page's numbers
+    of the terms search finds it by."""
     b = item.block
     category = category_of(b.type)
     marks = [m for m in item.marks if m in _MARKS]
@@ -234,7 +235,7 @@ def row_html(item: Item, scale: int, tools: Mapping[str, str]) -> str:
     return (
         f'<details class="{classes}" style="--c:{_COLORS[category]}" '
         f'data-type="{escape(b.type)}" data-tokens="{item.tokens}" '
-        f'data-path="{escape(b.path)}" data-turn="{escape(b.turn_id)}">'
+        f'data-path="{escape(b.path)}" data-turn="{escape(b.turn_id)}" data-t="{terms}">'
         f'<summary><span class="kind">{escape(_kind(b))}</span>'
         f'<span class="what">{f"<b>{escape(name)}</b> " if name else ""}'
         f'<span class="line">{escape(line)}</span></span>{_image(b)}'

@@ -74,49 +74,69 @@
   let timer = 0;
   let generation = 0;
 
-  const ESCAPES = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#x27;" };
-  const texts = new Map();
+  // Search finds blocks as the stores do (timeline.model.search_text): by terms, not
+  // substrings. Each row lists the numbers of its terms (data-t, base 36) in the page's
+  // term list; the query is analysed the same way (search.js), and a block matches when
+  // it holds any of the query's terms.
+  let numbers = null;
+  const entryTerms = new Map();
 
-  // An entry's searchable text: its rows' HTML without the tags, lower-cased; the query
-  // is escaped the same way (Python's html.escape), so no entity needs decoding.
-  function entryText(index) {
-    let text = texts.get(index);
-    if (text === undefined) {
-      const entry = entries[index];
-      text = (entry.h + "\n" + entry.b.replace(/<[^>]*>/g, " ")).toLowerCase();
-      texts.set(index, text);
+  function termNumbers() {
+    if (!numbers) {
+      const el = $("#search-terms");
+      const list = el ? JSON.parse(el.textContent) : [];
+      numbers = new Map(list.map((term, i) => [term, i.toString(36)]));
     }
-    return text;
+    return numbers;
   }
 
-  function mark(block, term, found) {
-    const hit = block.textContent.toLowerCase().includes(term);
+  function holds(listed, wanted) {
+    for (const n of listed.split(" ")) if (wanted.has(n)) return true;
+    return false;
+  }
+
+  // The terms of an entry's rows (read from their HTML, before it is made into DOM).
+  function entryHolds(index, wanted) {
+    let listed = entryTerms.get(index);
+    if (listed === undefined) {
+      listed = Array.from(entries[index].b.matchAll(/data-t="([^"]*)"/g), (m) => m[1]).join(" ");
+      entryTerms.set(index, listed);
+    }
+    return holds(listed, wanted);
+  }
+
+  function mark(block, wanted, found) {
+    const hit = holds(block.dataset.t || "", wanted);
     block.classList.toggle("hit", hit);
     if (hit) found.push(block);
     return hit;
   }
 
   async function search() {
-    const term = q.value.trim().toLowerCase();
+    const text = q.value.trim();
     const mine = ++generation;
     $$(".hit, .miss, .current").forEach((el) => el.classList.remove("hit", "miss", "current"));
-    document.body.classList.toggle("searching", term !== "");
+    document.body.classList.toggle("searching", text !== "");
     matches = [];
     at = -1;
-    if (!term) { count.textContent = ""; return; }
+    if (!text) { count.textContent = ""; return; }
+    const known = termNumbers();
+    const wanted = new Set();
+    for (const term of TimelineSearch.queryTerms(text)) {
+      if (known.has(term)) wanted.add(known.get(term));
+    }
     const found = [];
-    $$("#live .block").forEach((b) => mark(b, term, found));
+    $$("#live .block").forEach((b) => mark(b, wanted, found));
     $$("#live .turn, #live .compaction").forEach((s) => s.classList.toggle("miss", !$(".hit", s)));
     if (data) await openHistory();
     if (mine !== generation) return;
-    const escaped = term.replace(/[&<>"']/g, (c) => ESCAPES[c]);
     $$("#history-entries > .entry").forEach((el) => {
-      const hit = entryText(Number(el.dataset.index)).includes(escaped);
+      const hit = wanted.size > 0 && entryHolds(Number(el.dataset.index), wanted);
       el.classList.toggle("miss", !hit);
       if (!hit) return;
       fill(el);
       el.open = true;
-      $$(".block", el).forEach((b) => mark(b, term, found));
+      $$(".block", el).forEach((b) => mark(b, wanted, found));
     });
     matches = found;
     count.textContent = found.length ? `${found.length} matching blocks` : "no match";
