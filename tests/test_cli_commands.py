@@ -171,11 +171,11 @@ def _stdout_on_a_tty(*args: str) -> str:
 @pytest.mark.slow
 def test_search_highlights_matches_on_a_terminal(chatty: Path) -> None:
     """On a terminal the matched words are highlighted instead of bracketed; in a pipe
-    the brackets stay."""
+    they are underlined by a line of ``^``, with no colour."""
     shown = _stdout_on_a_tty("search", "c", "retry", "--db", str(chatty), "--limit", "1")
     assert "\x1b[1;33mretry\x1b[0m number" in shown and "[retry]" not in shown
     piped = cli("search", "c", "retry", "--db", str(chatty), "--limit", "1").stdout
-    assert "[retry] number" in piped and "\x1b" not in piped
+    assert "retry number 0\n          ^^^^^\n" in piped and "\x1b" not in piped
 
 
 @pytest.mark.slow

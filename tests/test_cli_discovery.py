@@ -200,7 +200,8 @@ def test_inspect_says_when_there_is_no_budget(db: Path) -> None:
 
 @pytest.mark.slow
 def test_search_json(db: Path) -> None:
-    """search --json: an array of hits with path, turn, kind, score, type, snippet."""
+    """search --json: an array of hits with path, turn, kind, score, type, snippet, and
+    the snippet's plain text with the matches' positions in it."""
     hits = json.loads(cli("search", "c1", "backoff", "--db", str(db), "--json").stdout)
     assert hits and set(hits[0]) == {
         "path",
@@ -210,6 +211,8 @@ def test_search_json(db: Path) -> None:
         "type",
         "block_id",
         "snippet",
+        "text",
+        "matches",
     }
     none = cli("search", "c1", "zebra", "--db", str(db), "--json")
     assert json.loads(none.stdout) == []
