@@ -24,7 +24,7 @@ from typing import Any, Final, Literal, Union
 import attrs
 
 from timeline.model.errors import DriverError
-from timeline.model.names import provider_tool_name
+from timeline.model.names import provider_tool_name, provider_tool_names
 from timeline.model.tools import TOOL_NAME, ToolSpec, tool_specs
 
 __all__ = ["FunctionTool", "function_tool", "tool_set"]
@@ -162,5 +162,6 @@ def tool_set(tools: Any) -> dict[str, FunctionTool]:
             f"tools must be a list of functions or a mapping of names to callables, "
             f"got {type(tools).__name__}"
         )
+    provider_tool_names(found)  # two names a provider would see as one: ToolNameError
     tool_specs([t.spec for t in found.values()])  # two tools of one name are refused
     return found

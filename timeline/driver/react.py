@@ -38,7 +38,7 @@ from timeline.model import constructors as B
 from timeline.model import log as _log
 from timeline.model.block import Block
 from timeline.model.errors import BudgetError, ContextOverflowError, DriverError
-from timeline.model.names import provider_tool_name
+from timeline.model.names import provider_tool_names
 from timeline.model.persistence import IndexStore
 from timeline.model.tools import ToolSpec
 from timeline.render.context import RenderedContext
@@ -160,10 +160,13 @@ class ReactDriver:
     _last_usage: int = attrs.field(default=0, init=False)
     _tools: dict[str, FunctionTool] = attrs.field(factory=dict, init=False)
     _specs: tuple[ToolSpec, ...] = attrs.field(default=(), init=False)
+    _by_safe_name: dict[str, str] = attrs.field(factory=dict, init=False)
 
     def __attrs_post_init__(self) -> None:
-        self._tools = tool_set(self.tools)
+        self._tools = tool_set(self.tools)  # two tools of one provider name: refused
         self._specs = tuple(t.spec for t in self._tools.values())
+        self._by_safe_name = {t.spec.name: k for k, t in self._tools.items()}
+        self._by_safe_name.update(provider_tool_names(self._tools))
         tl = self.timeline
         warm_up(tl.token_counter)  # the tokenizer loads now, not in the first turn
         user_before, user_after = tl.on_before_compaction, tl.on_after_compaction
@@ -365,11 +368,9 @@ class ReactDriver:
         tl = self.timeline
         appended = [tl.append(B.tool_call(c.name, c.params, call_id=c.call_id)) for c in calls]
         tools = self._tools
-        by_safe_name = {t.spec.name: k for k, t in tools.items()}
-        by_safe_name.update({provider_tool_name(k): k for k in tools})
         for request, call in zip(calls, appended, strict=True):
             name, params = request.name, request.params
-            name = name if name in tools else by_safe_name.get(name, name)
+            name = name if name in tools else self._by_safe_name.get(name, name)
             if not request.valid:
                 output = ToolOutput("error: the tool arguments were not a valid JSON object", True)
             elif name not in tools:
