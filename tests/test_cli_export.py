@@ -95,3 +95,33 @@ def test_export_of_an_unknown_conversation_is_one_error_line(tmp_path: Path) -> 
     code, out, err = run("export", "nobody", "--db", str(tmp_path / "a.db"))
     assert (code, out) == (1, "")
     assert err.startswith("error: conversation 'nobody' is not in the store")
+
+
+def test_a_reused_call_id_is_exported_unique_and_imported_with_its_tool(tmp_path: Path) -> None:
+    """A file whose model reused ``call_0`` for another tool in a later turn imports each
+    result under the tool of the call it answers; its export gives every call its own id,
+    and exporting the copy gives the same file."""
+
+    def turn(tool: str, text: str) -> list[dict[str, Any]]:
+        call = {"id": "call_0", "type": "function"}
+        call["function"] = {"name": tool, "arguments": "{}"}
+        return [
+            {"role": "user", "content": f"run {tool}"},
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "call_0", "content": text},
+            {"role": "assistant", "content": "done"},
+        ]
+
+    source = tmp_path / "chat.json"
+    source.write_text(json.dumps(turn("read_file", "a") + turn("grep", "b")))
+    db, copy = tmp_path / "a.db", tmp_path / "b.db"
+    assert run("import", str(source), "--db", str(db), "--conversation", "c")[0] == 0
+    results = [b for b in turn_log(db, "c") if b[0] == "react.tool.result"]
+    assert [(r[3], r[5]) for r in results] == [("a", "read_file"), ("b", "grep")]
+    code, exported, err = run("export", "c", "--db", str(db), "--format", "openai")
+    assert code == 0, err
+    ids = [m["tool_call_id"] for m in json.loads(exported) if m["role"] == "tool"]
+    assert len(set(ids)) == 2
+    (tmp_path / "c.json").write_text(exported)
+    assert run("import", str(tmp_path / "c.json"), "--db", str(copy), "--conversation", "c")[0] == 0
+    assert run("export", "c", "--db", str(copy), "--format", "openai")[1] == exported
