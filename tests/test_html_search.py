@@ -4,14 +4,19 @@ the same terms (``assets/search.js``, run here with Node.js against the Python).
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import shutil
 import subprocess
+import zlib
+from pathlib import Path
 
 import pytest
 
+import index_store
 from timeline import CompactionPolicy, Timeline, blocks
+from timeline.cli.html_view import timeline_html
 from timeline.model.search_text import STOP_WORDS, block_counts, query_terms
 from timeline.render.html import query_script
 
@@ -34,9 +39,9 @@ QUERIES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def node_terms() -> dict[str, list[str]]:
-    """Each query's terms as the page's script reads them, run by Node.js."""
+def run_script(expression: str) -> object:
+    """``expression`` (JavaScript, with the page's ``TimelineSearch`` as ``T``) evaluated
+    by Node.js, its value as JSON."""
     node = shutil.which("node")
     if node is None:
         pytest.skip("Node.js is not installed (the browser test runs the same script)")
@@ -44,14 +49,22 @@ def node_terms() -> dict[str, list[str]]:
         "const vm = require('vm'); const fs = require('fs');"
         "const ctx = {}; vm.createContext(ctx);"
         "vm.runInContext(fs.readFileSync(0, 'utf8') + '\\nthis.T = TimelineSearch;', ctx);"
+        "const T = ctx.T;"
     )
-    script = query_script()
-    queries = json.dumps(QUERIES)
-    code = harness + f"console.log(JSON.stringify({queries}.map((q) => ctx.T.queryTerms(q))));"
+    code = harness + f"console.log(JSON.stringify({expression}));"
     done = subprocess.run(
-        [node, "-e", code], input=script, capture_output=True, text=True, timeout=60, check=True
+        [node, "-e", code], input=query_script(), capture_output=True, text=True, timeout=60
     )
-    return dict(zip(QUERIES, json.loads(done.stdout), strict=True))
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+@pytest.fixture(scope="module")
+def node_terms() -> dict[str, list[str]]:
+    """Each query's terms as the page's script reads them, run by Node.js."""
+    found = run_script(f"{json.dumps(QUERIES)}.map((q) => T.queryTerms(q))")
+    assert isinstance(found, list)
+    return dict(zip(QUERIES, found, strict=True))
 
 
 @pytest.mark.parametrize("query", QUERIES)
@@ -84,3 +97,60 @@ def test_each_row_lists_the_terms_search_finds_it_by() -> None:
         numbers = rows[block.path].split()
         assert {listed[int(n, 36)] for n in numbers} == set(block_counts(block, call_of))
     assert "acquir" in {listed[int(n, 36)] for n in rows[result.path].split()}
+
+
+FOUND_BY = [
+    "connection leak",  # some rows hold both words, others one: those holding both
+    "leaking connections",  # the same terms, other forms of the words
+    "connection zebra",  # no row holds both: the rows holding either
+    "leak",
+    "pool connections",
+    "zebra",  # nowhere: nothing
+]
+
+
+def page_rows(page: str) -> tuple[list[str], list[list[str]]]:
+    """The page's term list and every row's terms (the live window's, then the
+    history's), as the page's data holds them."""
+    listed = json.loads(re.search(r'id="search-terms">([^<]*)<', page).group(1))  # type: ignore[union-attr]
+    payload = re.search(r'id="history-data">([^<]*)<', page)
+    history = json.loads(zlib.decompress(base64.b64decode(payload.group(1)))) if payload else []
+    body = page.split("<script")[0] + "".join(e["b"] for e in history)
+    rows = [[listed[int(n, 36)] for n in r.split()] for r in re.findall(r'data-t="([^"]*)"', body)]
+    return listed, rows
+
+
+def test_the_page_finds_as_many_blocks_as_the_store(tmp_path: Path) -> None:
+    """The page's search, run by Node.js over the page's own rows, finds as many blocks
+    as the store's search (what ``timeline search`` counts) for each query: the rows
+    holding every word when some do, else those holding any."""
+    store = index_store.open(tmp_path / "c.db")
+    tl = Timeline("c", policy=CompactionPolicy(max_tokens=1_200))
+    for t in range(10):
+        tl.begin_turn()
+        words = ["the connection leaks in pool.py", "a leak in the cache", "connection reset"]
+        tl.append(blocks.user_prompt(f"Turn {t}: {words[t % 3]}, please look."))
+        call = tl.append(blocks.tool_call("grep", {"pattern": "acquire"}))
+        output = f"pool.py:{t}: conn = pool.acquire()\n" * 20
+        tl.append(blocks.tool_result(call.call_id or "", output))
+        tl.append(blocks.assistant_completion(f"Fixed it in turn {t}."))
+        tl.render("sys")
+        tl.persist(store)
+    log, summaries = store.turn_log("c"), store.summaries("c")
+    assert summaries and len(tl.blocks) < len(log)
+    listed, rows = page_rows(timeline_html(tl, "sys", log=log, summaries=summaries))
+    assert len(rows) == len(log) + len(summaries)
+    known = {term: n for n, term in enumerate(listed)}
+    wanted = [[known.get(t, -1) for t in query_terms(q)] for q in FOUND_BY]
+    numbered = [[known[t] for t in row] for row in rows]
+    script = (
+        f"{json.dumps(wanted)}.map((w) => {{"
+        f"const rows = {json.dumps(numbered)}.map((r) => new Set(r));"
+        "const finds = T.finder(w.map((n) => (n < 0 ? undefined : n)), rows);"
+        "return rows.filter(finds).length; })"
+    )
+    on_page = run_script(script)
+    in_store = [len(store.search("c", q, limit=1_000)) for q in FOUND_BY]
+    store.close()
+    assert on_page == in_store
+    assert in_store[0] < in_store[3] and in_store[2] > 0 and in_store[-1] == 0

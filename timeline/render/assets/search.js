@@ -204,5 +204,19 @@ const TimelineSearch = (() => {
     return Array.from(seen);
   }
 
-  return { queryTerms };
+  // Which rows a query finds, chosen as the stores choose them: the rows holding every
+  // term of the query or, when no row holds them all, the rows holding any. `wanted` is
+  // the query's terms as the rows name them (undefined: no row holds that term), `rows`
+  // every row's terms (Sets); the answer is a test of one row's terms.
+  function finder(wanted, rows) {
+    if (!wanted.length) return () => false;
+    const every = (row) => wanted.every((t) => t !== undefined && row.has(t));
+    const some = (row) => wanted.some((t) => t !== undefined && row.has(t));
+    if (wanted.every((t) => t !== undefined)) {
+      for (const row of rows) if (every(row)) return every;
+    }
+    return some;
+  }
+
+  return { queryTerms, finder };
 })();

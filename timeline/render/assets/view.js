@@ -76,10 +76,10 @@
 
   // Search finds blocks as the stores do (timeline.model.search_text): by terms, not
   // substrings. Each row lists the numbers of its terms (data-t, base 36) in the page's
-  // term list; the query is analysed the same way (search.js), and a block matches when
-  // it holds any of the query's terms.
+  // term list; the query is analysed the same way and rows are chosen by the stores' rule
+  // (search.js: every term, else any).
   let numbers = null;
-  const entryTerms = new Map();
+  const entryRows = new Map();
 
   function termNumbers() {
     if (!numbers) {
@@ -90,23 +90,25 @@
     return numbers;
   }
 
-  function holds(listed, wanted) {
-    for (const n of listed.split(" ")) if (wanted.has(n)) return true;
-    return false;
-  }
+  const termsOf = (listed) => new Set(listed ? listed.split(" ") : []);
 
-  // The terms of an entry's rows (read from their HTML, before it is made into DOM).
-  function entryHolds(index, wanted) {
-    let listed = entryTerms.get(index);
-    if (listed === undefined) {
-      listed = Array.from(entries[index].b.matchAll(/data-t="([^"]*)"/g), (m) => m[1]).join(" ");
-      entryTerms.set(index, listed);
+  // The terms of each row of an entry (read from its HTML, before it is made into DOM).
+  function rowsOf(index) {
+    let rows = entryRows.get(index);
+    if (rows === undefined) {
+      rows = Array.from(entries[index].b.matchAll(/data-t="([^"]*)"/g), (m) => termsOf(m[1]));
+      entryRows.set(index, rows);
     }
-    return holds(listed, wanted);
+    return rows;
   }
 
-  function mark(block, wanted, found) {
-    const hit = holds(block.dataset.t || "", wanted);
+  function* everyRow(live) {
+    for (const b of live) yield termsOf(b.dataset.t);
+    for (let i = 0; i < (entries || []).length; i++) yield* rowsOf(i);
+  }
+
+  function mark(block, finds, found) {
+    const hit = finds(termsOf(block.dataset.t));
     block.classList.toggle("hit", hit);
     if (hit) found.push(block);
     return hit;
@@ -120,23 +122,22 @@
     matches = [];
     at = -1;
     if (!text) { count.textContent = ""; return; }
-    const known = termNumbers();
-    const wanted = new Set();
-    for (const term of TimelineSearch.queryTerms(text)) {
-      if (known.has(term)) wanted.add(known.get(term));
-    }
-    const found = [];
-    $$("#live .block").forEach((b) => mark(b, wanted, found));
-    $$("#live .turn, #live .compaction").forEach((s) => s.classList.toggle("miss", !$(".hit", s)));
     if (data) await openHistory();
     if (mine !== generation) return;
+    const known = termNumbers();
+    const wanted = TimelineSearch.queryTerms(text).map((term) => known.get(term));
+    const live = $$("#live .block");
+    const finds = TimelineSearch.finder(wanted, everyRow(live));
+    const found = [];
+    live.forEach((b) => mark(b, finds, found));
+    $$("#live .turn, #live .compaction").forEach((s) => s.classList.toggle("miss", !$(".hit", s)));
     $$("#history-entries > .entry").forEach((el) => {
-      const hit = wanted.size > 0 && entryHolds(Number(el.dataset.index), wanted);
+      const hit = rowsOf(Number(el.dataset.index)).some(finds);
       el.classList.toggle("miss", !hit);
       if (!hit) return;
       fill(el);
       el.open = true;
-      $$(".block", el).forEach((b) => mark(b, wanted, found));
+      $$(".block", el).forEach((b) => mark(b, finds, found));
     });
     matches = found;
     count.textContent = found.length ? `${found.length} matching blocks` : "no match";
