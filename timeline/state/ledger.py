@@ -327,9 +327,34 @@ class Ledger:
             state = msgspec.structs.replace(self._state, pinned=window.state.pinned)
             self.reset(window.blocks, state)
 
+    def restored(self, snapshot: TimelineSnapshot) -> None:
+        """Take over a checked snapshot (``Timeline.restore``): its blocks count as new,
+        and the counters never go back, so an id is never reused for a different block."""
+        now = self._state
+        state = msgspec.structs.replace(
+            snapshot.state,
+            block_seq=max(snapshot.state.block_seq, now.block_seq),
+            turn_seq=max(snapshot.state.turn_seq, now.turn_seq),
+            structure_version=max(snapshot.state.structure_version, now.structure_version),
+        )
+        self.reset(snapshot.blocks, state, new_ids=[b.id for b in snapshot.blocks])
+        self.bump()
+
+    def cleared(self) -> None:
+        """Drop every block (``Timeline.clear``); the counters go on."""
+        state = msgspec.structs.replace(
+            self._state, current_turn_id="", pinned=[], usage=None, compacted_at_seq=-1
+        )
+        self.reset([], state, new_ids=())
+        self.bump()
+
     def loaded(self, version: int, snapshot: TimelineSnapshot) -> None:
-        """Take over a stored window (``Timeline.load``)."""
-        self.reset(snapshot.blocks, snapshot.state, new_ids=())
+        """Take over a stored window (``Timeline.load``; the policy stored beside its state
+        is the timeline's, not the ledger's)."""
+        state = snapshot.state
+        if state.policy is not None:
+            state = msgspec.structs.replace(state, policy=None)
+        self.reset(snapshot.blocks, state, new_ids=())
         self._version = version
 
     def _bump(self) -> None:
