@@ -24,7 +24,7 @@ import msgspec
 
 from timeline.compaction.digest_records import classify_tool
 from timeline.compaction.digest_tools import call_params, paths_of
-from timeline.compaction.validators import bool_type, non_negative, ratio
+from timeline.compaction.validators import bool_type, non_negative, opt_ratio
 from timeline.model.block import Block
 from timeline.model.block_types import block_type
 from timeline.model.errors import PolicyError
@@ -77,11 +77,6 @@ def _opt_count(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
         non_negative(_, attribute, value)
 
 
-def _opt_ratio(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-    if value is not None:
-        ratio(_, attribute, value)
-
-
 @attrs.frozen(kw_only=True)
 class ClearingPolicy:
     """How the clearing tier runs (``CompactionPolicy(clearing=ClearingPolicy())``).
@@ -108,7 +103,7 @@ class ClearingPolicy:
     clear_thinking: bool = attrs.field(default=True, validator=bool_type)
     """Thinking and reasoning blocks of earlier turns are left out (both providers accept
     that; only the running turn's must be sent back)."""
-    summary_keep_ratio: float | None = attrs.field(default=0.4, validator=_opt_ratio)
+    summary_keep_ratio: float | None = attrs.field(default=0.4, validator=opt_ratio)
     """When clearing is not enough and a summary is made, the share of the budget it keeps
     verbatim (None: the policy's ``keep_ratio``). Below ``keep_ratio``, so that the next
     clearing passes have room before another summary is needed."""

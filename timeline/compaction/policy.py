@@ -20,6 +20,7 @@ from timeline.compaction.validators import (
     bool_type,
     failure_policy,
     non_negative,
+    opt_ratio,
     opt_seconds,
     opt_str,
     opt_str_map,
@@ -141,6 +142,11 @@ class CompactionPolicy:
     """Provider-native compaction (None: the library compacts): the provider compacts at
     its trigger and its compaction block becomes the summary; the library compacts on its
     own only past the budget (:mod:`timeline.compaction.native`)."""
+    prepare_at: float | None = attrs.field(default=None, validator=opt_ratio)
+    """A share of the trigger (0.8: at 80% of it): once the prompt passes it, the summary
+    of the next compaction is made off the agent's path (a worker thread, or a task on
+    the async path), so the compaction at the trigger applies it instead of waiting for
+    the summarizer. None: summaries are made at the trigger."""
 
     def __attrs_post_init__(self) -> None:
         if self.keep_ratio >= self.trigger_ratio:

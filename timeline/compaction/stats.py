@@ -57,6 +57,9 @@ class CompactionStats:
     thinking)."""
     cleared_tokens: int = 0
     """Prompt tokens that clearing freed."""
+    prepared: bool = False
+    """The summary was made ahead of the trigger, off the agent's path
+    (``CompactionPolicy(prepare_at=...)``), and applied as it was."""
 
     def as_dict(self) -> dict[str, object]:
         """Plain data for logs and events."""

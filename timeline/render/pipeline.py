@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from timeline.compaction import CompactionStats
 from timeline.model.block import Block
 from timeline.model.errors import BudgetError, PinnedOverBudgetError
+from timeline.render.background import prepare_next
 from timeline.render.budget import finish, forced_target
 from timeline.render.context import RenderedContext
 from timeline.render.prepare import Prep, overhead, prepare, raw_tokens
@@ -40,6 +41,8 @@ def render(
         stats: CompactionStats | None = run_sync(ledger, settings, prep, pending)
     else:
         stats = pending
+    if stats is None and settings.policy.prepare_at is not None:
+        prepare_next(ledger, settings, prep, asynchronous=False)
     try:
         return finish(ledger, settings, prep, force=force, stats=stats, target=target)
     except BudgetError as exc:
@@ -69,11 +72,13 @@ async def arender(
 ) -> RenderedContext:
     prep = prepare(ledger, system, tail)
     target = forced_target(ledger, settings, prep) if force else None
-    pending = plan_compaction(ledger, settings, prep, force=force)
+    pending = plan_compaction(ledger, settings, prep, force=force, asynchronous=True)
     if isinstance(pending, Pending):
         stats: CompactionStats | None = await run_async(ledger, settings, prep, pending)
     else:
         stats = pending
+    if stats is None and settings.policy.prepare_at is not None:
+        prepare_next(ledger, settings, prep, asynchronous=True)
     try:
         return finish(ledger, settings, prep, force=force, stats=stats, target=target)
     except BudgetError as exc:

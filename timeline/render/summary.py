@@ -223,7 +223,10 @@ def _conclude(
 
 
 def run_sync(ledger: Ledger, settings: Settings, prep: Prep, pending: Pending) -> CompactionStats:
-    """Make the summaries with a sync summarizer (the policy's timeout and fallback)."""
+    """Make the summaries with a sync summarizer (the policy's timeout and fallback), or
+    take the ones prepared ahead of the trigger (waiting for them if still running)."""
+    if pending.job is not None:
+        return _conclude(ledger, settings, prep, pending, pending.job.wait())
     policy = settings.policy
     fallback = policy.on_summary_failure == "fallback"
     results = [
@@ -236,7 +239,10 @@ def run_sync(ledger: Ledger, settings: Settings, prep: Prep, pending: Pending) -
 async def run_async(
     ledger: Ledger, settings: Settings, prep: Prep, pending: Pending
 ) -> CompactionStats:
-    """Make the summaries with an async (or sync) summarizer."""
+    """Make the summaries with an async (or sync) summarizer, or await the ones prepared
+    ahead of the trigger."""
+    if pending.job is not None:
+        return _conclude(ledger, settings, prep, pending, await pending.job.result())
     policy = settings.policy
     fallback = policy.on_summary_failure == "fallback"
     results = [

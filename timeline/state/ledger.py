@@ -65,6 +65,7 @@ class Ledger:
     _carry: Carry = attrs.field(factory=Carry, init=False)
     _carried: CarriedIds = attrs.field(init=False)
     _stream: VisibleStream = attrs.field(init=False)
+    _prepared: object | None = attrs.field(default=None, init=False)
 
     def __attrs_post_init__(self) -> None:
         self._carried = CarriedIds(self._carry)
@@ -113,6 +114,12 @@ class Ledger:
     def new_ids(self) -> Sequence[str]:
         """Ids of the blocks appended or inserted since the last persist."""
         return self._new_ids
+
+    @property
+    def prepared(self) -> object | None:
+        """The summary being prepared for the next compaction (opaque here: see
+        :mod:`timeline.render.prepared`), or None."""
+        return self._prepared
 
     def get(self, block_id: str) -> Block | None:
         return self._by_id.get(block_id)
@@ -233,6 +240,7 @@ class Ledger:
         """A compaction's summary (and the plan history after it) inserted at ``at``;
         ``cost`` is the summary's exact token cost, ``block_seq`` the counter after it."""
         inserted = [summary] if history is None else [summary, history]
+        self._prepared = None
         self._blocks[at:at] = inserted
         for b in inserted:
             self._by_id[b.id] = b
@@ -249,6 +257,10 @@ class Ledger:
         spliced = self.incremental and history is None and current
         if spliced and stream.splice_summary(self._blocks, at):
             stream.version = version
+
+    def keep_prepared(self, prepared: object | None) -> None:
+        """Hold (or, with None, drop) the summary prepared for the next compaction."""
+        self._prepared = prepared
 
     def update_state(self, **changes: object) -> None:
         """Change fields of the persisted state that derive nothing (cache checkpoints,
@@ -279,6 +291,7 @@ class Ledger:
         """Replace everything by ``blocks`` and ``state`` (load, restore, clear, evict);
         ``new_ids`` (default: unchanged) are the blocks the next persist writes."""
         self._blocks = list(blocks)
+        self._prepared = None
         self._by_id = {b.id: b for b in self._blocks}
         self._calls = {
             b.call_id for b in blocks if b.call_id and block_type(b.type).render == "tool_call"
@@ -321,7 +334,9 @@ class Ledger:
         self._new_ids = [i for i in self._new_ids if i not in written]
         if window is not None and len(window.blocks) != len(self._blocks):
             state = msgspec.structs.replace(self._state, pinned=window.state.pinned)
+            prepared = self._prepared  # covers blocks after the summary, still in memory
             self.reset(window.blocks, state)
+            self._prepared = prepared
 
     def loaded(self, version: int, snapshot: TimelineSnapshot) -> None:
         """Take over a stored window (``Timeline.load``)."""
