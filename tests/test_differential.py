@@ -86,6 +86,7 @@ def setups(draw: st.DrawFn) -> Setup:
         enabled=draw(st.booleans()) or draw(st.booleans()),  # mostly enabled
         clearing=draw(st.none() | clearings()),
         native=draw(st.none() | st.sampled_from(("anthropic", "responses")).map(native_compaction)),
+        prepare_at=draw(st.none() | st.sampled_from((0.5, 0.8))),
     )
     return Setup(
         policy=policy,
@@ -433,6 +434,54 @@ TestDifferential = DifferentialMachine.TestCase
 TestDifferential.settings = settings(
     max_examples=200,
     stateful_step_count=50,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+
+@st.composite
+def prepared_setups(draw: st.DrawFn) -> Setup:
+    """A summary prepared ahead of the trigger (``prepare_at``) with a summarizer that
+    calls "a model", budgets that a few small turns fill."""
+    policy = CompactionPolicy(
+        max_tokens=draw(st.integers(1_000, 3_000)),
+        keep_recent_turns=draw(st.integers(0, 2)),
+        clearing=draw(st.none() | clearings()),
+        prepare_at=draw(st.sampled_from((0.5, 0.7, 0.8, 0.95))),
+    )
+    return Setup(
+        policy=policy,
+        counter=draw(st.sampled_from(("heuristic", "tiktoken", "count_only"))),
+        summarizer=draw(st.sampled_from(("truncate", "prose", "cache_warm"))),
+        estimate_every_step=draw(st.booleans()),
+    )
+
+
+class PreparedMachine(DifferentialMachine):
+    """The differential machine with ``prepare_at`` always on and a rule that grows the
+    conversation in small steps, so that summaries are prepared, applied, outgrown and
+    made again (``plain``, the engine without ``prepare_at``, agrees until one is)."""
+
+    @initialize(setup=prepared_setups(), prompt=texts)
+    def start(self, setup: Setup, prompt: Shown) -> None:
+        super().start(setup, prompt)
+
+    @rule(turns=st.integers(1, 10), data=st.data())
+    def small_turns(self, turns: int, data: st.DataObject) -> None:
+        """Short turns (a prompt and an answer), each followed by a render: the prompt
+        creeps up to the trigger."""
+        for _ in range(turns):
+            self.begin_turn(Shown("what next? " * data.draw(st.integers(5, 60))))
+            answer = blocks.assistant_completion("done: " * data.draw(st.integers(5, 60)))
+            self.tick()
+            self.pair.atomic(lambda tl: tl.append(answer))
+            self.render_now(data)
+
+
+TestPrepared = PreparedMachine.TestCase
+TestPrepared.settings = settings(
+    max_examples=40,
+    stateful_step_count=60,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
