@@ -474,7 +474,7 @@ class PreparedMachine(DifferentialMachine):
             self.begin_turn(Shown("what next? " * data.draw(st.integers(5, 60))))
             answer = blocks.assistant_completion("done: " * data.draw(st.integers(5, 60)))
             self.tick()
-            self.pair.atomic(lambda tl: tl.append(answer))
+            self.pair.atomic(lambda tl, a=answer: tl.append(a))
             self.render_now(data)
 
 
