@@ -144,8 +144,10 @@ def _keep_target(
     summary_reserve: int,
     force: bool,
     keep_tokens: int | None,
+    room: int = 0,
 ) -> float:
-    """How many tokens stay verbatim after the cut."""
+    """How many tokens stay verbatim after the cut (planned ahead, with ``room``: no
+    recent turn is protected, as the turns recent at the trigger are not known yet)."""
     context_budget = budget - system_tokens
     available = budget - fixed_tokens - summary_reserve
     keep: float
@@ -161,7 +163,7 @@ def _keep_target(
         keep = max(
             policy.summary_keep_ratio * context_budget - summary_reserve, 0.25 * context_budget
         )
-        if policy.keep_recent_turns:
+        if policy.keep_recent_turns and not room:
             recent = kept(_recent_turn_start(blocks, start, policy.keep_recent_turns))
             if fixed_tokens + summary_reserve + recent <= policy.trigger_ratio * budget:
                 keep = max(keep, recent)
@@ -219,7 +221,8 @@ def plan_cut(
     ``pinned_only`` (default: the same) the ones left out of the summary: a carried plan
     or follow-up prompt is summarized too (it leaves the view later). ``room``: plan as
     if that many tokens were appended after the last block (the cut a compaction at the
-    trigger will make, planned ahead of it)."""
+    trigger will make, planned ahead of it; the recent turns it protects are not known
+    yet, so none is)."""
     hi = len(blocks) - max(1, policy.preserve_recent_blocks)
     if start + 1 > hi:
         return None
@@ -235,6 +238,7 @@ def plan_cut(
         summary_reserve=summary_reserve,
         force=force,
         keep_tokens=keep_tokens,
+        room=room,
     )
     cut = _choose_cut(blocks, start, hi, kept, keep, policy)
     if cut is None:

@@ -216,6 +216,11 @@ class CompactionPolicy:
             return self.summary_max_tokens
         return max(256, int((self.budget or 32_000) * 0.10))
 
+    def summary_reserve(self, budget: int) -> int:
+        """Tokens a cut leaves for the summary in front of what it keeps under
+        ``budget``: :meth:`summary_budget`, at most a fifth of the budget."""
+        return min(self.summary_budget(), max(64, budget // 5))
+
     @classmethod
     def from_mapping(
         cls, config: Mapping[str, Any], *, path: str = "compaction"

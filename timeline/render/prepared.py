@@ -157,23 +157,26 @@ def adopt(
     prep: Prep,
     fresh: CutPlan,
     reason: str,
-    slack: float,
+    limit: float,
     asynchronous: bool,
 ) -> tuple[CutPlan, Job | None]:
     """The plan a compaction due now (for ``reason``) makes, and the job holding its
     summaries when one was prepared for it: the prepared summary is applied instead of
-    ``fresh`` (the cut it would make otherwise) when it still holds, its cut is not
-    after ``fresh``'s (it summarizes nothing this compaction keeps), it keeps at most
-    ``slack`` tokens more than ``fresh`` would, and its results can be had on this path
-    (a sync render cannot wait for a task). Only an automatic compaction applies one;
-    it is used up either way."""
+    ``fresh`` (the cut it would make otherwise) when it still holds, keeps no more than
+    ``fresh`` would or leaves at most ``limit`` tokens besides the summary, keeps at
+    least half of what ``fresh`` would (the planner's own tolerance between cuts), and
+    its results can be had on this path (a sync render cannot wait for a task). Only an
+    automatic compaction applies one; it is used up either way."""
     prepared = current(ledger)
     if prepared is None:
         return fresh, None
     ledger.keep_prepared(None)
     if reason not in ("tokens", "blocks") or not prepared.job.ready(asynchronous):
         return fresh, None
-    plan = holds(ledger, settings, prepared, cut_costs(ledger, prep)[0])
-    if plan is None or plan.cut > fresh.cut or plan.kept_tokens - fresh.kept_tokens > slack:
+    costs, fixed = cut_costs(ledger, prep)
+    plan = holds(ledger, settings, prepared, costs)
+    if plan is None or 2 * plan.kept_tokens < fresh.kept_tokens:
+        return fresh, None
+    if plan.kept_tokens > max(fresh.kept_tokens, limit - fixed):
         return fresh, None
     return plan, prepared.job

@@ -206,7 +206,7 @@ def _cut(
         budget=budget,
         system_tokens=prep.system_tokens,
         fixed_tokens=fixed,
-        summary_reserve=min(policy.summary_budget(), max(64, budget // 5)),
+        summary_reserve=policy.summary_reserve(budget),
         force=force,
         keep_tokens=keep_tokens,
         current_turn=ledger.state.current_turn_id,
@@ -371,6 +371,7 @@ def _tiers(
             return cleared_stats(ledger, settings, prep, stats)
         _log.compaction_skipped(settings.conversation_id, reason, at.est)
         return None
-    slack = (settings.policy.trigger_ratio * at.budget - target) / 2
-    plan, job = adopt(ledger, settings, prep, plan, reason, slack, at.asynchronous)
+    policy = settings.policy  # a prepared summary leaves the prompt at most halfway up
+    limit = (policy.trigger_ratio * at.budget + target) / 2 - policy.summary_reserve(at.budget)
+    plan, job = adopt(ledger, settings, prep, plan, reason, limit, at.asynchronous)
     return _announce(ledger, settings, prep, plan, stats, at.context, job)
