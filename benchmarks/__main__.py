@@ -21,6 +21,7 @@ from benchmarks import (
     end_to_end,
     peers,
     persist_speed,
+    prepared,
     render_speed,
     storage_size,
     summary_cap,
@@ -168,6 +169,7 @@ class _Runs:
     sc: dict[str, Any]
     res: dict[str, Any]
     tiers: dict[str, Any]
+    prepared: dict[str, Any]
 
 
 def _measure(turns: int, budget: int) -> _Runs:
@@ -186,7 +188,9 @@ def _measure(turns: int, budget: int) -> _Runs:
     res = peers.run(turns=turns, budget=budget)
     print("tiered compaction ...", flush=True)
     tr = tiers.run(turns=turns, budget=budget)
-    return _Runs(rs, ps, e2e, pg, ss, sc, res, tr)
+    print("background summaries (a few minutes: the summarizer takes 2 s) ...", flush=True)
+    bg = prepared.run(budget=budget)
+    return _Runs(rs, ps, e2e, pg, ss, sc, res, tr, bg)
 
 
 def main() -> int:
@@ -197,7 +201,9 @@ def main() -> int:
     args = parser.parse_args()
 
     runs = _measure(args.turns, args.budget)
-    goals = goal_rows(runs.res, runs.rs, runs.ps, runs.sc, runs.ss, runs.e2e, runs.pg, runs.tiers)
+    goals = goal_rows(
+        runs.res, runs.rs, runs.ps, runs.sc, runs.ss, runs.e2e, runs.pg, runs.tiers, runs.prepared
+    )
     analysis = (Path(__file__).parent / "ANALYSIS.md").read_text()
     analysis = analysis.format_map({**_figures(runs.res, goals), **_tier_figures(runs.tiers)})
     lines = [
@@ -208,6 +214,7 @@ def main() -> int:
         "",
         *_peer_section(runs),
         *_tier_section(runs.tiers),
+        *_prepared_section(runs.prepared),
         *_own_sections(runs),
         "## Analysis",
         "",
@@ -317,6 +324,25 @@ def _tier_section(tr: dict[str, Any]) -> list[str]:
         "`python -m benchmarks.tiers --sweep` (docs/compaction.md).",
         "",
         *tiers.report(tr["rows"], tr["user_messages"]),
+        "",
+    ]
+
+
+def _prepared_section(bg: dict[str, Any]) -> list[str]:
+    """Background summaries (``prepare_at``) against summaries made at the trigger."""
+    return [
+        "## Background summaries: the compaction that does not stall",
+        "",
+        f"The same session ({bg['turns']} turns, {bg['budget']:,}-token budget) with a "
+        f"summarizer that takes {prepared.SUMMARY_SECONDS:.0f} s a call, once with the "
+        "summary made at the trigger and once with `CompactionPolicy(prepare_at=0.8)`, which "
+        "makes it in a worker thread once the prompt passes 80% of the trigger "
+        f"(`benchmarks/prepared.py`, {bg['seconds']:.0f} s). The agent's own model call "
+        f"between two renders takes up to {prepared.MODEL_SECONDS:.0f} s (it ends early "
+        "when no summary is being made, which changes no figure). 'Render at the trigger' "
+        "is the render that compacts.",
+        "",
+        *prepared.report(bg),
         "",
     ]
 

@@ -63,8 +63,11 @@ class SlowSummarizer:
             self._idle.wait_for(lambda: self._busy == 0, timeout)
 
 
-def _session(turns: int, budget: int, seed: int, prepare_at: float | None) -> dict[str, Any]:
-    summarizer = SlowSummarizer()
+def _session(
+    turns: int, budget: int, seed: int, prepare_at: float | None, seconds: tuple[float, float]
+) -> dict[str, Any]:
+    summary_seconds, model_seconds = seconds
+    summarizer = SlowSummarizer(seconds=summary_seconds)
     ours = Ours(budget, check_payloads=False, summarizer=summarizer)
     tl = ours.tl
     tl.policy = CompactionPolicy(max_tokens=budget, prepare_at=prepare_at)
@@ -86,7 +89,7 @@ def _session(turns: int, budget: int, seed: int, prepare_at: float | None) -> di
             prepared += stats.prepared
         else:
             others.append(elapsed)
-        summarizer.wait_idle(MODEL_SECONDS)  # the agent's model call
+        summarizer.wait_idle(model_seconds)  # the agent's model call
     return {
         "name": "summary made at the trigger"
         if prepare_at is None
@@ -103,11 +106,16 @@ def _session(turns: int, budget: int, seed: int, prepare_at: float | None) -> di
 
 
 def run(
-    turns: int = 150, budget: int = 32_000, seed: int = 0, prepare_at: float = 0.8
+    turns: int = 150,
+    budget: int = 32_000,
+    seed: int = 0,
+    prepare_at: float = 0.8,
+    seconds: tuple[float, float] = (SUMMARY_SECONDS, MODEL_SECONDS),
 ) -> dict[str, Any]:
-    """Both variants over the same session, one after the other."""
+    """Both variants over the same session, one after the other (``seconds``: the
+    summarizer's time per call and the agent's model call)."""
     started = time.perf_counter()
-    rows = [_session(turns, budget, seed, p) for p in (None, prepare_at)]
+    rows = [_session(turns, budget, seed, p, seconds) for p in (None, prepare_at)]
     return {
         "turns": turns,
         "budget": budget,

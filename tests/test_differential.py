@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 import open_samples
-from differential import EnginePair, assert_same_stats, stats_data
+from differential import EnginePair, assert_same_stats, observe, stats_data
 from differential_setup import Setup, Shown
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
@@ -385,6 +385,19 @@ class DifferentialMachine(RuleBasedStateMachine):
             lambda tl: stats_data(tl.compact(system.value, force=force, keep_recent_tokens=keep))
         )
         assert_same_stats(a.value, b.value)
+
+    @rule(system=systems, keep=st.none() | st.integers(50, 2_000), force=st.booleans())
+    def dry_run(self, system: Shown, keep: int | None, force: bool) -> None:
+        """A dry run: the same preview from both engines, and nothing they show changed
+        (the engine without prepare_at may preview another cut: not compared)."""
+        before = observe(self.pair.inc), observe(self.pair.ref)
+        a, b = self.pair.both(
+            lambda tl: tl.compact(
+                system.value, force=force, keep_recent_tokens=keep, dry_run=True
+            ).as_dict()
+        )
+        assert a.value == b.value
+        assert (observe(self.pair.inc), observe(self.pair.ref)) == before
 
     @rule(prompt_tokens=st.integers(0, 12_000))
     def record_usage(self, prompt_tokens: int) -> None:

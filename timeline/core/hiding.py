@@ -7,13 +7,21 @@ from collections.abc import Iterable, Sequence
 
 import msgspec
 
+from timeline.compaction.policy import CompactionPolicy
 from timeline.model.block import CONV_RANGE_SUMMARY, PLAN_LATEST, Block
-from timeline.model.errors import InvalidBlockError, UnknownPathError
+from timeline.model.errors import InvalidBlockError, PinnedOverBudgetError, UnknownPathError
 from timeline.model.json_text import clean_text
 from timeline.model.validate import check_paths
 from timeline.state.ledger import Ledger
 
-__all__ = ["clean_replacement", "known_paths", "plan_path", "with_hidden"]
+__all__ = [
+    "check_pin_fits",
+    "clean_replacement",
+    "known_paths",
+    "plan_path",
+    "set_hidden",
+    "with_hidden",
+]
 
 
 def plan_path(ledger: Ledger, conversation_id: str, path: str) -> str:
@@ -65,3 +73,45 @@ def with_hidden(
             if new != b:
                 changed[i] = new
     return changed
+
+
+def set_hidden(
+    ledger: Ledger, conversation_id: str, paths: Iterable[str], hidden: bool, replacement: object
+) -> int:
+    """Hide (with ``replacement``) or show the blocks at ``paths``; showing also shows
+    blocks the clearing tier cleared whole again. How many blocks changed."""
+    text = clean_replacement(replacement)
+    wanted = known_paths(ledger, conversation_id, paths)
+    changed = with_hidden(ledger.blocks, wanted, hidden, text)
+    ledger.replace(changed)
+    if hidden:
+        return len(changed)
+    cleared = ledger.state.cleared
+    shown = [i for i, b in enumerate(ledger.blocks) if b.path in wanted and b.id in cleared]
+    ledger.restore_content(ledger.blocks[i].id for i in shown)
+    return len(changed.keys() | shown)
+
+
+def check_pin_fits(
+    ledger: Ledger,
+    policy: CompactionPolicy,
+    conversation_id: str,
+    block: Block,
+    also: Sequence[Block] = (),
+) -> None:
+    """Pinning ``block`` (with ``also``, about to be pinned) fits the budget (with the
+    last system prompt), else :class:`PinnedOverBudgetError`."""
+    budget = policy.budget
+    if budget is None or not policy.enabled:
+        return
+    pinned = sum(ledger.memo.block(b) for i in ledger.pinned if (b := ledger.get(i)) is not None)
+    pinned += sum(ledger.memo.block(b) for b in also)
+    need = pinned + ledger.cost(block) + ledger.state.system_tokens
+    if need > budget:
+        raise PinnedOverBudgetError(
+            f"pinned blocks would need {need} tokens (with the last system prompt) but "
+            f"the budget is {budget}; unpin something or raise max_tokens",
+            budget=budget,
+            required=need,
+            conversation_id=conversation_id,
+        )

@@ -11,24 +11,29 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal, overload
 
 import attrs
-import msgspec
 
-from timeline.compaction import CompactionStats
+from timeline.compaction import CompactionPreview, CompactionStats
 from timeline.compaction.policy import CompactionPolicy
 from timeline.compaction.summarizers.base import AsyncSummarizer, Summarizer
 from timeline.core import persist as _persist
+from timeline.core import snapshots as _snapshots
 from timeline.core.append import Batch
-from timeline.core.hiding import clean_replacement, known_paths, plan_path, with_hidden
+from timeline.core.hiding import check_pin_fits, known_paths, plan_path, set_hidden
 from timeline.formats.incremental import PayloadCache
 from timeline.model.block import CONV_RANGE_SUMMARY, Block
 from timeline.model.constructors import turn_header
-from timeline.model.errors import InvalidBlockError, NotFoundError, PinnedOverBudgetError
+from timeline.model.errors import InvalidBlockError, NotFoundError
 from timeline.model.json_text import check_identifier
 from timeline.model.persistence import IndexStore, TimelineSnapshot, UsageRecord
-from timeline.model.validate import check_count, check_render_args, check_snapshot
+from timeline.model.validate import (
+    check_compact_args,
+    check_count,
+    check_render_args,
+    check_snapshot,
+)
 from timeline.render import pipeline
 from timeline.render.context import RenderedContext
 from timeline.render.settings import Clock, Hook, IdFactory
@@ -174,22 +179,7 @@ class Timeline:
         return list(batch.stored)
 
     def _check_pin_fits(self, block: Block, also: Sequence[Block] = ()) -> None:
-        """Pinning ``block`` (with ``also``, about to be pinned) fits the budget."""
-        budget = self.policy.budget
-        if budget is None or not self.policy.enabled:
-            return
-        ledger = self._ledger
-        pinned = sum(ledger.memo.block(self.get(i)) for i in ledger.pinned)
-        pinned += sum(ledger.memo.block(b) for b in also)
-        need = pinned + ledger.cost(block) + ledger.state.system_tokens
-        if need > budget:
-            raise PinnedOverBudgetError(
-                f"pinned blocks would need {need} tokens (with the last system prompt) but "
-                f"the budget is {budget}; unpin something or raise max_tokens",
-                budget=budget,
-                required=need,
-                conversation_id=self.conversation_id,
-            )
+        check_pin_fits(self._ledger, self.policy, self.conversation_id, block, also)
 
     # -- hiding and pinning ----------------------------------------------------------
 
@@ -204,17 +194,7 @@ class Timeline:
         return self._set_hidden(paths, False, None)
 
     def _set_hidden(self, paths: Iterable[str], hidden: bool, replacement: str | None) -> int:
-        replacement = clean_replacement(replacement)
-        ledger = self._ledger
-        wanted = self._known_paths(paths)
-        changed = with_hidden(ledger.blocks, wanted, hidden, replacement)
-        ledger.replace(changed)
-        if hidden:
-            return len(changed)
-        cleared = ledger.state.cleared
-        shown = [i for i, b in enumerate(ledger.blocks) if b.path in wanted and b.id in cleared]
-        ledger.restore_content(ledger.blocks[i].id for i in shown)
-        return len(changed.keys() | shown)
+        return set_hidden(self._ledger, self.conversation_id, paths, hidden, replacement)
 
     def pin(self, paths: Iterable[str]) -> None:
         """Pin the blocks at ``paths`` (kept visible after every compaction)."""
@@ -253,25 +233,12 @@ class Timeline:
         unique ids, no orphan tool results, no forged summaries): on error the timeline is
         unchanged.
         """
-        snapshot = check_snapshot(snapshot, self.conversation_id)
-        now = self._ledger.state
-        state = msgspec.structs.replace(
-            snapshot.state,
-            block_seq=max(snapshot.state.block_seq, now.block_seq),
-            turn_seq=max(snapshot.state.turn_seq, now.turn_seq),
-            structure_version=max(snapshot.state.structure_version, now.structure_version),
-        )  # counters never go back: an id is never reused for a different block
-        self._ledger.reset(snapshot.blocks, state, new_ids=[b.id for b in snapshot.blocks])
-        self._ledger.bump()
+        _snapshots.restore(self._ledger, check_snapshot(snapshot, self.conversation_id))
 
     def clear(self) -> None:
         """Drop every block from memory (seed 002 ``Clear``); the counters go on, so ids
         stay unique, and the store keeps the turn log."""
-        state = msgspec.structs.replace(
-            self._ledger.state, current_turn_id="", pinned=[], usage=None, compacted_at_seq=-1
-        )
-        self._ledger.reset([], state, new_ids=())
-        self._ledger.bump()
+        _snapshots.clear(self._ledger)
 
     def drain(self) -> list[Block]:
         """Take every block out of memory and return them, for a caller that stores them
@@ -320,27 +287,61 @@ class Timeline:
         system, tail = check_render_args(system, tail, force_sanitize)
         return await pipeline.arender(self._ledger, self, system, force=force_sanitize, tail=tail)
 
+    @overload
     def compact(
-        self, system: str = "", *, force: bool = True, keep_recent_tokens: int | None = None
-    ) -> CompactionStats | None:
+        self,
+        system: str = "",
+        *,
+        force: bool = True,
+        keep_recent_tokens: int | None = None,
+        dry_run: Literal[False] = False,
+        focus: str | None = None,
+    ) -> CompactionStats | None: ...
+    @overload
+    def compact(
+        self,
+        system: str = "",
+        *,
+        force: bool = True,
+        keep_recent_tokens: int | None = None,
+        dry_run: Literal[True],
+        focus: str | None = None,
+    ) -> CompactionPreview: ...
+    def compact(
+        self,
+        system: str = "",
+        *,
+        force: bool = True,
+        keep_recent_tokens: int | None = None,
+        dry_run: bool = False,
+        focus: str | None = None,
+    ) -> CompactionStats | CompactionPreview | None:
         """Manual compaction (seed 004's ``/compact``); None when there is nothing to cut.
 
-        ``force=True`` compacts even under the trigger; ``keep_recent_tokens`` overrides
-        how much recent history stays verbatim."""
+        ``force=True`` compacts even under the trigger (False: only when a render would);
+        ``keep_recent_tokens`` overrides how much recent history stays verbatim; ``focus``
+        tells the summarizer what to keep in view. ``dry_run=True`` changes nothing and
+        returns what the compaction would do now (a :class:`CompactionPreview`)."""
         system, _ = check_render_args(system, (), force)
-        check_count(keep_recent_tokens, "keep_recent_tokens", optional=True)
-        return pipeline.compact(
-            self._ledger, self, system, force=force, keep_tokens=keep_recent_tokens
-        )
+        check_compact_args(keep_recent_tokens, dry_run, focus)
+        ledger, keep = self._ledger, keep_recent_tokens
+        if dry_run:
+            return pipeline.preview(ledger, self, system, force=force, keep_tokens=keep)
+        return pipeline.compact(ledger, self, system, force=force, keep_tokens=keep, focus=focus)
 
     async def acompact(
-        self, system: str = "", *, force: bool = True, keep_recent_tokens: int | None = None
+        self,
+        system: str = "",
+        *,
+        force: bool = True,
+        keep_recent_tokens: int | None = None,
+        focus: str | None = None,
     ) -> CompactionStats | None:
         """:meth:`compact` for async summarizers (awaited, with the policy's timeout)."""
         system, _ = check_render_args(system, (), force)
-        check_count(keep_recent_tokens, "keep_recent_tokens", optional=True)
+        check_compact_args(keep_recent_tokens, False, focus)
         return await pipeline.acompact(
-            self._ledger, self, system, force=force, keep_tokens=keep_recent_tokens
+            self._ledger, self, system, force=force, keep_tokens=keep_recent_tokens, focus=focus
         )
 
     def estimate(self, system: str = "", tail: Sequence[Block] = ()) -> int:

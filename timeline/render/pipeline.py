@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import attrs
+
 from timeline.compaction import CompactionStats
 from timeline.model.block import Block
 from timeline.model.errors import BudgetError, PinnedOverBudgetError
@@ -23,12 +25,13 @@ from timeline.render.background import prepare_next
 from timeline.render.budget import finish, forced_target
 from timeline.render.context import RenderedContext
 from timeline.render.prepare import Prep, overhead, prepare, raw_tokens
+from timeline.render.preview import preview
 from timeline.render.sanitize import Pending, plan_compaction
-from timeline.render.settings import Settings
+from timeline.render.settings import Adjusted, Settings
 from timeline.render.summary import run_async, run_sync
 from timeline.state.ledger import Ledger
 
-__all__ = ["acompact", "arender", "compact", "estimate", "render"]
+__all__ = ["acompact", "arender", "compact", "estimate", "focused", "preview", "render"]
 
 
 def render(
@@ -87,9 +90,27 @@ async def arender(
         return finish(ledger, settings, prep, force=False, stats=stats, target=None)
 
 
+def focused(settings: Settings, focus: str | None) -> Settings:
+    """``settings`` for one compaction whose summary keeps ``focus`` in view (after the
+    policy's own ``focus_instructions``)."""
+    if focus is None:
+        return settings
+    policy = settings.policy
+    own = policy.focus_instructions
+    both = f"{own}\n{focus}" if own else focus
+    return Adjusted(settings, attrs.evolve(policy, focus_instructions=both))
+
+
 def compact(
-    ledger: Ledger, settings: Settings, system: str, *, force: bool, keep_tokens: int | None
+    ledger: Ledger,
+    settings: Settings,
+    system: str,
+    *,
+    force: bool,
+    keep_tokens: int | None,
+    focus: str | None = None,
 ) -> CompactionStats | None:
+    settings = focused(settings, focus)
     prep = prepare(ledger, system, ())
     pending = plan_compaction(
         ledger, settings, prep, force=force, manual=force, keep_tokens=keep_tokens
@@ -98,11 +119,24 @@ def compact(
 
 
 async def acompact(
-    ledger: Ledger, settings: Settings, system: str, *, force: bool, keep_tokens: int | None
+    ledger: Ledger,
+    settings: Settings,
+    system: str,
+    *,
+    force: bool,
+    keep_tokens: int | None,
+    focus: str | None = None,
 ) -> CompactionStats | None:
+    settings = focused(settings, focus)
     prep = prepare(ledger, system, ())
     pending = plan_compaction(
-        ledger, settings, prep, force=force, manual=force, keep_tokens=keep_tokens
+        ledger,
+        settings,
+        prep,
+        force=force,
+        manual=force,
+        keep_tokens=keep_tokens,
+        asynchronous=True,
     )
     if isinstance(pending, Pending):
         return await run_async(ledger, settings, prep, pending)

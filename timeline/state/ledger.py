@@ -285,11 +285,31 @@ class Ledger:
         n = self.notes
         self.notes = RenderNotes(n.raw_estimate, n.render_key, n.skipped_at_seq, True)
 
+    def fork(self) -> Ledger:
+        """A copy to try a change on (a dry run): its own blocks, state, indexes and
+        stream, the same token memo (costs do not change with the copy), the summary
+        being prepared carried over."""
+        other = Ledger(self.memo, incremental=self.incremental, payloads=PayloadCache())
+        pinned = list(self._carry.pinned)
+        other._install(self._blocks, msgspec.structs.replace(self._state, pinned=pinned))
+        other._version = self._version
+        other._new_ids = list(self._new_ids)
+        other.notes = self.notes
+        other._prepared = self._prepared
+        return other
+
     def reset(
         self, blocks: Sequence[Block], state: TimelineState, new_ids: Iterable[str] | None = None
     ) -> None:
         """Replace everything by ``blocks`` and ``state`` (load, restore, clear, evict);
         ``new_ids`` (default: unchanged) are the blocks the next persist writes."""
+        self._install(blocks, state)
+        self.memo.forget(self._by_id.__contains__)
+        if new_ids is not None:
+            self._new_ids = list(new_ids)
+
+    def _install(self, blocks: Sequence[Block], state: TimelineState) -> None:
+        """Take ``blocks`` and ``state`` and derive every index from them."""
         self._blocks = list(blocks)
         self._prepared = None
         self._by_id = {b.id: b for b in self._blocks}
@@ -302,10 +322,7 @@ class Ledger:
         cleared = {i: t for i, t in state.cleared.items() if i in self._by_id}
         self._state = msgspec.structs.replace(state, pinned=[], cleared=cleared)
         self._carry.load(blocks, pinned, state.current_turn_id, self._summary_index)
-        self.memo.forget(self._by_id.__contains__)
         self._stream.version = -1
-        if new_ids is not None:
-            self._new_ids = list(new_ids)
 
     def hand_over(self, conversation_id: str) -> list[Block]:
         """Every block, taken out of memory (``Timeline.drain``); the state goes on, and
