@@ -32,10 +32,9 @@ def test_dry_run_prints_the_plan_and_changes_nothing(tmp_path: Path) -> None:
     assert cli(*render).stdout == before
     listed = cli("list", "--db", str(db), "--json").stdout
     assert json.loads(listed)[0]["version"] == 1
-    plan = json.loads(
-        cli("compact", "c1", "--db", str(db), "--keep-recent", "200", "--dry-run", "--json").stdout
-    )
-    done = json.loads(cli("compact", "c1", "--db", str(db), "--keep-recent", "200", "--json").stdout)
+    args = ("compact", "c1", "--db", str(db), "--keep-recent", "200", "--json")
+    plan = json.loads(cli(*args, "--dry-run").stdout)
+    done = json.loads(cli(*args).stdout)
     assert plan["dry_run"] and plan["tier"] == done["tier"] == "summarize"
     assert plan["summarized_blocks"] == done["compacted_blocks"]
     assert plan["tokens_before"] == done["tokens_before"]
@@ -47,8 +46,12 @@ def test_dry_run_of_a_clearing_pass(tmp_path: Path) -> None:
     args = ("compact", "c1", "--db", str(db), "--clear", "--max-tokens", "8000")
     plan = json.loads(cli(*args, "--dry-run", "--json").stdout)
     done = json.loads(cli(*args, "--json").stdout)
-    assert (plan["tier"], plan["cleared_blocks"]) == ("clear", 3) == (
-        done["tier"],
-        done["cleared_blocks"],
+    assert (
+        (plan["tier"], plan["cleared_blocks"])
+        == ("clear", 3)
+        == (
+            done["tier"],
+            done["cleared_blocks"],
+        )
     )
     assert plan["cleared_tokens"] == done["cleared_tokens"]

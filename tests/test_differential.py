@@ -67,6 +67,7 @@ def clearings(draw: st.DrawFn) -> ClearingPolicy:
         dedupe_reads=draw(st.booleans()),
         clear_thinking=draw(st.booleans()),
         summary_keep_ratio=draw(st.none() | st.sampled_from((0.3, 0.5))),
+        offload_over_tokens=draw(st.none() | st.sampled_from((50, 400, 3_000))),
     )
 
 

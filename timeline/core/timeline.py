@@ -163,7 +163,8 @@ class Timeline:
         stored = batch.add(block)
         if pin:
             self._check_pin_fits(stored)
-        self._ledger.append(batch.stored, batch.state)
+        offloaded = {} if pin else batch.offloaded(self.policy)
+        self._ledger.append(batch.stored, batch.state, offloaded)
         if pin:
             self._ledger.pin([stored.id])
         return stored
@@ -175,7 +176,7 @@ class Timeline:
         batch = self._batch()
         for block in blocks:
             batch.add(block)
-        self._ledger.append(batch.stored, batch.state)
+        self._ledger.append(batch.stored, batch.state, batch.offloaded(self.policy))
         return list(batch.stored)
 
     def _check_pin_fits(self, block: Block, also: Sequence[Block] = ()) -> None:

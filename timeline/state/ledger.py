@@ -140,7 +140,7 @@ class Ledger:
             stream.rebuild(self._blocks, self._summary_index, self._carried, self._state.cleared)
             stream.version = version
         else:
-            stream.extend(self._blocks)
+            stream.extend(self._blocks, self._state.cleared)
         return stream
 
     def begin_call(self) -> None:
@@ -173,8 +173,16 @@ class Ledger:
 
     # -- changing --------------------------------------------------------------------
 
-    def append(self, stored: Sequence[Block], state: TimelineState) -> None:
-        """Add validated blocks (``state``: the counters after them)."""
+    def append(
+        self,
+        stored: Sequence[Block],
+        state: TimelineState,
+        offloaded: Mapping[str, str] | None = None,
+    ) -> None:
+        """Add validated blocks (``state``: the counters after them); ``offloaded``: the
+        ones shown by a placeholder from the start (offload on arrival), by id."""
+        if offloaded:
+            state = msgspec.structs.replace(state, cleared={**state.cleared, **offloaded})
         carry = self._carry
         carried_before = carry.unpinned_extra()
         for b in stored:
