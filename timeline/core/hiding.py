@@ -18,6 +18,7 @@ __all__ = [
     "check_pin_fits",
     "clean_replacement",
     "known_paths",
+    "pin_paths",
     "plan_path",
     "set_hidden",
     "with_hidden",
@@ -115,3 +116,17 @@ def check_pin_fits(
             required=need,
             conversation_id=conversation_id,
         )
+
+
+def pin_paths(
+    ledger: Ledger, policy: CompactionPolicy, conversation_id: str, paths: Iterable[str]
+) -> None:
+    """Pin the blocks at ``paths`` (summaries excepted) when they all fit the budget
+    together (:func:`check_pin_fits`); nothing is pinned otherwise."""
+    wanted = known_paths(ledger, conversation_id, paths)
+    pinned: list[Block] = []
+    for b in ledger.blocks:
+        if b.path in wanted and b.id not in ledger.pinned and b.type != CONV_RANGE_SUMMARY:
+            check_pin_fits(ledger, policy, conversation_id, b, pinned)
+            pinned.append(b)
+    ledger.pin([b.id for b in pinned])

@@ -20,17 +20,18 @@ from timeline.compaction.policy import CompactionPolicy
 from timeline.compaction.summarizers.base import AsyncSummarizer, Summarizer
 from timeline.core import persist as _persist
 from timeline.core import snapshots as _snapshots
+from timeline.core import usage as _usage
 from timeline.core.append import Batch
-from timeline.core.hiding import check_pin_fits, known_paths, plan_path, set_hidden
+from timeline.core.hiding import check_pin_fits, known_paths, pin_paths, plan_path, set_hidden
+from timeline.core.usage import CacheBreakHook
 from timeline.formats.incremental import PayloadCache
-from timeline.model.block import CONV_RANGE_SUMMARY, Block
+from timeline.model.block import Block
 from timeline.model.constructors import turn_header
 from timeline.model.errors import InvalidBlockError, NotFoundError
 from timeline.model.json_text import check_identifier
-from timeline.model.persistence import IndexStore, TimelineSnapshot, UsageRecord
+from timeline.model.persistence import CacheBreak, IndexStore, TimelineSnapshot
 from timeline.model.validate import (
     check_compact_args,
-    check_count,
     check_render_args,
     check_snapshot,
 )
@@ -63,6 +64,8 @@ class Timeline:
     token_counter: TokenCounter | None = attrs.field(default=None, kw_only=True)
     on_before_compaction: Hook | None = attrs.field(default=None, kw_only=True)
     on_after_compaction: Hook | None = attrs.field(default=None, kw_only=True)
+    on_cache_break: CacheBreakHook | None = attrs.field(default=None, kw_only=True)
+    """Called with each :class:`CacheBreak` that :meth:`record_usage` finds."""
     clock: Clock = attrs.field(default=utc_now, kw_only=True)
     id_factory: IdFactory = attrs.field(default=sequential_ids, kw_only=True)
     model: str | None = attrs.field(default=None, kw_only=True)
@@ -162,7 +165,7 @@ class Timeline:
         batch = self._batch()
         stored = batch.add(block)
         if pin:
-            self._check_pin_fits(stored)
+            check_pin_fits(self._ledger, self.policy, self.conversation_id, stored)
         offloaded = {} if pin else batch.offloaded(self.policy)
         self._ledger.append(batch.stored, batch.state, offloaded)
         if pin:
@@ -179,46 +182,30 @@ class Timeline:
         self._ledger.append(batch.stored, batch.state, batch.offloaded(self.policy))
         return list(batch.stored)
 
-    def _check_pin_fits(self, block: Block, also: Sequence[Block] = ()) -> None:
-        check_pin_fits(self._ledger, self.policy, self.conversation_id, block, also)
-
     # -- hiding and pinning ----------------------------------------------------------
 
     def hide(self, paths: Iterable[str], replacement_text: str | None = None) -> int:
         """Hide every block at ``paths``; each renders as ``replacement_text`` once per
         path (omitted without one). Returns how many blocks changed."""
-        return self._set_hidden(paths, True, replacement_text)
+        return set_hidden(self._ledger, self.conversation_id, paths, True, replacement_text)
 
     def unhide(self, paths: Iterable[str]) -> int:
         """Show the blocks at ``paths`` again, as they were appended (blocks the clearing
         tier cleared included)."""
-        return self._set_hidden(paths, False, None)
-
-    def _set_hidden(self, paths: Iterable[str], hidden: bool, replacement: str | None) -> int:
-        return set_hidden(self._ledger, self.conversation_id, paths, hidden, replacement)
+        return set_hidden(self._ledger, self.conversation_id, paths, False, None)
 
     def pin(self, paths: Iterable[str]) -> None:
         """Pin the blocks at ``paths`` (kept visible after every compaction)."""
-        wanted = self._known_paths(paths)
-        ledger = self._ledger
-        pinned: list[Block] = []
-        for b in ledger.blocks:
-            if b.path in wanted and b.id not in ledger.pinned and b.type != CONV_RANGE_SUMMARY:
-                self._check_pin_fits(b, pinned)
-                pinned.append(b)
-        ledger.pin([b.id for b in pinned])
+        pin_paths(self._ledger, self.policy, self.conversation_id, paths)
 
     def unpin(self, paths: Iterable[str]) -> None:
         """Unpin the blocks at ``paths``; they may be summarized by a later compaction."""
-        wanted = self._known_paths(paths)
+        wanted = known_paths(self._ledger, self.conversation_id, paths)
         self._ledger.unpin([b.id for b in self._ledger.blocks if b.path in wanted])
 
     def resolve_path(self, path: str) -> str:
         """``path`` with the alias ``plan.latest`` replaced by the newest plan's path."""
         return plan_path(self._ledger, self.conversation_id, path)
-
-    def _known_paths(self, paths: Iterable[str]) -> set[str]:
-        return known_paths(self._ledger, self.conversation_id, paths)
 
     # -- snapshots ---------------------------------------------------------------------
 
@@ -251,16 +238,22 @@ class Timeline:
 
     # -- usage calibration -----------------------------------------------------------
 
-    def record_usage(self, *, prompt_tokens: int) -> None:
-        """Calibrate with the provider's reported prompt tokens for the latest render:
-        the next estimate is that figure plus our estimate of what changed since."""
-        check_count(prompt_tokens, "prompt_tokens")
-        ledger = self._ledger
-        raw = ledger.notes.raw_estimate
-        if raw is None:
-            return
-        usage = UsageRecord(prompt_tokens, raw(), ledger.state.structure_version)
-        ledger.update_state(usage=usage)
+    def record_usage(
+        self,
+        usage: Any = None,
+        *,
+        prompt_tokens: int | None = None,
+        cache_read_tokens: int | None = None,
+        cache_write_tokens: int | None = None,
+    ) -> CacheBreak | None:
+        """The provider's usage for the latest render (the reply's usage object, or the
+        figures as keywords): the next estimate is its prompt tokens plus our estimate
+        of what changed since, and its cache figures are checked against what the
+        previous request left cached. Returns the cache break found (also reported to
+        ``on_cache_break`` and kept for ``inspect``), or None."""
+        figures = _usage.usage_of(usage, prompt_tokens, cache_read_tokens, cache_write_tokens)
+        hook, model = self.on_cache_break, self.model
+        return _usage.record(self._ledger, self, figures, model=model, hook=hook)
 
     # -- rendering, compaction, persistence (implemented in their modules) -------------
 

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 import attrs
 import msgspec
 
+from timeline.cache.breaks import Sent, SentRequest
 from timeline.formats.incremental import PayloadCache
 from timeline.model.block import CONV_RANGE_SUMMARY, Block
 from timeline.model.block_types import block_type
@@ -43,6 +44,11 @@ class RenderNotes:
     """``block_seq`` when a compaction was last skipped (not smaller): not retried until
     something is appended."""
     warned_no_budget: bool = False
+    sent: SentRequest | None = None
+    """The last render, as the provider will see it (``record_usage`` reads its cache
+    figures against it)."""
+    cached: Sent | None = None
+    """The last render whose cache figures were recorded, and when."""
 
 
 @attrs.define(eq=False)
@@ -276,22 +282,28 @@ class Ledger:
         calibration, the compaction marker)."""
         self._state = msgspec.structs.replace(self._state, **changes)
 
-    def note_render(self, key: tuple[int, ...], raw_estimate: Callable[[], int]) -> None:
-        """A render finished: what it was made of and its size (counted when asked)."""
+    def note_render(
+        self, key: tuple[int, ...], raw_estimate: Callable[[], int], sent: SentRequest
+    ) -> None:
+        """A render finished: what it was made of, its size (counted when asked) and
+        what it shows."""
         n = self.notes
-        self.notes = RenderNotes(raw_estimate, key, n.skipped_at_seq, n.warned_no_budget)
+        self.notes = RenderNotes(
+            raw_estimate, key, n.skipped_at_seq, n.warned_no_budget, sent, n.cached
+        )
 
     def note_skipped(self) -> None:
         """A compaction was skipped at the current ``block_seq`` (its summary would not
         have been smaller): not planned again until something is appended."""
-        n = self.notes
-        seq = self._state.block_seq
-        self.notes = RenderNotes(n.raw_estimate, n.render_key, seq, n.warned_no_budget)
+        self.notes = attrs.evolve(self.notes, skipped_at_seq=self._state.block_seq)
 
     def note_warned(self) -> None:
         """The no-budget warning was given (once per timeline)."""
-        n = self.notes
-        self.notes = RenderNotes(n.raw_estimate, n.render_key, n.skipped_at_seq, True)
+        self.notes = attrs.evolve(self.notes, warned_no_budget=True)
+
+    def note_cached(self, sent: Sent) -> None:
+        """The cache figures of the request ``sent`` were recorded."""
+        self.notes = attrs.evolve(self.notes, cached=sent)
 
     def fork(self) -> Ledger:
         """A copy to try a change on (a dry run): its own blocks, state, indexes and
