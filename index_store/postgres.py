@@ -34,6 +34,7 @@ from index_store._sql import SqlStore
 from timeline.model.block import Block
 from timeline.model.errors import StoreUnavailableError, TimelineError
 from timeline.model.persistence import SearchHit
+from timeline.model.tracing import searched
 
 __all__ = ["SCHEMA_VERSION", "PostgresStore"]
 
@@ -155,6 +156,7 @@ class PostgresStore(PostgresAsync, SqlIntegrity, SqlStore):
     def _created_text(self, value: Any) -> str:
         return created_text(value)
 
+    @searched
     def search(self, conversation_id: str, query: str, limit: int = 10) -> list[SearchHit]:
         terms = search_terms(conversation_id, query, limit)
         if not terms:

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import time
 from typing import Any
 
 import attrs
 
 from timeline.model import log as _log
+from timeline.model import tracing
 from timeline.model.block import CONV_RANGE_SUMMARY, Block
 from timeline.model.errors import ConflictError, NotFoundError
 from timeline.model.persistence import IndexStore, TimelineSnapshot
@@ -62,28 +64,48 @@ def stage(ledger: Ledger, conversation_id: str) -> Staged:
     )
 
 
-def _applied(ledger: Ledger, conversation_id: str, staged: Staged, version: int) -> int:
+def _applied(
+    ledger: Ledger, conversation_id: str, staged: Staged, version: int, start_ns: int
+) -> int:
     """Record a successful commit: the version, and evict what left the window. When the
     timeline changed while an async commit was pending, nothing is evicted (the next
     persist will) and the blocks appended meanwhile stay new."""
     _log.persisted(conversation_id, version, len(staged.log), len(staged.summaries))
     unchanged = staged.marker == _marker(ledger)
     written = frozenset(staged.new_ids)
+    held = len(ledger.blocks)
     ledger.persisted(version, written, staged.window if unchanged else None)
+    attributes: tracing.Attributes = {
+        "conversation_id": conversation_id,
+        "version": version,
+        "log_blocks": len(staged.log),
+        "summaries": len(staged.summaries),
+        "window_blocks": len(staged.window.blocks),
+        "evicted_blocks": held - len(ledger.blocks),
+    }
+    tracing.emit("timeline.persist", attributes, start_ns)
     return version
 
 
+def _conflict(conversation_id: str, staged: Staged, start_ns: int) -> None:
+    _log.persist_conflict(conversation_id, staged.expected_version)
+    attributes: tracing.Attributes = {"conversation_id": conversation_id, "conflict": True}
+    tracing.emit("timeline.persist", attributes, start_ns)
+
+
 def persist(ledger: Ledger, conversation_id: str, store: IndexStore) -> int:
+    start = time.time_ns()
     staged = stage(ledger, conversation_id)
     try:
         version = store.commit(conversation_id, **staged.arguments())
     except ConflictError:
-        _log.persist_conflict(conversation_id, staged.expected_version)
+        _conflict(conversation_id, staged, start)
         raise
-    return _applied(ledger, conversation_id, staged, version)
+    return _applied(ledger, conversation_id, staged, version, start)
 
 
 async def apersist(ledger: Ledger, conversation_id: str, store: IndexStore) -> int:
+    start = time.time_ns()
     staged = stage(ledger, conversation_id)
     acommit = getattr(store, "acommit", None)
     try:
@@ -93,9 +115,9 @@ async def apersist(ledger: Ledger, conversation_id: str, store: IndexStore) -> i
             call = functools.partial(store.commit, conversation_id, **staged.arguments())
             version = await asyncio.to_thread(call)
     except ConflictError:
-        _log.persist_conflict(conversation_id, staged.expected_version)
+        _conflict(conversation_id, staged, start)
         raise
-    return _applied(ledger, conversation_id, staged, version)
+    return _applied(ledger, conversation_id, staged, version, start)
 
 
 def _found(

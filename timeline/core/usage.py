@@ -9,6 +9,7 @@ from typing import Any
 
 from timeline.cache.breaks import Sent, find_break, min_cacheable_tokens
 from timeline.formats.reply import Usage, read_usage
+from timeline.model import tracing
 from timeline.model.errors import InvalidBlockError
 from timeline.model.persistence import CacheBreak, UsageRecord
 from timeline.model.validate import check_count
@@ -59,6 +60,27 @@ def record(
     """Calibrate with ``usage`` (the provider's figures for the latest render); with cache
     figures, compare them with what the previous recorded request left cached, keep a
     break in the state and report it to ``hook``."""
+    found = _record(ledger, settings, usage, model=model, hook=hook)
+    attributes: tracing.Attributes = {
+        "conversation_id": settings.conversation_id,
+        "prompt_tokens": usage.prompt_tokens,
+        "cache.read_tokens": -1 if usage.cache_read_tokens is None else usage.cache_read_tokens,
+        "cache.write_tokens": -1 if usage.cache_write_tokens is None else usage.cache_write_tokens,
+        "cache.hit": bool(usage.cache_read_tokens),
+        "cache.break": "none" if found is None else found.cause,
+    }
+    tracing.emit("timeline.usage", attributes)
+    return found
+
+
+def _record(
+    ledger: Ledger,
+    settings: Settings,
+    usage: Usage,
+    *,
+    model: str | None,
+    hook: CacheBreakHook | None,
+) -> CacheBreak | None:
     notes = ledger.notes
     if notes.raw_estimate is None:
         return None

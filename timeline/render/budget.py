@@ -161,6 +161,13 @@ def finish(
         conversation_id=settings.conversation_id,
         native=None if settings.policy.native is None else settings.policy.native_params,
     )
+    return _noted(ledger, prep, view)
+
+
+def _noted(ledger: Ledger, prep: Prep, view: RenderedContext) -> RenderedContext:
+    """``view``, noted for what comes next: its size before the usage calibration (for
+    ``record_usage`` and the next forced render, counted when asked) and what it shows
+    (the cache figures of its usage are read against it)."""
     calibration = overhead(ledger)
     ledger.note_render(_render_key(ledger, prep), lambda: view.tokens - calibration, view)
     return view
