@@ -9,6 +9,8 @@ import pytest
 
 from benchmarks import prepared
 
+pytestmark = pytest.mark.slow  # benchmark runs
+
 
 @pytest.fixture(scope="module")
 def result() -> dict[str, Any]:

@@ -3,6 +3,8 @@ cache breaks ``record_usage`` found, with their likely cause."""
 
 from __future__ import annotations
 
+import pytest
+
 import json
 from pathlib import Path
 
@@ -26,6 +28,7 @@ def _stored(tmp_path: Path) -> Path:
     return db
 
 
+@pytest.mark.slow
 def test_inspect_reports_the_cache_and_its_breaks(tmp_path: Path) -> None:
     """--json has the last request's cache figures and the breaks; the text says them."""
     db = _stored(tmp_path)
@@ -40,6 +43,7 @@ def test_inspect_reports_the_cache_and_its_breaks(tmp_path: Path) -> None:
     assert "unknown: read 0 of " in text
 
 
+@pytest.mark.slow
 def test_the_html_page_has_a_prompt_cache_section(tmp_path: Path) -> None:
     """inspect --html adds a Prompt cache section naming each break and its cause."""
     db = _stored(tmp_path)
@@ -50,6 +54,7 @@ def test_the_html_page_has_a_prompt_cache_section(tmp_path: Path) -> None:
     assert "<strong>unknown</strong>: read 0 of " in page
 
 
+@pytest.mark.slow
 def test_a_conversation_without_cache_figures_shows_no_section(tmp_path: Path) -> None:
     """Without cache figures the report and the page stay as they were."""
     db = tmp_path / "t.db"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import json
 from pathlib import Path
 
@@ -16,6 +18,7 @@ def _imported(tmp_path: Path, messages: object) -> Path:
     return db
 
 
+@pytest.mark.slow
 def test_dry_run_prints_the_plan_and_changes_nothing(tmp_path: Path) -> None:
     """--dry-run names the tier, the cut and what is summarized and kept; the stored
     conversation (its version and its render) is as before, and the real compaction
@@ -40,6 +43,7 @@ def test_dry_run_prints_the_plan_and_changes_nothing(tmp_path: Path) -> None:
     assert plan["tokens_before"] == done["tokens_before"]
 
 
+@pytest.mark.slow
 def test_dry_run_of_a_clearing_pass(tmp_path: Path) -> None:
     """--dry-run --clear previews the clearing tier: the blocks and tokens it would free."""
     db = _imported(tmp_path, tool_heavy_messages(6))

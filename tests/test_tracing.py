@@ -150,6 +150,7 @@ def test_without_a_tracer_provider_nothing_is_recorded() -> None:
     assert tl.render(SYSTEM).compaction is not None
 
 
+@pytest.mark.slow  # a new process
 def test_without_the_package_nothing_is_imported(tmp_path: Path) -> None:
     """Without opentelemetry installed, renders, compactions, persists and searches work,
     nothing of it is imported, and it is looked for once."""
