@@ -3,10 +3,10 @@ cache breaks ``record_usage`` found, with their likely cause."""
 
 from __future__ import annotations
 
-import pytest
-
 import json
 from pathlib import Path
+
+import pytest
 
 import index_store
 from tests.test_cache_breaks import SYSTEM, Provider, conversation, step

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import pytest
-
 import json
 from pathlib import Path
+
+import pytest
 
 from tests.test_cli import LONG_MESSAGES, cli, import_file, tool_heavy_messages
 
