@@ -100,15 +100,26 @@ def _peer_tables(res: dict[str, Any]) -> list[str]:
     return out
 
 
-def _tier_figures(tr: dict[str, Any]) -> dict[str, str]:
-    """The tiered-compaction figures ANALYSIS.md quotes."""
+def _tier_figures(tr: dict[str, Any], bg: dict[str, Any]) -> dict[str, str]:
+    """The tiered-compaction and background-summary figures ANALYSIS.md quotes."""
     rows = tr["rows"]
     by = {r["name"]: r for r in rows}
     peer = tiers.ratio(rows, tiers.TIERED, tiers.PEER)
     stacked = tiers.ratio(rows, tiers.TIERED, tiers.STACKED)
     alone = tiers.ratio(rows, tiers.TIERED, tiers.SUMMARIZE_ONLY)
+    offload = tiers.ratio(rows, tiers.OFFLOAD, tiers.PEER)
+    offload_tiered = tiers.ratio(rows, tiers.OFFLOAD, tiers.TIERED)
     warm = by["ours, tiered + CacheWarmSummarizer"]
+    without, background = bg["rows"]
     return {
+        "offload_cost": f"{offload.cost:.2f}x",
+        "offload_visible": f"{offload.visible:.2f}x",
+        "offload_vs_tiered": f"{offload_tiered.cost:.2f}x",
+        "prepared_without": f"{without['p95']:.2f} s",
+        "prepared_with": f"{background['p95'] * 1e3:,.0f} ms",
+        "prepared_share": f"{background['prepared']} of {background['compactions']}",
+        "prepared_calls": f"{background['summaries']}",
+        "prepared_calls_without": f"{without['summaries']}",
         "tier_cost": f"{peer.cost:.2f}x",
         "tier_visible": f"{peer.visible:.2f}x",
         "tier_stacked": f"{stacked.cost:.2f}x",
@@ -205,7 +216,8 @@ def main() -> int:
         runs.res, runs.rs, runs.ps, runs.sc, runs.ss, runs.e2e, runs.pg, runs.tiers, runs.prepared
     )
     analysis = (Path(__file__).parent / "ANALYSIS.md").read_text()
-    analysis = analysis.format_map({**_figures(runs.res, goals), **_tier_figures(runs.tiers)})
+    figures = {**_figures(runs.res, goals), **_tier_figures(runs.tiers, runs.prepared)}
+    analysis = analysis.format_map(figures)
     lines = [
         *_intro(args.turns, args.budget, runs.res),
         "## Goals",
