@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import logging
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import msgspec
@@ -75,10 +76,14 @@ def test_a_dry_run_says_what_compact_then_does() -> None:
 
 
 def test_a_dry_run_changes_nothing() -> None:
-    """State, renders and payloads after a dry run are those of a timeline never asked;
-    no hook fires, no summarizer is called, nothing is logged."""
-    tl, hooks = conversation()
-    twin, _ = conversation()
+    """State, renders and payloads after a dry run are those of a timeline never asked
+    (with a clearing tier and cache-TTL pruning that the compaction would run); no hook
+    fires, no summarizer is called."""
+    later = datetime.now(UTC) + timedelta(hours=1)  # past the TTL: pruning would run
+    policy = {"clearing": ClearingPolicy(clear_at_least_tokens=0), "cache_ttl_seconds": 60}
+    tl, hooks = conversation(**policy)
+    twin, _ = conversation(**policy)
+    tl.clock = twin.clock = lambda: later
     before = state(tl)
     tl.compact(SYSTEM, dry_run=True)
     tl.compact(SYSTEM, dry_run=True, force=False, keep_recent_tokens=500)
@@ -125,6 +130,21 @@ def test_a_clearing_pass_that_is_enough_is_previewed_as_the_clear_tier() -> None
         stats.cleared_tokens,
     )
     assert preview.tokens_after == stats.tokens_after
+
+
+def test_a_dry_run_leaves_a_prepared_summary_to_the_render() -> None:
+    """A dry run does not use up the summary prepared for the next compaction."""
+    tl, _ = conversation(turns=0, max_tokens=6_000, prepare_at=0.6)
+    for i in range(60):
+        tl.begin_turn()
+        tl.append(blocks.user_prompt(f"Question {i}: " + "and then? " * 30))
+        tl.append(blocks.assistant_completion(f"Answer {i}: " + "we go on. " * 30))
+        tl.compact(SYSTEM, force=False, dry_run=True)
+        view = tl.render(SYSTEM)
+        if view.compaction is not None:
+            assert view.compaction.prepared
+            return
+    raise AssertionError("never compacted")
 
 
 def test_a_dry_run_says_when_a_prepared_summary_would_be_applied() -> None:

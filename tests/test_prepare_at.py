@@ -143,6 +143,26 @@ def test_a_prepared_summary_that_no_longer_holds_is_made_again() -> None:
     assert "Summary 2 of" in tl.render(SYSTEM).blocks[0].text
 
 
+def test_a_change_just_before_the_trigger_is_caught_by_the_trigger() -> None:
+    """A block the prepared summary covers is hidden and the very next render is the
+    trigger: that compaction summarizes the blocks as they are now, not the stale
+    prepared summary."""
+    s = Gated()
+    s.gate.set()
+    tl = timeline(s)
+    n = until_prepared(tl, s)
+    hidden = tl.blocks[2]
+    tl.hide([hidden.path], replacement_text="(hidden by the test)")
+    for i in range(n, n + 40):
+        turn(tl, i)
+        if tl.estimate(SYSTEM) > 0.9 * 4_000:
+            break
+    stats = tl.render(SYSTEM).compaction
+    assert stats is not None and not stats.prepared
+    assert len(s.calls) == 2
+    assert [b.hidden for b in s.calls[1].blocks if b.id == hidden.id] == [True]
+
+
 def _summary_text(tl: Timeline) -> str:
     first = tl.render(SYSTEM).blocks[0]
     assert first.type == "conv.range.summary"
