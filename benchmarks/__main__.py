@@ -324,7 +324,9 @@ def _tier_section(tr: dict[str, Any]) -> list[str]:
         f"{tr['seconds']:.0f} s). Input cost per request in uncached-input-token units, "
         "through the simulated Anthropic cache of `benchmarks/cache_sim.py` (written from "
         "the provider's documented rules: 5-minute writes 1.25x, 1-hour writes 2x, reads "
-        "0.1x, a 20-block lookback, 1,024-token minimum); 'incl. summary requests' adds "
+        "0.1x, a 20-block lookback, 1,024-token minimum; its reads and writes match usage "
+        "the provider recorded, `tests/test_cache_real_usage.py`); 'incl. summary requests' "
+        "adds "
         "the summarizer's own model calls, billed through the same cache (the peers' "
         "summary prompt is a fresh transcript, ours with `CacheWarmSummarizer` the "
         "conversation's cached prompt plus one instruction; the inventory summarizer "
@@ -332,7 +334,8 @@ def _tier_section(tr: dict[str, Any]) -> list[str]:
         "in a request, averaged over the requests. The stacked LangChain pair: "
         "`ClearToolUsesEdit(trigger=budget/2, keep=3, clear_at_least=budget/10)` in "
         "`ContextEditingMiddleware` after `SummarizationMiddleware` (trigger 0.9, keep "
-        "0.7). The sweep behind `ClearingPolicy`'s defaults: "
+        "0.7). The offload row is the tiered defaults with `offload_over_tokens=1_000`. The "
+        "sweep behind `ClearingPolicy`'s defaults: "
         "`python -m benchmarks.tiers --sweep` (docs/compaction.md).",
         "",
         *tiers.report(tr["rows"], tr["user_messages"]),
