@@ -57,6 +57,7 @@ PUBLIC_NAMES = frozenset(
         "TimelineState",
         "TokenCounter",
         "TokenizerUnavailableError",
+        "ToolNameError",
         "TruncateSummarizer",
         "UnknownPathError",
         "blocks",
