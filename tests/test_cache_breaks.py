@@ -11,7 +11,7 @@ import msgspec
 import pytest
 
 import index_store
-from timeline import CompactionPolicy, Timeline, blocks
+from timeline import ClearingPolicy, CompactionPolicy, Timeline, blocks
 from timeline.formats.reply import ModelReply, Usage, read_usage
 from timeline.model.persistence import CacheBreak
 from timeline.render.context import RenderedContext
@@ -164,6 +164,48 @@ def test_a_changed_system_prompt_breaks_the_prefix() -> None:
     (brk,) = found
     assert (brk.cause, brk.block_index) == ("prefix_changed", None)
     assert "system prompt" in brk.detail
+
+
+def test_a_block_the_user_hid_breaks_the_prefix_at_that_block() -> None:
+    """Hiding an early block changes the prompt there: prefix_changed at that block,
+    named by index and path, and not put down to the library's compaction."""
+    tl, found, _ = conversation()
+    provider = Provider()
+    for i in range(3):
+        view = step(tl, i)
+        tl.record_usage(provider.usage(view))
+    hidden = view.blocks[1]
+    tl.hide([hidden.path], replacement_text="(an answer the user withdrew)")
+    view = step(tl, 3)
+    tl.record_usage(provider.usage(view, read=view.system_tokens + view.block_tokens[0]))
+    (brk,) = found
+    assert (brk.cause, brk.block_index, brk.path) == ("prefix_changed", 1, hidden.path)
+    assert brk.compaction is False and "hidden" in brk.detail
+
+
+def test_a_clearing_pass_is_reported_as_the_librarys_own_break() -> None:
+    """Old tool output cleared to placeholders changes the prompt at the first cleared
+    result: prefix_changed there, put down to the library's compaction."""
+    found: list[CacheBreak] = []
+    clearing = ClearingPolicy(keep_tool_results=1, clear_at_least_tokens=0)
+    policy = CompactionPolicy(max_tokens=20_000, clearing=clearing)
+    tl = Timeline("c", policy=policy, on_cache_break=found.append)
+    provider = Provider()
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("Build everything and tell me what failed."))
+    for i in range(4):
+        call = tl.append(blocks.tool_call("bash", {"command": f"make part{i}"}))
+        tl.append(blocks.tool_result(call.call_id or "", f"part {i} ok\n" * 200, tool_id="bash"))
+        tl.record_usage(provider.usage(tl.render(SYSTEM)))
+    stats = tl.compact(SYSTEM)
+    assert stats.tier == "clear" and found == []
+    view = tl.render(SYSTEM)
+    first = next(i for i, b in enumerate(view.blocks) if b.text.startswith("[cleared: "))
+    read = view.system_tokens + sum(view.block_tokens[:first])
+    tl.record_usage(provider.usage(view, read=read))
+    (brk,) = found
+    assert (brk.cause, brk.block_index, brk.compaction) == ("prefix_changed", first, True)
+    assert brk.path == view.blocks[first].path and "cleared" in brk.detail
 
 
 def test_openai_figures_use_its_automatic_cache() -> None:

@@ -22,6 +22,7 @@ prompt against ours.
 
 from __future__ import annotations
 
+from collections.abc import Container
 from typing import Final, Protocol
 
 import attrs
@@ -119,9 +120,12 @@ def _first_difference(previous: SentRequest, current: SentRequest, end: int) -> 
     return None
 
 
-def _changed(current: SentRequest, at: int) -> tuple[str, str | None, bool]:
+def _changed(
+    current: SentRequest, at: int, cleared: Container[str]
+) -> tuple[str, str | None, bool]:
     """What changed at block ``at`` of ``current``: a sentence, its path, and whether a
-    compaction (a summary or a clearing pass of the library) did it."""
+    compaction (a summary or a clearing pass of the library: a block in ``cleared``)
+    did it."""
     if at < 0:
         return "the system prompt changed", None, False
     blocks = current.blocks[: current.stable_count]
@@ -130,12 +134,10 @@ def _changed(current: SentRequest, at: int) -> tuple[str, str | None, bool]:
     block = blocks[at]
     if block.type == CONV_RANGE_SUMMARY:
         return f"a compaction inserted its summary at block {at}", block.path, True
+    if block.id in cleared:
+        return f"block {at} ({block.path}) was cleared to a placeholder", block.path, True
     if block.hidden:
-        return (
-            f"block {at} ({block.path}) is shown by a placeholder now (cleared or hidden)",
-            block.path,
-            True,
-        )
+        return f"block {at} ({block.path}) was hidden", block.path, False
     return f"block {at} ({block.path}) differs from the previous request's", block.path, False
 
 
@@ -149,11 +151,13 @@ def find_break(
     ttl_seconds: float,
     min_tokens: int,
     ts: str,
+    cleared: Container[str] = frozenset(),
 ) -> CacheBreak | None:
     """The cache break of ``current`` after ``previous``, or None when the provider read
     about what ``previous`` left cached. ``read``/``written`` are the provider's cache
     figures for ``current`` (``written`` None: the provider caches on its own, OpenAI);
-    ``scale`` converts our token counts to the provider's."""
+    ``scale`` converts our token counts to the provider's; ``cleared``: the ids of the
+    blocks the library's clearing (or offload) shows by a placeholder."""
     breakpoints = written is not None
     end, tokens = _cached_prefix(previous.request, breakpoints)
     expected = round(tokens * scale)
@@ -169,7 +173,7 @@ def find_break(
     )
     at = _first_difference(previous.request, current.request, end)
     if at is not None:
-        detail, path, compaction = _changed(current.request, at)
+        detail, path, compaction = _changed(current.request, at, cleared)
         return msgspec.structs.replace(
             found,
             cause="prefix_changed",

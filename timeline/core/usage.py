@@ -107,6 +107,7 @@ def _record(
         ttl_seconds=settings.policy.cache_ttl_seconds or DEFAULT_CACHE_TTL,
         min_tokens=min_cacheable_tokens(model or settings.policy.model),
         ts=timestamp(settings.clock),
+        cleared=ledger.state.cleared,
     )
     if found is None:
         return None
