@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
+from timeline.compaction.stats import CompactionStats
 from timeline.compaction.truncation import cut_at_word
 from timeline.core.timeline import Timeline
 from timeline.driver.react import ToolOutput
@@ -204,14 +205,30 @@ def compact_context_tool(timeline: Timeline, system: str = "") -> ToolFn:
         if stats is None or stats.skipped is not None:
             why = "no earlier history to summarize" if stats is None else stats.skipped
             return ToolOutput(f"nothing compacted: {why}")
-        about = f" (focus: {focus})" if focus else ""
-        return ToolOutput(
-            f"compacted {stats.compacted_blocks:,} blocks into a summary{about}; the context "
-            f"went from {stats.tokens_before:,} to {stats.tokens_after or 0:,} tokens. The "
-            "full text stays searchable with memory_read."
-        )
+        return ToolOutput(_compacted(stats, focus))
 
     return compact_context
+
+
+def _compacted(stats: CompactionStats, focus: str | None) -> str:
+    """What a compaction did, told to the model: the blocks cleared and summarized (a
+    focus unused when no summary was needed), the tokens before and after."""
+    done: list[str] = []
+    if stats.cleared_blocks:
+        done.append(
+            f"cleared {stats.cleared_blocks:,} old blocks to one-line placeholders "
+            "(read_path brings one back verbatim)"
+        )
+    if stats.tier == "clear":
+        if focus:
+            done.append("no summary was needed, so the focus was not used")
+    else:
+        about = f" (focus: {focus})" if focus else ""
+        done.append(f"compacted {stats.compacted_blocks:,} blocks into a summary{about}")
+    return (
+        f"{'; '.join(done)}; the context went from {stats.tokens_before:,} to "
+        f"{stats.tokens_after or 0:,} tokens. The full text stays searchable with memory_read."
+    )
 
 
 def memory_tools(
