@@ -31,6 +31,8 @@ Attributes = Mapping[str, str | int | float | bool]
 
 _api: list[Any] = []
 """``opentelemetry.trace`` once imported, or None when it cannot be (looked up once)."""
+_silent: list[tuple[type, ...]] = []
+"""The API's provider types that record nothing (the default proxy, the no-op one)."""
 _cache: list[tuple[Any, Any]] = []
 """(tracer provider, our tracer from it): the provider's tracer, made once."""
 
@@ -44,6 +46,7 @@ def _trace_api() -> Any | None:
         if found:
             from opentelemetry import trace
 
+            _silent.append((trace.ProxyTracerProvider, trace.NoOpTracerProvider))
             _api.append(trace)
         else:
             _api.append(None)
@@ -54,11 +57,11 @@ def tracer() -> Any | None:
     """The tracer of the application's provider, or None when spans would go nowhere
     (no ``opentelemetry-api``, or no provider set): the caller then does its work
     without a span."""
-    trace = _trace_api()
+    trace = _api[0] if _api else _trace_api()  # every render asks: kept cheap
     if trace is None:
         return None
     provider = trace.get_tracer_provider()
-    if isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider):
+    if isinstance(provider, _silent[0]):
         return None
     if not _cache or _cache[0][0] is not provider:
         _cache[:] = [(provider, provider.get_tracer("block-timeline"))]
