@@ -63,7 +63,7 @@ def test_the_agent_compacts_between_tasks_with_a_focus() -> None:
     (result,) = [b for b in tl.blocks if b.type == "react.tool.result"][-1:]
     assert result.text.startswith("compacted ") and focus in result.text
     before, after = model.sent_tokens
-    assert after < before / 2
+    assert after < 0.6 * before  # the tool definitions are sent with both
     check_anthropic(model.received[1], 0)
     assert model.received[1]["messages"][0]["content"][0]["text"].count("Summary of") == 1
 

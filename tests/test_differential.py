@@ -30,6 +30,7 @@ from timeline import (
     NativeCompaction,
     TimelineSnapshot,
     blocks,
+    tool_specs,
 )
 from timeline.model.block import CONV_RANGE_SUMMARY, PLAN_LATEST
 from timeline.model.block_types import block_type
@@ -55,6 +56,20 @@ raw_texts = st.one_of(
 )
 texts = raw_texts.map(Shown)
 systems = long_text(*SYSTEMS).map(Shown)
+SCHEMA = {"type": "object", "properties": {"path": {"type": "string", "description": "a path"}}}
+TOOL_SETS: tuple[Any, ...] = (
+    (),
+    [{"name": "read_file", "description": "Read a file.", "input_schema": SCHEMA}],
+    [
+        {"name": f"tool_{i}", "description": "Does a thing. " * 60, "input_schema": SCHEMA}
+        for i in range(4)
+    ],
+    tool_specs([{"name": "bash", "parameters": SCHEMA}, {"name": "grep"}]),
+    [{"name": "not a name"}],
+)
+"""What a render sends: no tools, one, several large ones (over a small budget's share),
+the same checked specs each time, or a definition both engines must refuse alike."""
+tool_sets = long_text(*TOOL_SETS)
 tool_names = st.sampled_from(
     (
         "read_file",
@@ -370,16 +385,24 @@ class DifferentialMachine(RuleBasedStateMachine):
         system=systems,
         force=st.booleans(),
         tail=st.lists(plain_blocks, max_size=2),
+        tools=tool_sets,
         data=st.data(),
     )
-    def render(self, system: Shown, force: bool, tail: list[Shown], data: st.DataObject) -> None:
+    def render(
+        self, system: Shown, force: bool, tail: list[Shown], tools: Any, data: st.DataObject
+    ) -> None:
         """Render both; read some payloads now (in a drawn order), perhaps the counts."""
-        self.render_now(data, system.value, force, [d.value for d in tail])
+        self.render_now(data, system.value, force, [d.value for d in tail], tools)
 
     def render_now(
-        self, data: st.DataObject, system: str = SYSTEMS[1], force: bool = False, tail: Any = ()
+        self,
+        data: st.DataObject,
+        system: str = SYSTEMS[1],
+        force: bool = False,
+        tail: Any = (),
+        tools: Any = (),
     ) -> None:
-        pair = self.pair.render(system, force, tail)
+        pair = self.pair.render(system, force, tail, tools)
         if pair is not None:
             formats = data.draw(st.permutations(pair.unread))
             now = data.draw(st.integers(0, len(formats)))
@@ -393,10 +416,10 @@ class DifferentialMachine(RuleBasedStateMachine):
         formats = data.draw(st.lists(st.sampled_from(pair.unread or ["text"]), unique=True))
         self.pair.read(pair, formats, counts=data.draw(st.booleans()))
 
-    @rule(system=systems, tail=st.lists(plain_blocks, max_size=2))
-    def estimate(self, system: Shown, tail: list[Shown]) -> None:
+    @rule(system=systems, tail=st.lists(plain_blocks, max_size=2), tools=tool_sets)
+    def estimate(self, system: Shown, tail: list[Shown], tools: Any) -> None:
         blocks_ = [d.value for d in tail]
-        self.pair.same(lambda tl: tl.estimate(system.value, blocks_))
+        self.pair.same(lambda tl: tl.estimate(system.value, blocks_, tools=tools))
 
     @precondition(lambda self: self.tl.blocks)
     @rule(data=st.data())
@@ -404,11 +427,18 @@ class DifferentialMachine(RuleBasedStateMachine):
         i = data.draw(st.integers(0, len(self.tl.blocks) - 1))
         self.pair.same(lambda tl: tl.block_tokens(tl.blocks[i]))
 
-    @rule(system=systems, keep=st.none() | st.integers(50, 2_000), force=st.booleans())
-    def compact(self, system: Shown, keep: int | None, force: bool) -> None:
+    @rule(
+        system=systems,
+        keep=st.none() | st.integers(50, 2_000),
+        force=st.booleans(),
+        tools=tool_sets,
+    )
+    def compact(self, system: Shown, keep: int | None, force: bool, tools: Any) -> None:
         """Manual compaction (``force``) or the same check a render runs first."""
         a, b = self.pair.both(
-            lambda tl: stats_data(tl.compact(system.value, force=force, keep_recent_tokens=keep))
+            lambda tl: stats_data(
+                tl.compact(system.value, tools=tools, force=force, keep_recent_tokens=keep)
+            )
         )
         assert_same_stats(a.value, b.value)
 

@@ -57,6 +57,7 @@ from timeline.model.persistence import (
     TimelineSnapshot,
     TimelineState,
 )
+from timeline.model.tools import ToolSpec, tool_specs
 from timeline.render.context import RenderedContext
 from timeline.tokens import HeuristicCounter, TiktokenCounter, TokenCounter, warm_up
 
@@ -109,6 +110,7 @@ __all__ = [
     "TokenCounter",
     "TokenizerUnavailableError",
     "ToolNameError",
+    "ToolSpec",
     "TruncateSummarizer",
     "UnknownPathError",
     "blocks",
@@ -121,5 +123,6 @@ __all__ = [
     "provider_tool_name",
     "register_block_type",
     "sequential_ids",
+    "tool_specs",
     "warm_up",
 ]

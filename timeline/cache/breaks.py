@@ -8,13 +8,13 @@ prefix within the cache's lifetime. When the provider reports reading clearly le
 (:data:`TOLERANCE`), the break is explained by the first of:
 
 1. the prompt changed before that point: the first block that differs (a compaction's
-   summary, a clearing pass's placeholders, a hidden block, an edit) or the system
-   prompt;
+   summary, a clearing pass's placeholders, a hidden block, an edit), the system
+   prompt or the tool definitions (which come first in the cached prefix);
 2. the previous prefix was under the provider's minimum cacheable length, so it was
    never written (:func:`min_cacheable_tokens`);
 3. longer than the cache's lifetime passed between the two requests;
-4. nothing the timeline can see: the tools, the model, the request's cache settings or
-   the provider's routing changed.
+4. nothing the timeline can see: the model, the request's cache settings or the
+   provider's routing changed (or tools the timeline was not given).
 
 Token figures are the provider's: ours are scaled by the provider's count of the whole
 prompt against ours.
@@ -30,6 +30,7 @@ import msgspec
 
 from timeline.model.block import CONV_RANGE_SUMMARY, Block
 from timeline.model.persistence import CacheBreak
+from timeline.model.tools import ToolSpec
 
 __all__ = ["TOLERANCE", "Sent", "SentRequest", "find_break", "min_cacheable_tokens"]
 
@@ -70,6 +71,10 @@ class SentRequest(Protocol):
     @property
     def system_tokens(self) -> int: ...
     @property
+    def tools(self) -> tuple[ToolSpec, ...]: ...
+    @property
+    def tools_tokens(self) -> int: ...
+    @property
     def blocks(self) -> tuple[Block, ...]: ...
     @property
     def block_tokens(self) -> tuple[int, ...]: ...
@@ -89,7 +94,8 @@ class Sent:
 
 def _cached_prefix(request: SentRequest, breakpoints: bool) -> tuple[int, int]:
     """How far ``request`` left the cache filled: (the number of leading blocks, their
-    tokens with the system prompt). With ``breakpoints`` up to its last checkpoint,
+    tokens with the tool definitions and the system prompt). With ``breakpoints`` up to
+    its last checkpoint,
     else (OpenAI) its whole stable prefix."""
     costs = request.block_tokens
     if breakpoints:
@@ -102,12 +108,14 @@ def _cached_prefix(request: SentRequest, breakpoints: bool) -> tuple[int, int]:
             return 0, 0
     else:
         end = request.stable_count
-    return end, request.system_tokens + sum(costs[:end])
+    return end, request.tools_tokens + request.system_tokens + sum(costs[:end])
 
 
 def _first_difference(previous: SentRequest, current: SentRequest, end: int) -> int | None:
     """The first of the ``end`` leading blocks of ``previous`` that ``current`` does not
-    repeat (-1: the system prompt differs; None: all repeated)."""
+    repeat (-2: the tool definitions differ, -1: the system prompt; None: all repeated)."""
+    if previous.tools != current.tools:
+        return -2
     if previous.system != current.system:
         return -1
     now = current.blocks[: current.stable_count]
@@ -127,7 +135,8 @@ def _changed(
     compaction (a summary or a clearing pass of the library: a block in ``cleared``)
     did it."""
     if at < 0:
-        return "the system prompt changed", None, False
+        what = "the tool definitions" if at == -2 else "the system prompt"
+        return f"{what} changed", None, False
     blocks = current.blocks[: current.stable_count]
     if at >= len(blocks):
         return f"the prompt ends before block {at}", None, False
@@ -139,6 +148,29 @@ def _changed(
     if block.hidden:
         return f"block {at} ({block.path}) was hidden", block.path, False
     return f"block {at} ({block.path}) differs from the previous request's", block.path, False
+
+
+def _cause(expected: int, elapsed: float, ttl_seconds: float, min_tokens: int) -> tuple[str, str]:
+    """Why an unchanged prefix was not read back: the cause and a sentence."""
+    if expected < min_tokens:
+        cause = "below_minimum"
+        detail = (
+            f"the previous prompt's cached prefix ({expected:,} tokens) is under the "
+            f"provider's minimum of {min_tokens:,}, so it was never written"
+        )
+    elif elapsed > ttl_seconds:
+        cause = "ttl_expired"
+        detail = (
+            f"{elapsed:,.0f} s passed since the previous request, more than the cache's "
+            f"lifetime of {ttl_seconds:,.0f} s"
+        )
+    else:
+        cause = "unknown"
+        detail = (
+            "the prefix was unchanged and within the cache's lifetime: the tools, the "
+            "model, the request's cache settings or the provider's routing may have changed"
+        )
+    return cause, detail
 
 
 def find_break(
@@ -182,23 +214,5 @@ def find_break(
             path=path,
             compaction=compaction,
         )
-    elapsed = current.at - previous.at
-    if expected < min_tokens:
-        cause = "below_minimum"
-        detail = (
-            f"the previous prompt's cached prefix ({expected:,} tokens) is under the "
-            f"provider's minimum of {min_tokens:,}, so it was never written"
-        )
-    elif elapsed > ttl_seconds:
-        cause = "ttl_expired"
-        detail = (
-            f"{elapsed:,.0f} s passed since the previous request, more than the cache's "
-            f"lifetime of {ttl_seconds:,.0f} s"
-        )
-    else:
-        cause = "unknown"
-        detail = (
-            "the prefix was unchanged and within the cache's lifetime: the tools, the "
-            "model, the request's cache settings or the provider's routing may have changed"
-        )
+    cause, detail = _cause(expected, current.at - previous.at, ttl_seconds, min_tokens)
     return msgspec.structs.replace(found, cause=cause, detail=detail)

@@ -1,5 +1,5 @@
-"""Paths as the timeline's methods take them: checked, with the ``plan.latest`` alias, and
-the blocks that hiding or showing them changes."""
+"""Paths as the timeline's methods take them: checked, with the ``plan.latest`` alias, the
+blocks that hiding or showing them changes, and whether pinning them fits the budget."""
 
 from __future__ import annotations
 
@@ -19,7 +19,6 @@ __all__ = [
     "check_pin_fits",
     "clean_replacement",
     "known_paths",
-    "pin_paths",
     "plan_path",
     "set_hidden",
     "with_hidden",
@@ -90,14 +89,10 @@ def with_hidden(
     return changed
 
 
-def set_hidden(
-    ledger: Ledger, conversation_id: str, paths: Iterable[str], hidden: bool, replacement: object
-) -> int:
-    """Hide (with ``replacement``) or show the blocks at ``paths``; showing also shows
-    blocks the clearing tier cleared whole again. How many blocks changed."""
-    text = clean_replacement(replacement)
-    wanted = known_paths(ledger, conversation_id, paths)
-    changed = with_hidden(ledger.blocks, wanted, hidden, text)
+def set_hidden(ledger: Ledger, wanted: set[str], hidden: bool, replacement: str | None) -> int:
+    """Hide (or show again) the blocks at the ``wanted`` paths; showing also restores
+    what the clearing tier cleared there. Returns how many blocks changed."""
+    changed = with_hidden(ledger.blocks, wanted, hidden, replacement)
     ledger.replace(changed)
     if hidden:
         return len(changed)
@@ -114,12 +109,11 @@ def check_pin_fits(
     block: Block,
     also: Sequence[Block] = (),
 ) -> None:
-    """Pinning ``block`` (with ``also``, about to be pinned) fits the budget (with the
-    last system prompt), else :class:`PinnedOverBudgetError`."""
+    """Pinning ``block`` (with ``also``, about to be pinned) fits the budget."""
     budget = policy.budget
     if budget is None or not policy.enabled:
         return
-    pinned = sum(ledger.memo.block(b) for i in ledger.pinned if (b := ledger.get(i)) is not None)
+    pinned = sum(ledger.memo.block(b) for b in map(ledger.get, ledger.pinned) if b is not None)
     pinned += sum(ledger.memo.block(b) for b in also)
     need = pinned + ledger.cost(block) + ledger.state.system_tokens
     if need > budget:
@@ -130,17 +124,3 @@ def check_pin_fits(
             required=need,
             conversation_id=conversation_id,
         )
-
-
-def pin_paths(
-    ledger: Ledger, policy: CompactionPolicy, conversation_id: str, paths: Iterable[str]
-) -> None:
-    """Pin the blocks at ``paths`` (summaries excepted) when they all fit the budget
-    together (:func:`check_pin_fits`); nothing is pinned otherwise."""
-    wanted = known_paths(ledger, conversation_id, paths)
-    pinned: list[Block] = []
-    for b in ledger.blocks:
-        if b.path in wanted and b.id not in ledger.pinned and b.type != CONV_RANGE_SUMMARY:
-            check_pin_fits(ledger, policy, conversation_id, b, pinned)
-            pinned.append(b)
-    ledger.pin([b.id for b in pinned])

@@ -11,30 +11,33 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
-from typing import Any, Literal, overload
+from typing import Any
 
 import attrs
 
-from timeline.compaction import CompactionPreview, CompactionStats
-from timeline.compaction.policy import CompactionPolicy
+from timeline.compaction.policy import CompactionPolicy, policy_type
+from timeline.compaction.stored_policy import stored_policy
 from timeline.compaction.summarizers.base import AsyncSummarizer, Summarizer
 from timeline.core import persist as _persist
-from timeline.core import snapshots as _snapshots
 from timeline.core import usage as _usage
 from timeline.core.append import Batch
-from timeline.core.hiding import check_pin_fits, known_paths, pin_paths, plan_path, set_hidden
+from timeline.core.compacting import Compacting
+from timeline.core.hiding import (
+    check_pin_fits,
+    clean_replacement,
+    known_paths,
+    plan_path,
+    set_hidden,
+)
 from timeline.core.usage import CacheBreakHook
 from timeline.formats.incremental import PayloadCache
-from timeline.model.block import Block
+from timeline.model.block import CONV_RANGE_SUMMARY, Block
 from timeline.model.constructors import turn_header
 from timeline.model.errors import InvalidBlockError, NotFoundError
 from timeline.model.json_text import check_identifier
 from timeline.model.persistence import CacheBreak, IndexStore, TimelineSnapshot
-from timeline.model.validate import (
-    check_compact_args,
-    check_render_args,
-    check_snapshot,
-)
+from timeline.model.tools import tool_specs
+from timeline.model.validate import check_render_args, check_snapshot
 from timeline.render import pipeline
 from timeline.render.context import RenderedContext
 from timeline.render.settings import Clock, Hook, IdFactory
@@ -55,11 +58,13 @@ def sequential_ids(kind: str, seq: int) -> str:
 
 
 @attrs.define(eq=False)
-class Timeline:
+class Timeline(Compacting):
     """A conversation as a timeline of typed blocks (see DESIGN §3-§7)."""
 
     conversation_id: str
-    policy: CompactionPolicy = attrs.field(factory=CompactionPolicy, kw_only=True)
+    policy: CompactionPolicy = attrs.field(
+        factory=CompactionPolicy, kw_only=True, validator=policy_type
+    )
     summarizer: Summarizer | AsyncSummarizer | None = attrs.field(default=None, kw_only=True)
     token_counter: TokenCounter | None = attrs.field(default=None, kw_only=True)
     on_before_compaction: Hook | None = attrs.field(default=None, kw_only=True)
@@ -187,25 +192,39 @@ class Timeline:
     def hide(self, paths: Iterable[str], replacement_text: str | None = None) -> int:
         """Hide every block at ``paths``; each renders as ``replacement_text`` once per
         path (omitted without one). Returns how many blocks changed."""
-        return set_hidden(self._ledger, self.conversation_id, paths, True, replacement_text)
+        return self._set_hidden(paths, True, replacement_text)
 
     def unhide(self, paths: Iterable[str]) -> int:
         """Show the blocks at ``paths`` again, as they were appended (blocks the clearing
         tier cleared included)."""
-        return set_hidden(self._ledger, self.conversation_id, paths, False, None)
+        return self._set_hidden(paths, False, None)
+
+    def _set_hidden(self, paths: Iterable[str], hidden: bool, replacement: str | None) -> int:
+        wanted = self._known_paths(paths)
+        return set_hidden(self._ledger, wanted, hidden, clean_replacement(replacement))
 
     def pin(self, paths: Iterable[str]) -> None:
         """Pin the blocks at ``paths`` (kept visible after every compaction)."""
-        pin_paths(self._ledger, self.policy, self.conversation_id, paths)
+        wanted = self._known_paths(paths)
+        ledger = self._ledger
+        pinned: list[Block] = []
+        for b in ledger.blocks:
+            if b.path in wanted and b.id not in ledger.pinned and b.type != CONV_RANGE_SUMMARY:
+                check_pin_fits(ledger, self.policy, self.conversation_id, b, pinned)
+                pinned.append(b)
+        ledger.pin([b.id for b in pinned])
 
     def unpin(self, paths: Iterable[str]) -> None:
         """Unpin the blocks at ``paths``; they may be summarized by a later compaction."""
-        wanted = known_paths(self._ledger, self.conversation_id, paths)
+        wanted = self._known_paths(paths)
         self._ledger.unpin([b.id for b in self._ledger.blocks if b.path in wanted])
 
     def resolve_path(self, path: str) -> str:
         """``path`` with the alias ``plan.latest`` replaced by the newest plan's path."""
         return plan_path(self._ledger, self.conversation_id, path)
+
+    def _known_paths(self, paths: Iterable[str]) -> set[str]:
+        return known_paths(self._ledger, self.conversation_id, paths)
 
     # -- snapshots ---------------------------------------------------------------------
 
@@ -221,12 +240,12 @@ class Timeline:
         unique ids, no orphan tool results, no forged summaries): on error the timeline is
         unchanged.
         """
-        _snapshots.restore(self._ledger, check_snapshot(snapshot, self.conversation_id))
+        self._ledger.restored(check_snapshot(snapshot, self.conversation_id))
 
     def clear(self) -> None:
         """Drop every block from memory (seed 002 ``Clear``); the counters go on, so ids
         stay unique, and the store keeps the turn log."""
-        _snapshots.clear(self._ledger)
+        self._ledger.cleared()
 
     def drain(self) -> list[Block]:
         """Take every block out of memory and return them, for a caller that stores them
@@ -261,109 +280,74 @@ class Timeline:
         self,
         system: str = "",
         *,
+        tools: Sequence[Any] = (),
         force_sanitize: bool = False,
         tail: Sequence[Block] = (),
     ) -> RenderedContext:
         """The prompt for the next model call (DESIGN §4): compacts first when the estimate
         is over the trigger or ``force_sanitize`` is set (the retry after the provider said
-        the prompt was too long), then slices, hides, truncates and places checkpoints."""
+        the prompt was too long), then slices, hides, truncates and places checkpoints.
+        ``tools`` (definitions or :class:`~timeline.ToolSpec`) count against the budget
+        and every payload method sends them."""
         system, tail = check_render_args(system, tail, force_sanitize)
-        return pipeline.render(self._ledger, self, system, force=force_sanitize, tail=tail)
+        specs = tool_specs(tools)
+        return pipeline.render(
+            self._ledger, self, system, force=force_sanitize, tail=tail, tools=specs
+        )
 
     async def arender(
         self,
         system: str = "",
         *,
+        tools: Sequence[Any] = (),
         force_sanitize: bool = False,
         tail: Sequence[Block] = (),
     ) -> RenderedContext:
         """:meth:`render` for async summarizers (awaited, with the policy's timeout)."""
         system, tail = check_render_args(system, tail, force_sanitize)
-        return await pipeline.arender(self._ledger, self, system, force=force_sanitize, tail=tail)
-
-    @overload
-    def compact(
-        self,
-        system: str = "",
-        *,
-        force: bool = True,
-        keep_recent_tokens: int | None = None,
-        dry_run: Literal[False] = False,
-        focus: str | None = None,
-    ) -> CompactionStats | None: ...
-    @overload
-    def compact(
-        self,
-        system: str = "",
-        *,
-        force: bool = True,
-        keep_recent_tokens: int | None = None,
-        dry_run: Literal[True],
-        focus: str | None = None,
-    ) -> CompactionPreview: ...
-    def compact(
-        self,
-        system: str = "",
-        *,
-        force: bool = True,
-        keep_recent_tokens: int | None = None,
-        dry_run: bool = False,
-        focus: str | None = None,
-    ) -> CompactionStats | CompactionPreview | None:
-        """Manual compaction (seed 004's ``/compact``); None when there is nothing to cut.
-
-        ``force=True`` compacts even under the trigger (False: only when a render would);
-        ``keep_recent_tokens`` overrides how much recent history stays verbatim; ``focus``
-        tells the summarizer what to keep in view. ``dry_run=True`` changes nothing and
-        returns what the compaction would do now (a :class:`CompactionPreview`)."""
-        system, _ = check_render_args(system, (), force)
-        check_compact_args(keep_recent_tokens, dry_run, focus)
-        ledger, keep = self._ledger, keep_recent_tokens
-        if dry_run:
-            return pipeline.preview(ledger, self, system, force=force, keep_tokens=keep)
-        return pipeline.compact(ledger, self, system, force=force, keep_tokens=keep, focus=focus)
-
-    async def acompact(
-        self,
-        system: str = "",
-        *,
-        force: bool = True,
-        keep_recent_tokens: int | None = None,
-        focus: str | None = None,
-    ) -> CompactionStats | None:
-        """:meth:`compact` for async summarizers (awaited, with the policy's timeout)."""
-        system, _ = check_render_args(system, (), force)
-        check_compact_args(keep_recent_tokens, False, focus)
-        return await pipeline.acompact(
-            self._ledger, self, system, force=force, keep_tokens=keep_recent_tokens, focus=focus
+        specs = tool_specs(tools)
+        return await pipeline.arender(
+            self._ledger, self, system, force=force_sanitize, tail=tail, tools=specs
         )
 
-    def estimate(self, system: str = "", tail: Sequence[Block] = ()) -> int:
+    def estimate(
+        self, system: str = "", tail: Sequence[Block] = (), *, tools: Sequence[Any] = ()
+    ) -> int:
         """Estimated prompt tokens if rendered now (calibrated by :meth:`record_usage`)."""
         system, tail = check_render_args(system, tail)
-        return pipeline.estimate(self._ledger, system, tail)
+        return pipeline.estimate(self._ledger, system, tail, tool_specs(tools))
 
     def persist(self, store: IndexStore) -> int:
-        """Commit to ``store`` (see :mod:`timeline.model.persistence`); returns the new
-        version. On success the evicted blocks (before the latest summary, unpinned) leave
-        memory."""
-        return _persist.persist(self._ledger, self.conversation_id, store)
+        """Commit to ``store`` (see :mod:`timeline.model.persistence`) with this timeline's
+        policy; returns the new version. On success the evicted blocks (before the latest
+        summary, unpinned) leave memory."""
+        return _persist.persist(self._ledger, self.conversation_id, store, self.policy)
 
     @classmethod
     def load(cls, store: IndexStore, conversation_id: str, **kwargs: Any) -> Timeline:
         """The timeline persisted under ``conversation_id``; takes ``Timeline()``'s keywords
-        and renders exactly as the persisted one did."""
-        version, snapshot = _persist.fetch(store, conversation_id)
-        tl = cls(conversation_id, **kwargs)
-        tl._ledger.loaded(version, snapshot)
-        return tl
+        and renders exactly as the persisted one did. Without ``policy=`` it compacts with
+        the policy it was persisted with."""
+        return cls._continued(conversation_id, _persist.fetch(store, conversation_id), kwargs)
 
     @classmethod
     def load_or_create(cls, store: IndexStore, conversation_id: str, **kwargs: Any) -> Timeline:
         """The timeline persisted under ``conversation_id``, or a new empty one when the
         store has none (its first :meth:`persist` creates it): what a script that runs
         again and again wants, instead of a ``ConflictError`` on the second run."""
-        found = store.load_window(conversation_id)
+        return cls._continued(conversation_id, _persist.find(store, conversation_id), kwargs)
+
+    @classmethod
+    def _continued(
+        cls,
+        conversation_id: str,
+        found: tuple[int, TimelineSnapshot] | None,
+        kwargs: dict[str, Any],
+    ) -> Timeline:
+        """A timeline continuing the stored window ``found`` (None: a new one); without
+        ``policy=`` (or with None) the policy stored with the window."""
+        if found is not None and kwargs.get("policy") is None:
+            kwargs = {**kwargs, "policy": stored_policy(found[1].state)}
         tl = cls(conversation_id, **kwargs)
         if found is not None:
             tl._ledger.loaded(*found)
@@ -373,15 +357,13 @@ class Timeline:
         """:meth:`persist` without blocking the event loop (the store's async API when it
         has one, else its sync one in a worker thread). Do not change the timeline while
         it is pending: if it changes anyway, nothing is lost, eviction just waits."""
-        return await _persist.apersist(self._ledger, self.conversation_id, store)
+        return await _persist.apersist(self._ledger, self.conversation_id, store, self.policy)
 
     @classmethod
     async def aload(cls, store: IndexStore, conversation_id: str, **kwargs: Any) -> Timeline:
         """:meth:`load` without blocking the event loop."""
-        version, snapshot = await _persist.afetch(store, conversation_id)
-        tl = cls(conversation_id, **kwargs)
-        tl._ledger.loaded(version, snapshot)
-        return tl
+        found = await _persist.afetch(store, conversation_id)
+        return cls._continued(conversation_id, found, kwargs)
 
     @classmethod
     async def aload_or_create(
@@ -389,7 +371,4 @@ class Timeline:
     ) -> Timeline:
         """:meth:`load_or_create` without blocking the event loop."""
         found = await _persist.afind(store, conversation_id)
-        tl = cls(conversation_id, **kwargs)
-        if found is not None:
-            tl._ledger.loaded(*found)
-        return tl
+        return cls._continued(conversation_id, found, kwargs)

@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import attrs
+
 from timeline.cache.breaks import Sent, find_break, min_cacheable_tokens
 from timeline.formats.reply import Usage, read_usage
 from timeline.model import tracing
@@ -95,7 +97,7 @@ def _record(
         return None
     now = settings.clock()
     previous, current = notes.cached, Sent(sent, now.timestamp())
-    ledger.note_cached(current)
+    ledger.notes = attrs.evolve(notes, cached=current)
     if previous is None or previous.request is sent or raw <= 0:
         return None
     found = find_break(

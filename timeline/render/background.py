@@ -73,7 +73,7 @@ def _still_holds(ledger: Ledger, settings: Settings, prep: Prep) -> bool:
         return True
     if holds(ledger, settings, prepared, cut_costs(ledger, prep)[0]) is None:
         return False
-    ledger.keep_prepared(attrs.evolve(prepared, structure_version=version))
+    ledger.prepared = attrs.evolve(prepared, structure_version=version)
     return True
 
 
@@ -103,7 +103,7 @@ def prepare_next(ledger: Ledger, settings: Settings, prep: Prep, *, asynchronous
     room = _room(ledger, settings, prep)
     if room is None or _still_holds(ledger, settings, prep):
         return
-    ledger.keep_prepared(None)
+    ledger.prepared = None
     plan = plan_ahead(ledger, settings, prep, room)
     if plan is None:
         return
@@ -120,4 +120,4 @@ def prepare_next(ledger: Ledger, settings: Settings, prep: Prep, *, asynchronous
     job = _start(settings, requests, asynchronous)
     region = tuple(blocks[index + 1 : plan.cut + 1])
     version = ledger.state.structure_version
-    ledger.keep_prepared(PreparedSummary(previous, region, plan, settings.policy, job, version))
+    ledger.prepared = PreparedSummary(previous, region, plan, settings.policy, job, version)

@@ -23,6 +23,7 @@ from timeline.compaction import CompactionStats
 from timeline.model import tracing
 from timeline.model.block import Block
 from timeline.model.errors import BudgetError, PinnedOverBudgetError
+from timeline.model.tools import ToolSpec
 from timeline.render.background import prepare_next
 from timeline.render.budget import finish, forced_target
 from timeline.render.context import RenderedContext
@@ -38,13 +39,19 @@ __all__ = ["acompact", "arender", "compact", "estimate", "focused", "preview", "
 
 
 def render(
-    ledger: Ledger, settings: Settings, system: str, *, force: bool, tail: Sequence[Block]
+    ledger: Ledger,
+    settings: Settings,
+    system: str,
+    *,
+    force: bool,
+    tail: Sequence[Block],
+    tools: tuple[ToolSpec, ...] = (),
 ) -> RenderedContext:
     tracer = tracing.tracer()
     if tracer is None:
-        return _render(ledger, settings, system, force, tail, traced=False)
+        return _render(ledger, settings, system, force, tail, tools, traced=False)
     with tracer.start_as_current_span("timeline.render") as span:
-        view = _render(ledger, settings, system, force, tail, traced=True)
+        view = _render(ledger, settings, system, force, tail, tools, traced=True)
         span.set_attributes(tracing.named(render_attributes(settings, view)))
         return view
 
@@ -55,10 +62,11 @@ def _render(
     system: str,
     force: bool,
     tail: Sequence[Block],
+    tools: tuple[ToolSpec, ...],
     *,
     traced: bool,
 ) -> RenderedContext:
-    prep = prepare(ledger, system, tail)
+    prep = prepare(ledger, system, tail, tools)
     target = forced_target(ledger, settings, prep) if force else None
     start = time.time_ns() if traced else 0
     pending = plan_compaction(ledger, settings, prep, force=force)
@@ -98,13 +106,19 @@ def _escalation(
 
 
 async def arender(
-    ledger: Ledger, settings: Settings, system: str, *, force: bool, tail: Sequence[Block]
+    ledger: Ledger,
+    settings: Settings,
+    system: str,
+    *,
+    force: bool,
+    tail: Sequence[Block],
+    tools: tuple[ToolSpec, ...] = (),
 ) -> RenderedContext:
     tracer = tracing.tracer()
     if tracer is None:
-        return await _arender(ledger, settings, system, force, tail, traced=False)
+        return await _arender(ledger, settings, system, force, tail, tools, traced=False)
     with tracer.start_as_current_span("timeline.render") as span:
-        view = await _arender(ledger, settings, system, force, tail, traced=True)
+        view = await _arender(ledger, settings, system, force, tail, tools, traced=True)
         span.set_attributes(tracing.named(render_attributes(settings, view)))
         return view
 
@@ -115,10 +129,11 @@ async def _arender(
     system: str,
     force: bool,
     tail: Sequence[Block],
+    tools: tuple[ToolSpec, ...],
     *,
     traced: bool,
 ) -> RenderedContext:
-    prep = prepare(ledger, system, tail)
+    prep = prepare(ledger, system, tail, tools)
     target = forced_target(ledger, settings, prep) if force else None
     start = time.time_ns() if traced else 0
     pending = plan_compaction(ledger, settings, prep, force=force, asynchronous=True)
@@ -159,11 +174,12 @@ def compact(
     *,
     force: bool,
     keep_tokens: int | None,
+    tools: tuple[ToolSpec, ...] = (),
     focus: str | None = None,
 ) -> CompactionStats | None:
     settings = focused(settings, focus)
     start = time.time_ns()
-    prep = prepare(ledger, system, ())
+    prep = prepare(ledger, system, (), tools)
     pending = plan_compaction(
         ledger, settings, prep, force=force, manual=force, keep_tokens=keep_tokens
     )
@@ -179,11 +195,12 @@ async def acompact(
     *,
     force: bool,
     keep_tokens: int | None,
+    tools: tuple[ToolSpec, ...] = (),
     focus: str | None = None,
 ) -> CompactionStats | None:
     settings = focused(settings, focus)
     start = time.time_ns()
-    prep = prepare(ledger, system, ())
+    prep = prepare(ledger, system, (), tools)
     pending = plan_compaction(
         ledger,
         settings,
@@ -201,8 +218,10 @@ async def acompact(
     return stats
 
 
-def estimate(ledger: Ledger, system: str, tail: Sequence[Block]) -> int:
-    prep = prepare(ledger, system, tail)
+def estimate(
+    ledger: Ledger, system: str, tail: Sequence[Block], tools: tuple[ToolSpec, ...] = ()
+) -> int:
+    prep = prepare(ledger, system, tail, tools)
     stream = ledger.stream()
     stream.resolve()
     return raw_tokens(stream, prep) + overhead(ledger)

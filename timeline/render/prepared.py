@@ -170,7 +170,7 @@ def adopt(
     prepared = current(ledger)
     if prepared is None:
         return fresh, None
-    ledger.keep_prepared(None)
+    ledger.prepared = None
     if reason not in ("tokens", "blocks") or not prepared.job.ready(asynchronous):
         return fresh, None
     costs, fixed = cut_costs(ledger, prep)

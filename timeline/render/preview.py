@@ -13,6 +13,7 @@ import attrs
 from timeline.compaction import CompactionPreview, CompactionStats
 from timeline.compaction.policy import NO_BUDGET
 from timeline.model import log as _log
+from timeline.model.tools import ToolSpec
 from timeline.render.prepare import Prep, overhead, prepare, raw_tokens
 from timeline.render.sanitize import Pending, plan_compaction
 from timeline.render.settings import Adjusted, Settings
@@ -54,7 +55,7 @@ def _summary(
     kept_tokens = sum(stream.costs[pos] for pos in kept)
     budget = frame.budget
     reserve = settings.policy.summary_reserve(budget) if budget is not None else 0
-    fixed = prep.system_tokens + sum(prep.tail_costs) + overhead(ledger)
+    fixed = prep.fixed_tokens + sum(prep.tail_costs) + overhead(ledger)
     cut_block = ledger.blocks[cut]
     return CompactionPreview(
         tier=stats.tier,
@@ -124,15 +125,17 @@ def preview(
     *,
     force: bool,
     keep_tokens: int | None,
+    tools: tuple[ToolSpec, ...] = (),
 ) -> CompactionPreview:
-    """What ``compact(system, force=force, keep_recent_tokens=keep_tokens)`` would do."""
+    """What ``compact(system, tools=tools, force=force, keep_recent_tokens=keep_tokens)``
+    would do."""
     scratch = ledger.fork()
     quiet = Adjusted(settings, settings.policy, quiet=True)
     budget = settings.policy.budget if settings.policy.enabled else None
     trigger = None if budget is None else int(settings.policy.trigger_ratio * budget)
     frame = _Frame(budget, trigger)
     with _log.silenced():
-        prep = prepare(scratch, system, ())
+        prep = prepare(scratch, system, (), tools)
         before = _now(scratch, prep)
         found = plan_compaction(
             scratch, quiet, prep, force=force, manual=force, keep_tokens=keep_tokens

@@ -3,10 +3,9 @@
 A :class:`Ledger` holds the blocks in order (summaries in place) and the indexes derived
 from them: blocks by id, tool-call ids (:class:`~timeline.model.call_ids.CallIds`), the
 latest summary, pinned and carried blocks, the blocks new since the last persist, the
-timeline state that is persisted, and the visible stream. Nothing else changes any of
-them: appends, hiding, pinning, compaction, restore and persistence each call one method
-here, and each method updates every derived index it affects. Readers get read-only
-views.
+timeline state that is persisted, and the visible stream. Nothing else changes them:
+appends, hiding, pinning, compaction, restore and persistence each call one method here,
+which updates every derived index it affects. Readers get read-only views.
 
 ``incremental=False`` makes it the reference engine: nothing is remembered from one call
 to the next (token memo, stream), so every figure is derived from scratch.
@@ -47,8 +46,7 @@ class RenderNotes:
     something is appended."""
     warned_no_budget: bool = False
     sent: SentRequest | None = None
-    """The last render, as the provider will see it (``record_usage`` reads its cache
-    figures against it)."""
+    """The last render, as sent (``record_usage`` reads its cache figures against it)."""
     cached: Sent | None = None
     """The last render whose cache figures were recorded, and when."""
 
@@ -73,7 +71,9 @@ class Ledger:
     _carry: Carry = attrs.field(factory=Carry, init=False)
     _carried: CarriedIds = attrs.field(init=False)
     _stream: VisibleStream = attrs.field(init=False)
-    _prepared: object | None = attrs.field(default=None, init=False)
+    prepared: object | None = attrs.field(default=None, init=False)
+    """The summary being prepared for the next compaction (opaque here: see
+    :mod:`timeline.render.prepared`), or None; a summary inserted or a reset drops it."""
 
     def __attrs_post_init__(self) -> None:
         self._carried = CarriedIds(self._carry)
@@ -122,12 +122,6 @@ class Ledger:
     def new_ids(self) -> Sequence[str]:
         """Ids of the blocks appended or inserted since the last persist."""
         return self._new_ids
-
-    @property
-    def prepared(self) -> object | None:
-        """The summary being prepared for the next compaction (opaque here: see
-        :mod:`timeline.render.prepared`), or None."""
-        return self._prepared
 
     def get(self, block_id: str) -> Block | None:
         return self._by_id.get(block_id)
@@ -190,8 +184,8 @@ class Ledger:
         state: TimelineState,
         offloaded: Mapping[str, str] | None = None,
     ) -> None:
-        """Add validated blocks (``state``: the counters after them); ``offloaded``: the
-        ones shown by a placeholder from the start (offload on arrival), by id."""
+        """Add validated blocks (``state``: the counters after them; ``offloaded``: ids
+        shown by a preview from the start, with it)."""
         if offloaded:
             state = msgspec.structs.replace(state, cleared={**state.cleared, **offloaded})
         carry = self._carry
@@ -258,7 +252,7 @@ class Ledger:
         """A compaction's summary (and the plan history after it) inserted at ``at``;
         ``cost`` is the summary's exact token cost, ``block_seq`` the counter after it."""
         inserted = [summary] if history is None else [summary, history]
-        self._prepared = None
+        self.prepared = None
         self._blocks[at:at] = inserted
         for b in inserted:
             self._by_id[b.id] = b
@@ -275,10 +269,6 @@ class Ledger:
         spliced = self.incremental and history is None and current
         if spliced and stream.splice_summary(self._blocks, at):
             stream.version = version
-
-    def keep_prepared(self, prepared: object | None) -> None:
-        """Hold (or, with None, drop) the summary prepared for the next compaction."""
-        self._prepared = prepared
 
     def update_state(self, **changes: object) -> None:
         """Change fields of the persisted state that derive nothing (cache checkpoints,
@@ -305,21 +295,16 @@ class Ledger:
         """The no-budget warning was given (once per timeline)."""
         self.notes = attrs.evolve(self.notes, warned_no_budget=True)
 
-    def note_cached(self, sent: Sent) -> None:
-        """The cache figures of the request ``sent`` were recorded."""
-        self.notes = attrs.evolve(self.notes, cached=sent)
-
     def fork(self) -> Ledger:
         """A copy to try a change on (a dry run): its own blocks, state, indexes and
-        stream, the same token memo (costs do not change with the copy), the summary
-        being prepared carried over."""
+        stream; the same token memo and prepared summary."""
         other = Ledger(self.memo, incremental=self.incremental, payloads=PayloadCache())
         pinned = list(self._carry.pinned)
         other._install(self._blocks, msgspec.structs.replace(self._state, pinned=pinned))
         other._version = self._version
         other._new_ids = list(self._new_ids)
         other.notes = self.notes
-        other._prepared = self._prepared
+        other.prepared = self.prepared
         return other
 
     def reset(
@@ -335,7 +320,7 @@ class Ledger:
     def _install(self, blocks: Sequence[Block], state: TimelineState) -> None:
         """Take ``blocks`` and ``state`` and derive every index from them."""
         self._blocks = list(blocks)
-        self._prepared = None
+        self.prepared = None
         self._by_id = {b.id: b for b in self._blocks}
         self._calls = CallIds()
         for b in self._blocks:
@@ -375,13 +360,38 @@ class Ledger:
         self._new_ids = [i for i in self._new_ids if i not in written]
         if window is not None and len(window.blocks) != len(self._blocks):
             state = msgspec.structs.replace(self._state, pinned=window.state.pinned)
-            prepared = self._prepared  # covers blocks after the summary, still in memory
+            prepared = self.prepared  # covers blocks after the summary, still in memory
             self.reset(window.blocks, state)
-            self._prepared = prepared
+            self.prepared = prepared
+
+    def restored(self, snapshot: TimelineSnapshot) -> None:
+        """Take over a checked snapshot (``Timeline.restore``): its blocks count as new,
+        and the counters never go back, so an id is never reused for a different block."""
+        now = self._state
+        state = msgspec.structs.replace(
+            snapshot.state,
+            block_seq=max(snapshot.state.block_seq, now.block_seq),
+            turn_seq=max(snapshot.state.turn_seq, now.turn_seq),
+            structure_version=max(snapshot.state.structure_version, now.structure_version),
+        )
+        self.reset(snapshot.blocks, state, new_ids=[b.id for b in snapshot.blocks])
+        self.bump()
+
+    def cleared(self) -> None:
+        """Drop every block (``Timeline.clear``); the counters go on."""
+        state = msgspec.structs.replace(
+            self._state, current_turn_id="", pinned=[], usage=None, compacted_at_seq=-1
+        )
+        self.reset([], state, new_ids=())
+        self.bump()
 
     def loaded(self, version: int, snapshot: TimelineSnapshot) -> None:
-        """Take over a stored window (``Timeline.load``)."""
-        self.reset(snapshot.blocks, snapshot.state, new_ids=())
+        """Take over a stored window (``Timeline.load``; the policy stored beside its state
+        is the timeline's, not the ledger's)."""
+        state = snapshot.state
+        if state.policy is not None:
+            state = msgspec.structs.replace(state, policy=None)
+        self.reset(snapshot.blocks, state, new_ids=())
         self._version = version
 
     def _bump(self) -> None:
