@@ -12,6 +12,7 @@ import pytest
 
 import index_store
 from timeline import ClearingPolicy, CompactionPolicy, Timeline, blocks
+from timeline.driver.memory_tools import TOOL_SPECS
 from timeline.formats.reply import ModelReply, Usage, read_usage
 from timeline.model.persistence import CacheBreak
 from timeline.render.context import RenderedContext
@@ -206,6 +207,23 @@ def test_a_clearing_pass_is_reported_as_the_librarys_own_break() -> None:
     (brk,) = found
     assert (brk.cause, brk.block_index, brk.compaction) == ("prefix_changed", first, True)
     assert brk.path == view.blocks[first].path and "cleared" in brk.detail
+
+
+def test_changed_tool_definitions_break_the_prefix() -> None:
+    """A tool added to the request changes the start of the cached prefix: prefix_changed,
+    before any block, naming the tool definitions."""
+    tl, found, _ = conversation()
+    provider = Provider()
+    tools = [dict(TOOL_SPECS["read_path"])]
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("Read the parser for me. " * 10))
+    tl.record_usage(provider.usage(tl.render(SYSTEM, tools=tools)))
+    tl.append(blocks.assistant_completion("Done. " * 10))
+    view = tl.render(SYSTEM, tools=[*tools, dict(TOOL_SPECS["compact_context"])])
+    tl.record_usage(provider.usage(view, read=0))
+    (brk,) = found
+    assert (brk.cause, brk.block_index) == ("prefix_changed", None)
+    assert "tool definitions" in brk.detail
 
 
 def test_openai_figures_use_its_automatic_cache() -> None:
