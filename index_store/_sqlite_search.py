@@ -29,6 +29,7 @@ from timeline.model.errors import CorruptRecordError, StoreError
 from timeline.model.json_text import clean_text
 from timeline.model.persistence import Embedder, SearchHit
 from timeline.model.ranking import Corpus
+from timeline.model.tracing import searched
 
 __all__ = ["SqliteSearch", "linked", "ranked"]
 
@@ -136,6 +137,7 @@ class SqliteSearch:
             return None
         return query_vector(self.embedder, conversation_id, clean_text(query))
 
+    @searched
     def search(self, conversation_id: str, query: str, limit: int = 10) -> list[SearchHit]:
         terms = search_terms(conversation_id, query, limit)
         vector = (
