@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from timeline.compaction.digest import CompactionDigest
+from timeline.compaction.quoting import quote
 from timeline.compaction.textscan import clip, first_line, has_text, has_word, split_sentences
 from timeline.model.block import (
     ASSISTANT_COMPLETION,
@@ -127,7 +128,7 @@ def assemble(
     """The stored summary: reminder, summarizer text, tagged notes, split-turn part."""
     parts = [reminder, main.strip()] if main.strip() else [reminder]
     if tagged_notes:
-        parts.append("\n".join([TAGGED_NOTES_HEADING, *tagged_notes]))
+        parts.append("\n".join([TAGGED_NOTES_HEADING, *(f"- {quote(n)}" for n in tagged_notes)]))
     if prefix is not None:
         if mid_turn is not None:
             heading = mid_turn_heading(mid_turn)

@@ -1,12 +1,15 @@
-"""The inventory summary's page: its sections rendered at given caps."""
+"""The inventory summary's page (the agent form): its sections rendered at given caps,
+with the facts chosen for the room left."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Final
 
-from timeline.compaction.digest import CompactionDigest, cap_request
-from timeline.compaction.sections import SummarySections
+from timeline.compaction.digest import CompactionDigest
+from timeline.compaction.quoting import quote, quote_capped
+from timeline.compaction.sections import Fact, SummarySections
+from timeline.compaction.summarizers._fact_pick import fact_lines
 
 __all__ = ["EARLIER_HEADING", "Page"]
 
@@ -16,7 +19,7 @@ _CAPPED: dict[int, dict[str, str]] = {}
 
 
 def _capped(requests: list[str], cap: int) -> list[str]:
-    """``[cap_request(r, cap) for r in requests]``, looked up in one C loop."""
+    """``[quote_capped(r, cap) for r in requests]``, looked up in one C loop."""
     memo = _CAPPED.get(cap)
     if memo is None:
         if len(_CAPPED) > 16:
@@ -30,7 +33,7 @@ def _capped(requests: list[str], cap: int) -> list[str]:
     out = []
     for r, capped in zip(requests, found, strict=True):
         if capped is None:
-            capped = memo[r] = cap_request(r, cap)
+            capped = memo[r] = quote_capped(r, cap)
         out.append(capped)
     return out
 
@@ -42,8 +45,6 @@ _SECTIONS: Final = (
     ("## Progress\n### Done", "done", "- [x] ", None),
     ("### In Progress", "in_progress", "- [ ] ", None),
     ("### Not Started", "not_started", "- [ ] ", None),
-    ("### Blocked", "blocked", "- ", ""),
-    ("## Key Decisions", "decisions", "- ", ""),
 )
 """The bulleted sections before Next Steps: (heading, list, bullet, blank line after)."""
 
@@ -66,32 +67,52 @@ class Page:
         next_steps: list[str],
         digest: CompactionDigest,
         earlier: Sequence[str] = (),
+        facts: Sequence[Fact] = (),
     ) -> None:
         self.lists = lists
         self.digest = digest
         self.goal_items = goal
         self.next_steps = next_steps
         self.earlier = list(earlier)
-        self.goal = "\n".join(goal) if goal else "(not stated)"
+        self.facts = list(facts)
+        """Every fact the page may list (the ones it does: :attr:`picked`)."""
+        self.goal = "\n".join(f"- {g}" for g in goal) if goal else "- (not stated)"
         steps = [f"{i}. {s}" for i, s in enumerate(next_steps, 1)] or ["1. (none recorded)"]
         self.steps = "\n".join(steps)
         self.files = "\n".join(
             [
                 "<read-files>",
-                *digest.read_files,
+                *map(quote, digest.read_files),
                 "</read-files>",
                 "",
                 "<modified-files>",
-                *digest.modified_files,
+                *map(quote, digest.modified_files),
                 "</modified-files>",
             ]
         )
+        self._blocked = ""
+        self._critical = ""
+        self.picked: list[Fact] = []
+        self.pick([])
         self._bullets: dict[tuple[str, int], str] = {}
         self._capped: dict[int, list[str]] = {}
         self._requests: dict[tuple[int, int | None], str | None] = {}
         self.last: tuple[dict[str, int], int, int | None] | None = None
         """The caps, request cap and kept requests of the latest render."""
         self.last_text = ""
+
+    def pick(self, facts: list[Fact]) -> None:
+        """List ``facts`` (errors under Blocked, the rest under Critical Context)."""
+        self.picked = facts
+        self._blocked = "\n".join(fact_lines([f for f in facts if f.error]))
+        self._critical = "\n".join(fact_lines([f for f in facts if not f.error]))
+
+    def _with_facts(self, listed: str, facts: str) -> str:
+        """A section's lines: the facts first, then its listed items (``- (none)``
+        only when it has neither)."""
+        if not facts:
+            return listed
+        return facts if listed == "- (none)" else f"{facts}\n{listed}"
 
     def bullets(self, name: str, cap: int, mark: str = "- ") -> str:
         """The section's last ``cap`` items as bullet lines (earlier ones counted)."""
@@ -152,8 +173,12 @@ class Page:
             out += [heading, self.bullets(name, cap, mark)]
             if blank is not None:
                 out.append(blank)
+        blocked = self._with_facts(self.bullets("blocked", caps["blocked"]), self._blocked)
+        out += ["### Blocked", blocked, ""]
+        out += ["## Key Decisions", self.bullets("decisions", caps["decisions"]), ""]
         out += ["## Next Steps", self.steps, ""]
-        out += ["## Critical Context", self.bullets("critical", caps["critical"]), ""]
+        critical = self._with_facts(self.bullets("critical", caps["critical"]), self._critical)
+        out += ["## Critical Context", critical, ""]
         out.append("## User Requests")
         return out
 
@@ -205,4 +230,5 @@ class Page:
             next_steps=self.next_steps,
             critical=kept["critical"],
             earlier=self.earlier,
+            facts=self.picked,
         )
