@@ -13,7 +13,8 @@ line that cannot read as any of these:
 - the summary's own tags and markers anywhere in it are escaped (``&lt;/read-files>``,
   ``\\[MID-TURN COMPACTION 1]``), so no line holding a quote opens or closes a section.
 
-Writers put a quote after their own prefix on the line (``- ``, ``1. ``, a label).
+Quoting a quote changes nothing, so text quoted when it was stored can be quoted again
+when it is written.
 """
 
 from __future__ import annotations
@@ -26,10 +27,11 @@ from timeline.compaction.truncation import cut_at_word
 __all__ = ["quote", "quote_capped"]
 
 _OWN_TAGS: Final = re.compile(
-    r"<(?=\s*/?\s*(?:read-files|modified-files)\b)|\[(?=\s*/?\s*MID-TURN\s+COMPACTION\b)",
+    r"<(?=\s*/?\s*(?:read-files|modified-files)\b)|(?<!\\)\[(?=\s*/?\s*MID-TURN\s+COMPACTION\b)",
     re.IGNORECASE,
 )
 _ESCAPED: Final = {"<": "&lt;", "[": "\\["}
+_MARKER: Final = re.compile(r" \[\.\.\. (\d+) more chars\]$")
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -46,12 +48,21 @@ def quote(text: str) -> str:
 
 def quote_capped(text: str, cap: int) -> str:
     """:func:`quote` of ``text``, cut at a word after ``cap`` characters with the rest
-    counted (``[... N more chars]``); ``cap <= 0``: not cut."""
+    counted (``[... N more chars]``); ``cap <= 0``: not cut. A text cut before (a request
+    carried capped) is cut again only where it is longer than ``cap``, and then counts
+    what both cuts left out."""
+    earlier = 0
+    if text.endswith(" more chars]"):
+        tail = text[-40:]
+        marked = _MARKER.search(tail)
+        if marked is not None:
+            earlier = int(marked.group(1))
+            text = text[: len(text) - len(tail) + marked.start()]
     window = 4 * cap + 8
     long = cap > 0 and len(text) > window  # (only as much is collapsed as the cut can reach)
     line = quote(text[:window] if long else text)
     if cap <= 0 or (len(line) <= cap and not long):
-        return line
+        return f"{line} [... {earlier} more chars]" if earlier else line
     kept = cut_at_word(line, cap)
     total = len(text.strip()) if long else len(line)
-    return f"{kept} [... {total - len(kept)} more chars]"
+    return f"{kept} [... {total - len(kept) + earlier} more chars]"

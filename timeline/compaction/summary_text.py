@@ -128,7 +128,7 @@ def assemble(
     """The stored summary: reminder, summarizer text, tagged notes, split-turn part."""
     parts = [reminder, main.strip()] if main.strip() else [reminder]
     if tagged_notes:
-        parts.append("\n".join([TAGGED_NOTES_HEADING, *(f"- {quote(n)}" for n in tagged_notes)]))
+        parts.append("\n".join([TAGGED_NOTES_HEADING, *map(quote, tagged_notes)]))
     if prefix is not None:
         if mid_turn is not None:
             heading = mid_turn_heading(mid_turn)

@@ -13,7 +13,7 @@ day.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Final
 
 from timeline.compaction.quoting import quote
@@ -66,29 +66,32 @@ def conversation_summary(
     previous: SummarySections,
     facts: Sequence[Fact],
     goal: list[str],
-    budget_chars: int,
-) -> SummaryResult:
-    """The conversation form within ``budget_chars``: the facts worth most per character
-    that fit after the heading lines."""
+) -> Callable[[int], SummaryResult]:
+    """The conversation form at a size: the facts worth most per character that fit
+    after the heading lines."""
     people = _people(blocks, previous.people)
     span = _span(blocks, previous.span)
     head = ["## Conversation", _who([quote(p) for p in people], span), ""]
     if goal:
-        head += ["## Goal", *(f"- {g}" for g in goal), ""]
+        head += ["## Goal", *map(quote, goal), ""]
     if previous.earlier:
         head += ["## Earlier Summary", "\n\n".join(previous.earlier), ""]
     head.append("## Facts")
     fixed = sum(map(len, head)) + len(head)
-    picked = pick_facts(facts, budget_chars - fixed)
-    text = "\n".join([*head, *(fact_lines(picked) or ["- (none yet)"])])
-    if len(text) > budget_chars:
-        text = clip_lines(text, budget_chars)
-    sections = SummarySections(
-        goal=goal,
-        earlier=previous.earlier,
-        facts=picked,
-        people=people,
-        span=span,
-        form=CONVERSATION,
-    )
-    return SummaryResult(text, sections)
+
+    def fit(budget_chars: int) -> SummaryResult:
+        picked = pick_facts(facts, budget_chars - fixed)
+        text = "\n".join([*head, *(fact_lines(picked) or ["- (none yet)"])])
+        if len(text) > budget_chars:
+            text = clip_lines(text, budget_chars)
+        sections = SummarySections(
+            goal=goal,
+            earlier=previous.earlier,
+            facts=picked,
+            people=people,
+            span=span,
+            form=CONVERSATION,
+        )
+        return SummaryResult(text, sections)
+
+    return fit

@@ -39,6 +39,7 @@ __all__ = [
     "content_words",
     "day_of",
     "speaker_of",
+    "speaks",
     "window_facts",
 ]
 
@@ -53,6 +54,8 @@ _SCAN_TAIL: Final = 6_000
 """Of a longer tool result, only its first and last this many characters are read."""
 _FACT_OVERHEAD: Final = 24
 """Characters a fact costs besides its text (its share of the line naming its path)."""
+_LONG: Final = 40
+"""A longer word (base64, a run of one character, a digest) is no content word."""
 _SPECIFIC: Final = 1.6
 _ERROR: Final = 2.0
 _OUTCOME: Final = 1.5
@@ -131,6 +134,11 @@ def day_of(ts: str) -> str:
     return f"{int(day)} {_MONTHS[int(month) - 1]} {year}"
 
 
+def speaks(text: str) -> bool:
+    """The message starts with a speaker's name (``Caroline: ...``)."""
+    return _SPEAKER.match(text.lstrip()[:40]) is not None
+
+
 def speaker_of(block: Block) -> str:
     """Who speaks in a message: a ``Name:`` it starts with, a custom author, or ``""``."""
     match = _SPEAKER.match(block.text.lstrip()[:40])
@@ -164,10 +172,11 @@ class _Unit:
     """A candidate fact: one line or sentence of a block, and its content words (each
     marked specific or not)."""
 
-    __slots__ = ("block", "bonus", "error", "kind", "text", "words")
+    __slots__ = ("block", "bonus", "error", "kind", "speaker", "text", "words")
 
     def __init__(self, block: Block, text: str, kind: str, speaker: str = "") -> None:
         self.block = block
+        self.speaker = speaker
         self.text = f"{speaker}: {text}" if speaker else text
         self.kind = kind
         self.error = _ERROR_WORD.search(text) is not None if kind == "line" else False
@@ -175,7 +184,7 @@ class _Unit:
         words: dict[str, bool] = {}
         for i, word in enumerate(_WORD.findall(text)):
             low = word.lower()
-            if low in STOP_WORDS or (len(low) < 3 and not low.isdigit()):
+            if low in STOP_WORDS or (len(low) < 3 and not low.isdigit()) or len(low) > _LONG:
                 continue
             words[low] = words.get(low, False) or _specific(word, i == 0)
         self.words = words
@@ -225,10 +234,16 @@ def _units(blocks: Sequence[Block]) -> list[list[_Unit]]:
 
 
 def _worth(unit: _Unit, df: dict[str, int]) -> float:
+    """What the unit says: 0 unless it names something specific or has two words no
+    other unit of the window has (small talk says neither)."""
     total = 0.0
-    for word, specific in unit.words.items():
-        total += (_SPECIFIC if specific else 1.0) / math.sqrt(df[word])
-    return total * unit.bonus
+    specific = unique = 0
+    for word, is_specific in unit.words.items():
+        n = df[word]
+        total += (_SPECIFIC if is_specific else 1.0) / math.sqrt(n)
+        specific += is_specific
+        unique += n == 1
+    return total * unit.bonus if specific or unique >= 2 else 0.0
 
 
 def _block_facts(scored: list[tuple[float, _Unit]], call: Block | None, floor: float) -> list[Fact]:
@@ -276,9 +291,12 @@ def window_facts(blocks: Sequence[Block], *, messages: bool = True) -> list[Fact
     per_block = _units(
         [b for b in blocks if messages or b.type not in (USER_PROMPT, ASSISTANT_COMPLETION)]
     )
+    names = {w.lower() for units in per_block for u in units for w in u.speaker.split()}
     df: dict[str, int] = {}
     for units in per_block:
         for unit in units:
+            if names:  # the people talking are named everywhere: no content
+                unit.words = {w: s for w, s in unit.words.items() if w not in names}
             for word in unit.words:
                 df[word] = df.get(word, 0) + 1
     scored = [[(_worth(u, df), u) for u in units] for units in per_block if units]

@@ -76,7 +76,7 @@ class Page:
         self.earlier = list(earlier)
         self.facts = list(facts)
         """Every fact the page may list (the ones it does: :attr:`picked`)."""
-        self.goal = "\n".join(f"- {g}" for g in goal) if goal else "- (not stated)"
+        self.goal = "\n".join(map(quote, goal)) if goal else "(not stated)"
         steps = [f"{i}. {s}" for i, s in enumerate(next_steps, 1)] or ["1. (none recorded)"]
         self.steps = "\n".join(steps)
         self.files = "\n".join(

@@ -91,16 +91,23 @@ def is_request(sentence: str) -> bool:
 def goal_of(texts: Iterable[str], cap: int, *, people: bool = False) -> str:
     """The task the user asked for, quoted: from the first sentence that asks for
     something (a question with content counts too) to the end of its message; else the
-    first message with three words of content; else ``""`` (a greeting is never a goal).
+    first message with three words of content, else the first that is no greeting; else
+    ``""`` (a greeting is never a goal).
     Between ``people`` only a request counts (their questions and news are not a task)."""
-    fallback = ""
+    fallback = other = ""
     for text in texts:
         for s in sentences(text):
             if is_request(s) or (not people and s.endswith("?") and content_words(s) >= 2):
                 return quote_capped(text[text.find(s) :], cap)
-        if not (fallback or people) and content_words(text) >= 3:
+        if people or fallback:
+            continue
+        words = content_words(text)
+        if words >= 3:
             fallback = text
-    return quote_capped(fallback, cap) if fallback else ""
+        elif not other and (words or len(text.strip()) >= 40):
+            other = text  # not a greeting either
+    found = fallback or other
+    return quote_capped(found, cap) if found else ""
 
 
 def sentence_split(text: str) -> list[str]:

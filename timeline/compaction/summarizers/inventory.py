@@ -23,13 +23,13 @@ import attrs
 import msgspec
 
 from timeline.compaction.digest import USER_REQUEST_MIN_CHARS, CompactionDigest, cap_request
-from timeline.compaction.quoting import quote, quote_capped
+from timeline.compaction.quoting import quote
 from timeline.compaction.sections import SummarySections
 from timeline.compaction.summarizers._chat import CONVERSATION, conversation_summary
 from timeline.compaction.summarizers._fact_pick import fact_lines, merge_facts, pick_facts
-from timeline.compaction.summarizers._facts import speaker_of, window_facts
+from timeline.compaction.summarizers._facts import speaks, window_facts
 from timeline.compaction.summarizers._page import Page
-from timeline.compaction.summarizers._prefix import FACT_SHARE, prefix_summary
+from timeline.compaction.summarizers._prefix import prefix_summary
 from timeline.compaction.summarizers._progress import results_by_call, turn_items
 from timeline.compaction.summarizers._sentences import (
     CONSTRAINT,
@@ -40,7 +40,7 @@ from timeline.compaction.summarizers._sentences import (
     goal_of,
     matching_sentences,
 )
-from timeline.compaction.summarizers.base import SummaryRequest, SummaryResult
+from timeline.compaction.summarizers.base import SummaryRequest, SummaryResult, within
 from timeline.compaction.textscan import has_text
 from timeline.model.block import (
     ASSISTANT_COMPLETION,
@@ -62,6 +62,9 @@ LIST_CAPS: Final = {
 _CAP_LADDER: Final = (600, 240, 120, 60)
 _FOLD_STEP: Final = 8
 """Requests fold in steps of this many, so the request lines shift rarely."""
+FACT_SHARE: Final = 0.7
+"""The share of an agent's summary its facts get at least, when they need it (the other
+sections shrink first: their items are the agent's own words, the facts what it read)."""
 EARLIER_SHARE: Final = 3
 """Summaries carried verbatim take at most 1/3 of the summary's size."""
 
@@ -133,10 +136,11 @@ def _lists(
 
 
 def _form(request: SummaryRequest, prev: SummarySections) -> str:
-    """``"conversation"`` for people talking (no tool use so far), else ``"agent"``."""
+    """``"conversation"`` for people talking (no tool use so far: in the summary it
+    extends, the blocks it replaces or the prompt they are part of), else ``"agent"``."""
     if prev.form == CONVERSATION or (prev.form == "" and request.previous_sections is None):
         tools = (REACT_TOOL_CALL, REACT_TOOL_RESULT)
-        if not any(b.type in tools for b in request.blocks):
+        if not any(b.type in tools for b in (*request.blocks, *request.context)):
             return CONVERSATION
     return "agent"
 
@@ -145,22 +149,21 @@ def _goal(
     request: SummaryRequest, prev: SummarySections, prompts: list[str], form: str
 ) -> list[str]:
     """The previous Goal; else the task the user asked for (a greeting is never one): in
-    the window's prompts, or the digest's first request when the window has none or
+    the window's prompts, or in the digest's requests when the window has none or
     extends a summary carried verbatim (whose Goal is not read out of it). A
-    conversation looks at its first messages only, and once."""
+    conversation looks at its first messages only, once, and between named people only
+    a request counts."""
     if prev.goal:
         return prev.goal
-    cap = request.user_prompt_cap_chars
     requests = request.digest.user_requests
-    if requests and (not prompts or prev.earlier):
-        return [quote_capped(requests[0], cap)]
-    if form == CONVERSATION:
-        if prev.facts or prev.people:
-            return []  # asked for nothing at the start: a conversation has no goal
-        named = any(speaker_of(b) for b in request.blocks if b.type == USER_PROMPT)
-        goal = goal_of(prompts[:3], cap, people=named)
+    asked = requests if requests and (not prompts or prev.earlier) else prompts
+    cap = request.user_prompt_cap_chars
+    if form != CONVERSATION:
+        goal = goal_of(asked, cap)
+    elif prev.facts or prev.people:
+        return []  # asked for nothing at the start: a conversation has no goal
     else:
-        goal = goal_of(prompts, cap)
+        goal = goal_of(asked[:3], cap, people=any(map(speaks, asked[:3])))
     return [goal] if goal else []
 
 
@@ -181,9 +184,10 @@ class InventorySummarizer:
         return self.summarize_sections(request).text
 
     def summarize_sections(self, request: SummaryRequest) -> SummaryResult:
-        """The summary's text and its sections as data (what the next summary extends)."""
+        """The summary's text and its sections as data (what the next summary extends),
+        within ``request.max_tokens``."""
         if request.kind == "turn_prefix":
-            return prefix_summary(request)
+            return within(request, prefix_summary(request))
         prev = _previous(request)
         blocks = request.blocks
         prompts = [b.text for b in blocks if b.type == USER_PROMPT and has_text(b.text)]
@@ -197,7 +201,7 @@ class InventorySummarizer:
         earlier = _earlier(prev.earlier, request.max_tokens)
         if conversation:
             prev = msgspec.structs.replace(prev, earlier=earlier)
-            return conversation_summary(blocks, prev, facts, goal, request.max_tokens * 4)
+            return within(request, conversation_summary(blocks, prev, facts, goal))
         page = Page(
             _lists(request, prev, prompts, completions),
             goal,
@@ -206,17 +210,20 @@ class InventorySummarizer:
             earlier,
             facts,
         )
-        text = self._fit_facts(request, page)
-        return SummaryResult(text, page.sections())
 
-    def _fit_facts(self, request: SummaryRequest, page: Page) -> str:
-        """The page within ``max_tokens`` (chars/4): the other sections fitted first into
-        what the facts leave them (at least ``1 - FACT_SHARE`` of the size), then the
-        facts worth most per character in the room left; whole lines go from the end
-        only if the other sections at their shortest are still too long."""
-        budget_chars = request.max_tokens * 4
+        def fit(budget_chars: int) -> SummaryResult:
+            return SummaryResult(self._fit_facts(request, page, budget_chars), page.sections())
+
+        return within(request, fit)
+
+    def _fit_facts(self, request: SummaryRequest, page: Page, budget_chars: int) -> str:
+        """The page within ``budget_chars``: the other sections fitted first into what
+        the facts leave them (at least ``1 - FACT_SHARE`` of the size), then the facts
+        worth most per character in the room left; whole lines go from the end only if
+        the other sections at their shortest are still too long."""
         wanted = len("\n".join(fact_lines(page.facts))) + 2
         rest = max(budget_chars - wanted, int(budget_chars * (1 - FACT_SHARE)))
+        page.pick([])  # (a refit starts over)
         text = self._fit(request, page, rest)
         page.pick(pick_facts(page.facts, budget_chars - len(text) - 2))
         if page.picked:
