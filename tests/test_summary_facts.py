@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -26,7 +26,7 @@ class Clock:
     """A clock the test moves (one day per session)."""
 
     def __init__(self) -> None:
-        self.now = datetime(2023, 5, 8, 13, 0, tzinfo=timezone.utc)
+        self.now = datetime(2023, 5, 8, 13, 0, tzinfo=UTC)
 
     def __call__(self) -> datetime:
         return self.now
@@ -114,9 +114,7 @@ class TestAgentFacts:
         line = line_with(summary(tl).text, "DB_POOL_SIZE = 17")
         assert "read_file src/m0.py" in line and f"[{found.path}" in line
 
-    def test_a_failing_test_keeps_its_error_message(
-        self, make_tl: Callable[..., Timeline]
-    ) -> None:
+    def test_a_failing_test_keeps_its_error_message(self, make_tl: Callable[..., Timeline]) -> None:
         """A failed pytest run leaves its failing test and the assertion message under
         Blocked, with the path of the output, not a progress line."""
         tl = make_tl(policy=POLICY)
@@ -355,7 +353,7 @@ def random_window(rng: random.Random, conversation: bool) -> list[Block]:
     tl = Timeline("w")
     for t in range(rng.randint(1, 12)):
         tl.begin_turn()
-        words = [rng.choice(WORDS + ("Denver", "Pixel", "42", "a/b.py")) for _ in range(60)]
+        words = [rng.choice((*WORDS, "Denver", "Pixel", "42", "a/b.py")) for _ in range(60)]
         tl.append(blocks.user_prompt(" ".join(words[: rng.randint(1, 60)]) + "."))
         if not conversation:
             lines = code(rng, rng.randint(1, 200))
