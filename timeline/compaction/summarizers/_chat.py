@@ -18,8 +18,9 @@ from typing import Final
 
 from timeline.compaction.quoting import quote
 from timeline.compaction.sections import Fact, SummarySections
+from timeline.compaction.speakers import speaker_of
 from timeline.compaction.summarizers._fact_pick import fact_lines, pick_facts
-from timeline.compaction.summarizers._facts import day_of, speaker_of
+from timeline.compaction.summarizers._facts import day_of
 from timeline.compaction.summarizers._sentences import clip_lines
 from timeline.compaction.summarizers.base import SummaryResult
 from timeline.compaction.textscan import has_text

@@ -48,7 +48,7 @@ def fact_lines(facts: Sequence[Fact]) -> list[str]:
         j = i + 1
         while j < len(facts) and facts[j].path == first.path and facts[j].key == first.key:
             j += 1
-        texts = "; ".join(f.text for f in facts[i:j])
+        texts = _joined([f.text for f in facts[i:j]])
         head = f"{first.subject}: " if first.subject else ""
         where = first.path
         if first.date and first.date != day:
@@ -57,6 +57,15 @@ def fact_lines(facts: Sequence[Fact]) -> list[str]:
         lines.append(f"- {head}{texts} [{where}]")
         i = j
     return lines
+
+
+def _joined(texts: list[str]) -> str:
+    """One block's facts on one line; a speaker named by the first is not repeated."""
+    head, sep, _ = texts[0].partition(": ")
+    if sep and len(texts) > 1 and len(head) <= 40:
+        lead = head + sep
+        texts = texts[:1] + [t.removeprefix(lead) for t in texts[1:]]
+    return "; ".join(texts)
 
 
 def _size(lines: list[str]) -> int:

@@ -20,8 +20,9 @@ from collections.abc import Iterator, Sequence
 from typing import Final
 
 from timeline.compaction.digest_tools import call_params
-from timeline.compaction.quoting import quote, quote_capped
+from timeline.compaction.quoting import quote_capped
 from timeline.compaction.sections import Fact
+from timeline.compaction.speakers import message_body, speaker_of
 from timeline.compaction.textscan import has_text, sentences
 from timeline.model.block import (
     ASSISTANT_COMPLETION,
@@ -38,8 +39,6 @@ __all__ = [
     "STOP_WORDS",
     "content_words",
     "day_of",
-    "speaker_of",
-    "speaks",
     "window_facts",
 ]
 
@@ -54,6 +53,10 @@ _SCAN_TAIL: Final = 6_000
 """Of a longer tool result, only its first and last this many characters are read."""
 _FACT_OVERHEAD: Final = 24
 """Characters a fact costs besides its text (its share of the line naming its path)."""
+_CLAUSE: Final = re.compile(r"(?<=\w)[,;:]\s+(?=[a-z]|I\b)|\s+[-\u2013\u2014]+\s+")
+_CLAUSE_FROM: Final = 80
+"""A sentence longer than this is quoted clause by clause."""
+_CLAUSE_MIN: Final = 16
 _LONG: Final = 40
 """A longer word (base64, a run of one character, a digest) is no content word."""
 _SPECIFIC: Final = 1.6
@@ -67,7 +70,13 @@ _ERROR_WORD: Final = re.compile(
     r"\w*(?:Error|Exception)\b|\bFAIL(?:ED|URE)?\b|\b(?:failed|failure|fatal|panic|"
     r"Traceback|denied|refused|timed out|errors?)\b"
 )
-_SPEAKER: Final = re.compile(r"([A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2}):\s")
+_CALENDAR_TEXT: Final = """monday tuesday wednesday thursday friday saturday sunday mon tue
+    wed thu fri sat sun january february march april may june july august september october
+    november december jan feb mar apr jun jul aug sep sept oct nov dec am pm utc gmt"""
+_CALENDAR: Final = frozenset(_CALENDAR_TEXT.split())
+_TIME_CHARS: Final = "0123456789:./-"
+"""What a date or a time of day is written with (``2023-05-08``, ``11:10``)."""
+"""Words that only say when: a unit of nothing else is no fact (the fact's day says it)."""
 _SUBJECT_KEYS: Final = (
     "path",
     "file_path",
@@ -134,21 +143,6 @@ def day_of(ts: str) -> str:
     return f"{int(day)} {_MONTHS[int(month) - 1]} {year}"
 
 
-def speaks(text: str) -> bool:
-    """The message starts with a speaker's name (``Caroline: ...``)."""
-    return _SPEAKER.match(text.lstrip()[:40]) is not None
-
-
-def speaker_of(block: Block) -> str:
-    """Who speaks in a message: a ``Name:`` it starts with, a custom author, or ``""``."""
-    match = _SPEAKER.match(block.text.lstrip()[:40])
-    if match is not None:
-        return match.group(1)
-    if block.author not in ("user", "assistant", "system", "tool", ""):
-        return quote(block.author)[:40]
-    return ""
-
-
 def _subject(call: Block | None) -> tuple[str, str]:
     """What a tool result answered (``read_file src/db.py``) and the key a newer result
     of the same call replaces it by."""
@@ -207,11 +201,29 @@ def _sentences(block: Block) -> Iterator[_Unit]:
     """A message's sentences, each naming its speaker (whose name is not a content word:
     every message of theirs has it)."""
     speaker = speaker_of(block)
-    text = block.text
-    if speaker and text.lstrip().startswith(f"{speaker}:"):
-        text = text.lstrip()[len(speaker) + 1 :]
+    text = message_body(block.text)
+    if speaker and text.startswith(f"{speaker}:"):
+        text = text[len(speaker) + 1 :]
     for s in sentences(text):
-        yield _Unit(block, s, "sentence", speaker)
+        for clause in _clauses(s):
+            yield _Unit(block, clause, "sentence", speaker)
+
+
+def _clauses(sentence: str) -> list[str]:
+    """A long sentence's clauses (cut at a comma, semicolon, colon or dash before a
+    lower-case word or ``I``), so a fact quotes the part that says something and not its
+    tail; a clause too short to stand alone stays with its neighbour, as written."""
+    if len(sentence) <= _CLAUSE_FROM:
+        return [sentence]
+    out: list[str] = []
+    start = 0
+    for cut in _CLAUSE.finditer(sentence):
+        part = sentence[start : cut.start()]
+        if len(part) >= _CLAUSE_MIN and len(sentence) - cut.end() >= _CLAUSE_MIN:
+            out.append(part)
+            start = cut.end()
+    out.append(sentence[start:])
+    return out
 
 
 def _units(blocks: Sequence[Block]) -> list[list[_Unit]]:
@@ -235,7 +247,7 @@ def _units(blocks: Sequence[Block]) -> list[list[_Unit]]:
 
 def _worth(unit: _Unit, df: dict[str, int]) -> float:
     """What the unit says: 0 unless it names something specific or has two words no
-    other unit of the window has (small talk says neither)."""
+    other unit of the window has (small talk says neither), and says more than a time."""
     total = 0.0
     specific = unique = 0
     for word, is_specific in unit.words.items():
@@ -243,7 +255,11 @@ def _worth(unit: _Unit, df: dict[str, int]) -> float:
         total += (_SPECIFIC if is_specific else 1.0) / math.sqrt(n)
         specific += is_specific
         unique += n == 1
-    return total * unit.bonus if specific or unique >= 2 else 0.0
+    if not (specific or unique >= 2) or all(
+        w in _CALENDAR or not w.strip(_TIME_CHARS) for w in unit.words
+    ):
+        return 0.0
+    return total * unit.bonus
 
 
 def _block_facts(scored: list[tuple[float, _Unit]], call: Block | None, floor: float) -> list[Fact]:

@@ -14,8 +14,9 @@ from typing import Final
 
 from timeline.compaction.quoting import quote, quote_capped
 from timeline.compaction.sections import Fact, SummarySections
+from timeline.compaction.speakers import speaks
 from timeline.compaction.summarizers._fact_pick import fact_lines, pick_facts
-from timeline.compaction.summarizers._facts import speaks, window_facts
+from timeline.compaction.summarizers._facts import window_facts
 from timeline.compaction.summarizers._progress import results_by_call, tool_line
 from timeline.compaction.summarizers._sentences import clip_line, clip_lines, goal_of
 from timeline.compaction.summarizers.base import SummaryRequest, SummaryResult

@@ -123,7 +123,7 @@ def within(request: SummaryRequest, fit: Callable[[int], SummaryResult]) -> Summ
         used = count(result.text)
         if used <= limit:
             return result
-        chars = min(chars - 1, chars * limit // used - 8)
+        chars = min(chars - 1, len(result.text) * limit // used)
         if chars <= 0:
             break
         result = fit(chars)

@@ -16,7 +16,7 @@ one stored by an earlier version) is carried verbatim under ``## Earlier Summary
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Final
 
 import attrs
@@ -25,9 +25,10 @@ import msgspec
 from timeline.compaction.digest import USER_REQUEST_MIN_CHARS, CompactionDigest, cap_request
 from timeline.compaction.quoting import quote
 from timeline.compaction.sections import SummarySections
+from timeline.compaction.speakers import speaks
 from timeline.compaction.summarizers._chat import CONVERSATION, conversation_summary
 from timeline.compaction.summarizers._fact_pick import fact_lines, merge_facts, pick_facts
-from timeline.compaction.summarizers._facts import speaks, window_facts
+from timeline.compaction.summarizers._facts import window_facts
 from timeline.compaction.summarizers._page import Page
 from timeline.compaction.summarizers._prefix import prefix_summary
 from timeline.compaction.summarizers._progress import results_by_call, turn_items
@@ -261,34 +262,32 @@ class InventorySummarizer:
         text = render(caps, cap_chars)
         if len(text) <= budget_chars:
             return text
-        return self._fold(text, budget_chars, render, caps, requests_at(cap_chars), cap_chars)
+        return self._fold(page, budget_chars, caps, cap_chars)
 
     @staticmethod
-    def _fold(
-        text: str,
-        budget_chars: int,
-        render: Callable[[dict[str, int], int, int | None], str],
-        caps: dict[str, int],
-        listed: list[str],
-        cap_chars: int,
-    ) -> str:
+    def _fold(page: Page, budget_chars: int, caps: dict[str, int], cap_chars: int) -> str:
         """Over the cap even with every request at its shortest: fold the older requests
         (the first, the goal, stays; the newest that fit stay; the folded ones are counted
-        and remain in the turn log), then shorten the lists, then drop whole lines from
-        the end (by the caller). The summary never exceeds ``max_tokens`` (chars/4) at
-        any session length.
+        and remain in the turn log); while that is not enough, halve what each list shows
+        and fold again; at the end whole lines go from the end (by the caller). The
+        summary never exceeds ``max_tokens`` at any session length.
         """
         fold_line = 120  # the "(N earlier requests omitted ...)" line a fold may add
-        room = budget_chars - (len(text) - _listed_chars(listed)) - fold_line
-        keep = 0
-        for r in reversed(listed[1:]):
-            room -= len(r) + 3
-            if room < 0:
-                break
-            keep += 1
-        # a fixed step, so consecutive summaries fold at the same lines
-        keep -= keep % _FOLD_STEP if keep >= _FOLD_STEP else 0
-        text = render(caps, cap_chars, keep)
-        if len(text) <= budget_chars:
-            return text
-        return render(dict.fromkeys(caps, 1), cap_chars, 0)
+        listed = page.requests_at(cap_chars)
+        lengths = {name: len(items) for name, items in page.lists.items()}
+        while True:
+            text = page.render(caps, cap_chars)
+            room = budget_chars - (len(text) - _listed_chars(listed)) - fold_line
+            keep = 0
+            for r in reversed(listed[1:]):
+                room -= len(r) + 3
+                if room < 0:
+                    break
+                keep += 1
+            # a fixed step, so consecutive summaries fold at the same lines
+            keep -= keep % _FOLD_STEP if keep >= _FOLD_STEP else 0
+            text = page.render(caps, cap_chars, keep)
+            shown = {name: min(cap, lengths.get(name, 0)) for name, cap in caps.items()}
+            if len(text) <= budget_chars or max(shown.values(), default=0) <= 1:
+                return text
+            caps = {name: max(1, n // 2) for name, n in shown.items()}
