@@ -8,11 +8,12 @@ import random
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from summary_sections import parse_sections
 
-from timeline import CompactionPolicy, SummaryRequest, Timeline, blocks
+from timeline import CompactionPolicy, SummaryRequest, TiktokenCounter, Timeline, blocks
 from timeline.compaction.digest import build_digest
 from timeline.compaction.summarizers.base import SummaryResult, estimate_tokens
 from timeline.compaction.summarizers.inventory import InventorySummarizer
@@ -391,3 +392,43 @@ def test_the_cap_holds_with_facts(
         assert estimate_tokens(previous.text) <= max_tokens
         prefix = SummaryRequest("turn_prefix", window, digest=digest, max_tokens=max_tokens)
         assert estimate_tokens(InventorySummarizer().summarize(prefix)) <= max_tokens
+
+
+def dense_turn(tl: Timeline, rng: random.Random, t: int, conversation: bool) -> None:
+    """A turn dense in tokens (paths, numbers, names): an agent's, or people talking."""
+    tl.begin_turn()
+    if conversation:
+        for _ in range(6):
+            name, n = rng.choice(NAMES), rng.randint(1000, 9999)
+            tl.append(blocks.user_prompt(f"Caroline: {name} booked #{n} at 7:{t:02d}, gate B{t}."))
+            tl.append(blocks.assistant_completion(f"Melanie: {name}'s code is {n}-{t}-{n % 97}?"))
+        return
+    path = f"src/pkg_{t}/mod_{rng.randint(0, 99)}.py"
+    tl.append(blocks.user_prompt(f"Check {path} line {t}."))
+    call = tl.append(blocks.tool_call("grep", {"pattern": f"VALUE_{t}"}))
+    lines = [f"{path}:{i}: VALUE_{i} = {rng.randint(0, 10**9)}" for i in range(30)]
+    tl.append(blocks.tool_result(call.call_id or "", "\n".join(lines), tool_id="grep"))
+    tl.append(blocks.assistant_completion(f"Found {t}."))
+
+
+NAMES = ("Anna", "Omar", "Priya", "Jon", "Hana")
+
+
+@pytest.mark.parametrize(("conversation", "budget"), [(False, 4_000), (True, 2_000)])
+def test_every_summary_is_within_the_cap_by_the_timelines_count(
+    conversation: bool, budget: int
+) -> None:
+    """Text dense in tokens (paths, numbers) runs under 4 characters a token: every
+    summary, reminder and notes included, is within ``summary_max_tokens`` counted by the
+    timeline's own token counter, not only by chars/4."""
+    counter = TiktokenCounter()
+    tl = Timeline("cap", policy=CompactionPolicy(max_tokens=budget), token_counter=counter)
+    rng = random.Random(budget)
+    sizes = []
+    for t in range(60):
+        dense_turn(tl, rng, t, conversation)
+        view = tl.render("sys")
+        if view.compaction is not None and view.compaction.skipped is None:
+            sizes.append(counter.count(view.blocks[0].text))
+    assert len(sizes) >= 3
+    assert max(sizes) <= tl.policy.summary_budget()
