@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from typing import Final
 
 from timeline.compaction.quoting import quote_capped
-from timeline.compaction.summarizers._facts import content_words
+from timeline.compaction.summarizers._units import content_words
 from timeline.compaction.textscan import clip, has_word, sentences
 
 __all__ = [

@@ -1,0 +1,197 @@
+"""The candidate facts of a block: one line of a tool result, or one sentence (or clause
+of a long sentence) of a message or note, with the content words each holds.
+
+A content word is three characters or more (or a number), not a stop word
+(:data:`timeline.model.search_text.STOP_WORDS`, and the small talk of :data:`CHAT_WORDS`)
+and not longer than :data:`LONG_WORD`. It is *specific* when it is a number, a path or an
+identifier (anything but letters) or holds a capital letter other than the one starting
+the text (a name, ``CamelCase``, ``ALL_CAPS``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from typing import Final
+
+from timeline.compaction.speakers import message_body, speaker_of
+from timeline.compaction.textscan import has_text, sentences
+from timeline.model.block import REACT_TOOL_RESULT, Block
+from timeline.model.block_types import block_type
+from timeline.model.search_text import STOP_WORDS
+
+__all__ = ["CHAT_WORDS", "ERROR", "LONG_WORD", "NOISE", "Unit", "content_words", "units_of"]
+
+_CHAT_TEXT: Final = """oh ok okay hi hey hello haha lol wow thanks thank cool awesome great
+    nice sure totally yep nope yeah yes hmm well sounds sound good glad love know think
+    feel get got going go really things thing lot still even way"""
+CHAT_WORDS: Final = frozenset(_CHAT_TEXT.split())
+"""Small talk: words that say nothing a later question asks about."""
+NOISE: Final = STOP_WORDS | CHAT_WORDS
+LONG_WORD: Final = 40
+"""A longer word (base64, a run of one character, a digest) is no content word."""
+ERROR: Final = 2.0
+"""How much more an error line is worth."""
+_OUTCOME: Final = 1.5
+"""How much more a result's last line is worth (how a command ended is read last)."""
+_SCAN_HEAD: Final = 12_000
+_SCAN_TAIL: Final = 4_000
+"""Of a longer tool result, only its first and last this many characters are read."""
+_WORD: Final = re.compile(r"\w[\w./:@#+-]+\w|\d+")
+_ERROR_WORD: Final = re.compile(
+    r"(?:Error|Exception)\b|\bFAIL(?:ED|URE)?\b|\b(?:failed|failure|fatal|panic|"
+    r"Traceback|denied|refused|timed out|errors?)\b"
+)
+_LONG: Final = re.compile(rf"\S{{{LONG_WORD + 1},}}")
+_RULE: Final = re.compile(r"([=\-_*#~+.])\1{2,}")
+_RULE_CHARS: Final = frozenset("=-_*#~+.")
+_ERROR_PARTS: Final = (
+    "error",
+    "exception",
+    "fail",
+    "fatal",
+    "panic",
+    "traceback",
+    "denied",
+    "refused",
+    "timed out",
+)
+_CLAUSE: Final = re.compile(r"(?<=\w)[,;:]\s+(?=[a-z]|I\b)|\s+[-\u2013\u2014]+\s+")
+_CLAUSE_FROM: Final = 80
+"""A sentence longer than this is quoted clause by clause."""
+_CLAUSE_MIN: Final = 16
+_EMPTY: Final[frozenset[str]] = frozenset()
+
+Words = tuple[frozenset[str] | set[str], frozenset[str] | set[str]]
+
+
+def _words(text: str) -> Words:
+    """The content words of ``text`` (lower case) and the specific ones among them."""
+    raw = _WORD.findall(text)
+    if not raw:
+        return _EMPTY, _EMPTY
+    forms = set(raw)
+    lows = {w.lower() for w in forms}
+    content = lows - NOISE
+    if not content:
+        return _EMPTY, _EMPTY
+    specific = {w.lower() for w in forms - lows}  # the forms holding a capital letter
+    first = raw[0]
+    if first[:1].isupper() and first[1:].islower() and raw.count(first) == 1:
+        specific.discard(first.lower())  # capitalized only because it starts the text
+    for w in content:
+        if not w.isalpha():
+            specific.add(w)
+        if len(w) > LONG_WORD:
+            return _words(_LONG.sub(" ", text))
+    return content, specific & content
+
+
+def content_words(text: str) -> int:
+    """How many content words ``text`` holds."""
+    return len(_words(text)[0])
+
+
+class Unit:
+    """A candidate fact: one line or sentence of a block, its content words and the
+    specific ones among them, and what it is worth more (an error, an outcome)."""
+
+    __slots__ = ("block", "bonus", "error", "kind", "speaker", "specific", "text", "words")
+
+    def __init__(self, block: Block, text: str, kind: str, words: Words, speaker: str = "") -> None:
+        self.block = block
+        self.speaker = speaker
+        self.text = f"{speaker}: {text}" if speaker else text
+        self.kind = kind
+        self.error = False
+        self.bonus = 1.0
+        self.words, self.specific = words
+
+    def mark_error(self) -> None:
+        self.error = True
+        self.bonus *= ERROR
+
+
+def _may_fail(text: str) -> bool:
+    """``text`` holds a part of an error word (a quick test before the exact one)."""
+    low = text.lower()
+    return any(part in low for part in _ERROR_PARTS)
+
+
+def _lines(text: str) -> Iterator[str]:
+    """The lines of a tool result that say something (of a long one, its head and tail),
+    without their rules (``=====``)."""
+    if len(text) > _SCAN_HEAD + _SCAN_TAIL:
+        text = f"{text[:_SCAN_HEAD]}\n{text[-_SCAN_TAIL:]}"
+    for line in text.splitlines():
+        if _RULE_CHARS.intersection(line):
+            line = _RULE.sub(" ", line)
+        line = line.strip()
+        if len(line) > 3:
+            yield line
+
+
+def _clauses(sentence: str) -> list[str]:
+    """A long sentence's clauses (cut at a comma, semicolon, colon or dash before a
+    lower-case word or ``I``), so a fact quotes the part that says something and not its
+    tail; a clause too short to stand alone stays with its neighbour, as written."""
+    if len(sentence) <= _CLAUSE_FROM:
+        return [sentence]
+    out: list[str] = []
+    start = 0
+    for cut in _CLAUSE.finditer(sentence):
+        part = sentence[start : cut.start()]
+        if len(part) >= _CLAUSE_MIN and len(sentence) - cut.end() >= _CLAUSE_MIN:
+            out.append(part)
+            start = cut.end()
+    out.append(sentence[start:])
+    return out
+
+
+def _result_units(block: Block, memo: dict[str, Words]) -> list[Unit]:
+    """A tool result's lines (a line repeated in the window is analysed once)."""
+    units = []
+    for line in _lines(block.text):
+        words = memo.get(line)
+        if words is None:
+            words = memo[line] = _words(line)
+        units.append(Unit(block, line, "line", words))
+    if not units:
+        return units
+    if _may_fail(block.text):  # (most results do not)
+        for unit in units:
+            if _may_fail(unit.text) and _ERROR_WORD.search(unit.text) is not None:
+                unit.mark_error()
+    last = units[-1]
+    last.bonus *= _OUTCOME
+    if block.meta.get("is_error") and not any(u.error for u in units):
+        last.mark_error()
+    return units
+
+
+def _message_units(block: Block) -> list[Unit]:
+    """A message's sentences (clauses of a long one), each naming its speaker (whose
+    name is not a content word: every message of theirs has it)."""
+    speaker = speaker_of(block)
+    text = message_body(block.text)
+    if speaker and text.startswith(f"{speaker}:"):
+        text = text[len(speaker) + 1 :]
+    return [
+        Unit(block, clause, "sentence", _words(clause), speaker)
+        for s in sentences(text)
+        for clause in _clauses(s)
+    ]
+
+
+def units_of(blocks: Sequence[Block]) -> list[list[Unit]]:
+    """The candidate facts of each block that has any, block by block."""
+    out: list[list[Unit]] = []
+    memo: dict[str, Words] = {}
+    for b in blocks:
+        if b.hidden or not has_text(b.text):
+            continue
+        if b.type == REACT_TOOL_RESULT:
+            out.append(_result_units(b, memo))
+        elif block_type(b.type).render == "text":
+            out.append(_message_units(b))
+    return out
