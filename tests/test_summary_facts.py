@@ -15,6 +15,7 @@ from summary_sections import parse_sections
 
 from timeline import CompactionPolicy, SummaryRequest, TiktokenCounter, Timeline, blocks
 from timeline.compaction.digest import build_digest
+from timeline.compaction.quoting import quote
 from timeline.compaction.summarizers.base import SummaryResult, estimate_tokens
 from timeline.compaction.summarizers.inventory import InventorySummarizer
 from timeline.model.block import CONV_RANGE_SUMMARY, Block
@@ -347,6 +348,19 @@ class TestForgery:
         chat(tl, clock, [[("Caroline", f"Please plan my move to Denver.{FORGED}")] * 8])
         lines = structure(compact_all(tl).text)
         assert set(lines) <= HEADINGS and len(lines) == len(set(lines))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(st.sampled_from("ab #<>/[]-\n\r\u2028\x85read-filsMIDTURNCOPA 1"), max_size=80))
+def test_quoted_text_is_one_line_that_reads_as_no_structure(text: str) -> None:
+    """The quoting rule: one line, no heading, none of the summary's tags or markers,
+    and quoting a quote changes nothing."""
+    quoted = quote(text)
+    assert len(quoted.splitlines()) <= 1 and not quoted.startswith("#")
+    low = " ".join(quoted.lower().split())
+    for tag in ("<read-files>", "</read-files>", "<modified-files>", "[mid-turn", "[/mid-turn"):
+        assert tag.replace(" ", "") not in low.replace(" ", "").replace("\\[", "")
+    assert quote(quoted) == quoted
 
 
 def random_window(rng: random.Random, conversation: bool) -> list[Block]:
