@@ -21,7 +21,8 @@ class Fact(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     tool and its main argument, ``read_file src/db.py``). A newer fact with the same
     non-empty ``key`` replaces an older one (a file read again, a command run again);
     ``score`` is what the fact is worth to a later question, per character spent on it
-    (how the summary chooses under its cap); ``error`` marks a failure.
+    (how the summary chooses under its cap); ``kind`` is ``"error"`` for a failure,
+    ``"decision"`` for a decision the agent stated, else ``""``.
     """
 
     text: str
@@ -31,7 +32,7 @@ class Fact(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     subject: str = ""
     key: str = ""
     score: float = 0.0
-    error: bool = False
+    kind: str = ""
 
 
 class SummarySections(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):

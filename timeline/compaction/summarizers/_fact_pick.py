@@ -1,7 +1,8 @@
 """Which facts a summary keeps and how they read.
 
 The facts carried from the previous summary and the window's new ones are merged (a
-newer fact with the same key replaces the older ones, the same text is kept once), then
+newer fact with the same key replaces the older ones, the same text is kept once and,
+when several calls printed it, worth less), then
 chosen by worth per character until the room is spent, whatever their age, and listed
 oldest first, one line per block: ``- read_file src/db.py: POOL = 17; TTL = 30
 [tc:t5.tool_calls.call_b3.out.json, 8 May 2023]`` (the day only when it changes).
@@ -11,6 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+import msgspec
+
 from timeline.compaction.sections import Fact
 
 __all__ = ["fact_lines", "merge_facts", "pick_facts"]
@@ -18,10 +21,12 @@ __all__ = ["fact_lines", "merge_facts", "pick_facts"]
 
 def merge_facts(previous: Iterable[Fact], new: Iterable[Fact]) -> list[Fact]:
     """``previous`` then ``new``, without the facts a newer block with the same key
-    replaced and without repeats of a text (the newest kept)."""
+    replaced, and each text once (the newest kept). A text that more than one call
+    returned is output those calls print every time (a banner, a usage line), not what a
+    later question asks about: the kept one is worth half the least of them."""
     facts = [*previous, *new]
     latest: dict[str, str] = {}
-    seen: set[str] = set()
+    seen: dict[str, int] = {}
     kept: list[Fact] = []
     for fact in reversed(facts):
         if fact.key:
@@ -29,10 +34,14 @@ def merge_facts(previous: Iterable[Fact], new: Iterable[Fact]) -> list[Fact]:
             if path != fact.path:
                 continue
         norm = " ".join(fact.text.lower().split())
-        if norm in seen:
-            continue
-        seen.add(norm)
-        kept.append(fact)
+        first = seen.get(norm)
+        if first is None:
+            seen[norm] = len(kept)
+            kept.append(fact)
+        elif kept[first].key != fact.key:
+            newest = kept[first]
+            score = min(newest.score, fact.score) / 2
+            kept[first] = msgspec.structs.replace(newest, score=round(score, 4))
     kept.reverse()
     return kept
 

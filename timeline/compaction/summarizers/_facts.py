@@ -24,10 +24,8 @@ from timeline.compaction.quoting import quote_capped
 from timeline.compaction.sections import Fact
 from timeline.compaction.summarizers._units import Unit, units_of
 from timeline.model.block import (
-    ASSISTANT_COMPLETION,
     REACT_TOOL_CALL,
     REACT_TOOL_RESULT,
-    USER_PROMPT,
     Block,
 )
 
@@ -42,6 +40,7 @@ _PER_MESSAGE: Final = 2
 _FACT_OVERHEAD: Final = 24
 """Characters a fact costs besides its text (its share of the line naming its path)."""
 _SPECIFIC: Final = 1.6
+_SUBJECT_CHARS: Final = 48
 _CALENDAR_TEXT: Final = """monday tuesday wednesday thursday friday saturday sunday mon tue
     wed thu fri sat sun january february march april may june july august september october
     november december jan feb mar apr jun jul aug sep sept oct nov dec am pm utc gmt"""
@@ -95,7 +94,7 @@ def _subject(call: Block | None) -> tuple[str, str]:
         return "", ""
     params = call_params(call)
     main = next((params[k] for k in _SUBJECT_KEYS if isinstance(params.get(k), str)), "")
-    subject = quote_capped(f"{call.tool_id or 'tool'} {main}".strip(), 80)
+    subject = quote_capped(f"{call.tool_id or 'tool'} {main}".strip(), _SUBJECT_CHARS)
     digest = hashlib.blake2b(f"{call.tool_id}\x00{call.text}".encode(), digest_size=8)
     return subject, digest.hexdigest()
 
@@ -115,13 +114,23 @@ def _worth(unit: Unit, weight: dict[str, float], once: set[str]) -> float:
     return total * unit.bonus
 
 
+def _per_char(value: float, unit: Unit) -> float:
+    """What a unit is worth per character it would cost as a fact."""
+    return value / (min(len(unit.text), _cap(unit)) + _FACT_OVERHEAD)
+
+
+def _cap(unit: Unit) -> int:
+    return LINE_CHARS if unit.form == "line" else SENTENCE_CHARS
+
+
 def _block_facts(scored: list[tuple[float, Unit]], call: Block | None, floor: float) -> list[Fact]:
     """A block's best units (worth more per character than ``floor``) as facts."""
     block = scored[0][1].block
     limit = _PER_RESULT if block.type == REACT_TOOL_RESULT else _PER_MESSAGE
     best: list[int] = []
     said: set[str] = set()
-    for i in sorted(range(len(scored)), key=lambda i: -scored[i][0]):
+    # by worth per character spent, as the summary chooses
+    for i in sorted(range(len(scored)), key=lambda i: -_per_char(*scored[i])):
         words = scored[i][1].words
         if words <= said:
             continue  # nothing a better unit of the block does not say
@@ -136,7 +145,7 @@ def _block_facts(scored: list[tuple[float, Unit]], call: Block | None, floor: fl
         value, unit = scored[i]
         if value <= 0 or value / len(unit.text) < floor:
             continue
-        text = quote_capped(unit.text, LINE_CHARS if unit.kind == "line" else SENTENCE_CHARS)
+        text = quote_capped(unit.text, _cap(unit))
         facts.append(
             Fact(
                 text=text,
@@ -146,22 +155,39 @@ def _block_facts(scored: list[tuple[float, Unit]], call: Block | None, floor: fl
                 subject=subject,
                 key=key,
                 score=round(value / (len(text) + _FACT_OVERHEAD), 4),
-                error=unit.error,
+                kind=unit.kind,
             )
         )
     return facts
 
 
+def _printed_elsewhere(per_block: list[list[Unit]], calls: dict[str, Block]) -> None:
+    """A line that the results of more than one call printed (a banner, a rule, a usage
+    line) says nothing new: it is worth nothing. Runs of one call (the same command again)
+    count once: their repeated error is still the news."""
+    callers: dict[str, set[str]] = {}
+    for units in per_block:
+        if units and units[0].form == "line":
+            call = calls.get(units[0].block.call_id or "")
+            caller = f"{call.tool_id}\x00{call.text}" if call is not None else units[0].block.id
+            for unit in units:
+                callers.setdefault(unit.text, set()).add(caller)
+    for units in per_block:
+        for unit in units:
+            if unit.form == "line" and len(callers[unit.text]) > 1:
+                unit.bonus = 0.0
+
+
 def window_facts(blocks: Sequence[Block], *, messages: bool = True) -> list[Fact]:
     """The facts of ``blocks`` in their order: each block's best units worth more per
     character than the window's text on average. ``messages=False`` leaves the user's
-    and the assistant's messages out (the agent form lists those elsewhere)."""
+    and the assistant's messages out but the decisions the assistant states (the agent
+    form lists the requests and the progress elsewhere)."""
     calls = {b.call_id: b for b in blocks if b.type == REACT_TOOL_CALL and b.call_id}
-    per_block = units_of(
-        [b for b in blocks if messages or b.type not in (USER_PROMPT, ASSISTANT_COMPLETION)]
-    )
+    per_block = units_of(blocks, messages=messages)
     speakers = {units[0].speaker for units in per_block if units and units[0].speaker}
     names = {w.lower() for name in speakers for w in name.split()}
+    _printed_elsewhere(per_block, calls)
     df: Counter[str] = Counter()
     for units in per_block:
         for unit in units:

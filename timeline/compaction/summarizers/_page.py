@@ -3,7 +3,7 @@ with the facts chosen for the room left."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Final
 
 from timeline.compaction.digest import CompactionDigest
@@ -49,6 +49,14 @@ _SECTIONS: Final = (
 """The bulleted sections before Next Steps: (heading, list, bullet, blank line after)."""
 
 
+def _newest_last(paths: Sequence[str], recent: Iterable[str]) -> list[str]:
+    """``paths`` with the ones in ``recent`` (in its order) moved to the end."""
+    listed = set(paths)
+    last = [p for p in dict.fromkeys(recent) if p in listed]
+    moved = set(last)
+    return [p for p in paths if p not in moved] + last
+
+
 def _omitted_line(omitted: int) -> str:
     return (
         f"- ({omitted} earlier requests omitted here; their full "
@@ -79,19 +87,11 @@ class Page:
         self.goal = "\n".join(map(quote, goal)) if goal else "(not stated)"
         steps = [f"{i}. {s}" for i, s in enumerate(next_steps, 1)] or ["1. (none recorded)"]
         self.steps = "\n".join(steps)
-        self.files = "\n".join(
-            [
-                "<read-files>",
-                *map(quote, digest.read_files),
-                "</read-files>",
-                "",
-                "<modified-files>",
-                *map(quote, digest.modified_files),
-                "</modified-files>",
-            ]
-        )
-        self._blocked = ""
-        self._critical = ""
+        self._read = _newest_last(digest.read_files, (op.path for op in digest.file_reads))
+        changed = (op.path for op in (*digest.file_writes, *digest.file_patches))
+        self._modified = _newest_last(digest.modified_files, changed)
+        self._files: dict[int, str] = {}
+        self._blocked = self._decided = self._critical = ""
         self.picked: list[Fact] = []
         self.pick([])
         self._bullets: dict[tuple[str, int], str] = {}
@@ -102,10 +102,15 @@ class Page:
         self.last_text = ""
 
     def pick(self, facts: list[Fact]) -> None:
-        """List ``facts`` (errors under Blocked, the rest under Critical Context)."""
+        """List ``facts``: errors under Blocked, decisions under Key Decisions, the rest
+        under Critical Context."""
         self.picked = facts
-        self._blocked = "\n".join(fact_lines([f for f in facts if f.error]))
-        self._critical = "\n".join(fact_lines([f for f in facts if not f.error]))
+        kinds: dict[str, list[Fact]] = {"error": [], "decision": [], "": []}
+        for fact in facts:
+            kinds.get(fact.kind, kinds[""]).append(fact)
+        self._blocked = "\n".join(fact_lines(kinds["error"]))
+        self._decided = "\n".join(fact_lines(kinds["decision"]))
+        self._critical = "\n".join(fact_lines(kinds[""]))
 
     def _with_facts(self, listed: str, facts: str) -> str:
         """A section's lines: the facts first, then its listed items (``- (none)``
@@ -128,6 +133,25 @@ class Page:
                 if len(items) > cap:
                     text = f"- ({len(items) - cap} earlier items omitted)\n{text}"
             self._bullets[key] = text
+        return text
+
+    @property
+    def file_count(self) -> int:
+        """The longer file list's length (what a cap of ``files`` can shorten)."""
+        return max(len(self._read), len(self._modified))
+
+    def files_at(self, cap: int) -> str:
+        """The read and modified file lists, each its ``cap`` newest paths (in name
+        order; the others counted)."""
+        text = self._files.get(cap)
+        if text is None:
+            parts = []
+            for tag, paths in (("read-files", self._read), ("modified-files", self._modified)):
+                shown = sorted(paths[-cap:]) if cap > 0 else []
+                more = [f"({len(paths) - len(shown)} more, read back from the turn log)"]
+                parts += [f"<{tag}>", *map(quote, shown)]
+                parts += [*(more if len(paths) > len(shown) else []), f"</{tag}>", ""]
+            text = self._files[cap] = "\n".join(parts[:-1])
         return text
 
     def requests_at(self, cap: int) -> list[str]:
@@ -175,7 +199,8 @@ class Page:
                 out.append(blank)
         blocked = self._with_facts(self.bullets("blocked", caps["blocked"]), self._blocked)
         out += ["### Blocked", blocked, ""]
-        out += ["## Key Decisions", self.bullets("decisions", caps["decisions"]), ""]
+        decided = self._with_facts(self.bullets("decisions", caps["decisions"]), self._decided)
+        out += ["## Key Decisions", decided, ""]
         out += ["## Next Steps", self.steps, ""]
         critical = self._with_facts(self.bullets("critical", caps["critical"]), self._critical)
         out += ["## Critical Context", critical, ""]
@@ -189,7 +214,7 @@ class Page:
         requests = self._request_lines(cap_chars, keep)
         if requests is not None:
             out.append(requests)
-        out += ["", self.files]
+        out += ["", self.files_at(caps["files"])]
         self.last_text = "\n".join(out)
         return self.last_text
 
@@ -198,7 +223,7 @@ class Page:
         requests at their longest cap are most of it)."""
         out = self._head(caps)
         lines = len(out) + 2  # the blank line and the file lists after the requests
-        total = sum(map(len, out)) + len(self.files)
+        total = sum(map(len, out)) + len(self.files_at(caps["files"]))
         listed, omitted = self._listed(cap_chars, keep)
         if listed:
             lines += 1

@@ -17,8 +17,9 @@ from timeline.compaction.sections import Fact, SummarySections
 from timeline.compaction.speakers import speaks
 from timeline.compaction.summarizers._fact_pick import fact_lines, pick_facts
 from timeline.compaction.summarizers._facts import window_facts
+from timeline.compaction.summarizers._goal import goal_of
 from timeline.compaction.summarizers._progress import results_by_call, tool_line
-from timeline.compaction.summarizers._sentences import clip_line, clip_lines, goal_of
+from timeline.compaction.summarizers._sentences import clip_line, clip_lines
 from timeline.compaction.summarizers.base import SummaryRequest, SummaryResult
 from timeline.compaction.textscan import has_text
 from timeline.model.block import (

@@ -15,12 +15,22 @@ from collections.abc import Iterator, Sequence
 from typing import Final
 
 from timeline.compaction.speakers import message_body, speaker_of
+from timeline.compaction.summarizers._sentences import DECISION, matching_sentences
 from timeline.compaction.textscan import has_text, sentences
-from timeline.model.block import REACT_TOOL_RESULT, Block
+from timeline.model.block import ASSISTANT_COMPLETION, REACT_TOOL_RESULT, USER_PROMPT, Block
 from timeline.model.block_types import block_type
 from timeline.model.search_text import STOP_WORDS
 
-__all__ = ["CHAT_WORDS", "ERROR", "LONG_WORD", "NOISE", "Unit", "content_words", "units_of"]
+__all__ = [
+    "CHAT_WORDS",
+    "DECISION_BONUS",
+    "ERROR",
+    "LONG_WORD",
+    "NOISE",
+    "Unit",
+    "content_words",
+    "units_of",
+]
 
 _CHAT_TEXT: Final = """oh ok okay hi hey hello haha lol wow thanks thank cool awesome great
     nice sure totally yep nope yeah yes hmm well sounds sound good glad love know think
@@ -30,17 +40,19 @@ CHAT_WORDS: Final = frozenset(_CHAT_TEXT.split())
 NOISE: Final = STOP_WORDS | CHAT_WORDS
 LONG_WORD: Final = 40
 """A longer word (base64, a run of one character, a digest) is no content word."""
-ERROR: Final = 2.0
-"""How much more an error line is worth."""
-_OUTCOME: Final = 1.5
+ERROR: Final = 1.3
+"""How much more an error line (``TypeError: ...``, ``FAILED``, ``failed``) is worth."""
+DECISION_BONUS: Final = 1.3
+"""How much more a decision the agent stated is worth (it says why the work went so)."""
+_OUTCOME: Final = 1.2
 """How much more a result's last line is worth (how a command ended is read last)."""
 _SCAN_HEAD: Final = 12_000
 _SCAN_TAIL: Final = 4_000
 """Of a longer tool result, only its first and last this many characters are read."""
 _WORD: Final = re.compile(r"\w[\w./:@#+-]+\w|\d+")
 _ERROR_WORD: Final = re.compile(
-    r"(?:Error|Exception)\b|\bFAIL(?:ED|URE)?\b|\b(?:failed|failure|fatal|panic|"
-    r"Traceback|denied|refused|timed out|errors?)\b"
+    r"(?:Error|Exception)(?::\s|$)|\bFAIL(?:ED|URE)?\b|\b(?:failed|fatal|panic|Traceback|"
+    r"denied|refused|timed out)\b|\berror:"
 )
 _LONG: Final = re.compile(rf"\S{{{LONG_WORD + 1},}}")
 _RULE: Final = re.compile(r"([=\-_*#~+.])\1{2,}")
@@ -96,19 +108,21 @@ class Unit:
     """A candidate fact: one line or sentence of a block, its content words and the
     specific ones among them, and what it is worth more (an error, an outcome)."""
 
-    __slots__ = ("block", "bonus", "error", "kind", "speaker", "specific", "text", "words")
+    __slots__ = ("block", "bonus", "form", "kind", "speaker", "specific", "text", "words")
 
-    def __init__(self, block: Block, text: str, kind: str, words: Words, speaker: str = "") -> None:
+    def __init__(self, block: Block, text: str, form: str, words: Words, speaker: str = "") -> None:
         self.block = block
         self.speaker = speaker
         self.text = f"{speaker}: {text}" if speaker else text
-        self.kind = kind
-        self.error = False
+        self.form = form
+        """``"line"`` of tool output or ``"sentence"``."""
+        self.kind = ""
+        """What the fact will be: ``"error"``, ``"decision"`` or ``""``."""
         self.bonus = 1.0
         self.words, self.specific = words
 
     def mark_error(self) -> None:
-        self.error = True
+        self.kind = "error"
         self.bonus *= ERROR
 
 
@@ -163,9 +177,10 @@ def _result_units(block: Block, memo: dict[str, Words]) -> list[Unit]:
             if _may_fail(unit.text) and _ERROR_WORD.search(unit.text) is not None:
                 unit.mark_error()
     last = units[-1]
-    last.bonus *= _OUTCOME
-    if block.meta.get("is_error") and not any(u.error for u in units):
+    if block.meta.get("is_error") and not any(u.kind for u in units):
         last.mark_error()
+    elif not last.kind:
+        last.bonus = _OUTCOME
     return units
 
 
@@ -183,8 +198,20 @@ def _message_units(block: Block) -> list[Unit]:
     ]
 
 
-def units_of(blocks: Sequence[Block]) -> list[list[Unit]]:
-    """The candidate facts of each block that has any, block by block."""
+def _decision_units(block: Block) -> list[Unit]:
+    """The sentences of an agent's reply that state a decision."""
+    units = []
+    for s in matching_sentences([block.text], DECISION):
+        unit = Unit(block, s, "sentence", _words(s))
+        unit.kind, unit.bonus = "decision", DECISION_BONUS
+        units.append(unit)
+    return units
+
+
+def units_of(blocks: Sequence[Block], *, messages: bool = True) -> list[list[Unit]]:
+    """The candidate facts of each block that has any, block by block. Without
+    ``messages`` (an agent's work) the user's messages give none and the assistant's only
+    the decisions they state."""
     out: list[list[Unit]] = []
     memo: dict[str, Words] = {}
     for b in blocks:
@@ -192,6 +219,9 @@ def units_of(blocks: Sequence[Block]) -> list[list[Unit]]:
             continue
         if b.type == REACT_TOOL_RESULT:
             out.append(_result_units(b, memo))
+        elif not messages and b.type in (USER_PROMPT, ASSISTANT_COMPLETION):
+            if b.type == ASSISTANT_COMPLETION:
+                out.append(_decision_units(b))
         elif block_type(b.type).render == "text":
             out.append(_message_units(b))
     return out

@@ -29,16 +29,15 @@ from timeline.compaction.speakers import speaks
 from timeline.compaction.summarizers._chat import CONVERSATION, conversation_summary
 from timeline.compaction.summarizers._fact_pick import fact_lines, merge_facts, pick_facts
 from timeline.compaction.summarizers._facts import window_facts
+from timeline.compaction.summarizers._goal import goal_of
 from timeline.compaction.summarizers._page import Page
 from timeline.compaction.summarizers._prefix import prefix_summary
 from timeline.compaction.summarizers._progress import results_by_call, turn_items
 from timeline.compaction.summarizers._sentences import (
     CONSTRAINT,
-    DECISION,
     NEXT,
     clip_line,
     clip_lines,
-    goal_of,
     matching_sentences,
 )
 from timeline.compaction.summarizers.base import SummaryRequest, SummaryResult, within
@@ -59,6 +58,7 @@ LIST_CAPS: Final = {
     "blocked": 8,
     "decisions": 15,
     "critical": 20,
+    "files": 60,
 }
 _CAP_LADDER: Final = (600, 240, 120, 60)
 _FOLD_STEP: Final = 8
@@ -109,10 +109,10 @@ def _critical(digest: CompactionDigest) -> list[str]:
 
 
 def _lists(
-    request: SummaryRequest, prev: SummarySections, prompts: list[str], completions: list[str]
+    request: SummaryRequest, prev: SummarySections, prompts: list[str]
 ) -> dict[str, list[str]]:
-    """Each bulleted section: the previous items, then what the window adds (``prompts``
-    and ``completions``: the window's texts of each). Errors and values are facts."""
+    """Each bulleted section: the previous items, then what the window adds (``prompts``:
+    the window's prompts). Errors, decisions and values are facts."""
     blocks = request.blocks
     results = results_by_call(blocks)
     done, in_progress, waiting = turn_items(blocks, results)
@@ -125,7 +125,7 @@ def _lists(
             [i for i in prev.not_started if i.split(":")[0] not in active], waiting
         ),
         "blocked": list(prev.blocked),
-        "decisions": _dedupe(prev.decisions, matching_sentences(completions, DECISION)),
+        "decisions": list(prev.decisions),  # (the window's decisions are facts)
         "critical": _dedupe(
             prev.critical,
             prev.original_request,
@@ -134,6 +134,14 @@ def _lists(
             _critical(request.digest),
         ),
     }
+
+
+def _shown(page: Page, caps: dict[str, int]) -> dict[str, int]:
+    """How many items each list shows at ``caps`` (a cap over a list's length shows it
+    whole: scaling it down changes nothing)."""
+    lengths = {name: len(items) for name, items in page.lists.items()}
+    lengths["files"] = page.file_count
+    return {name: min(cap, lengths.get(name, 0)) for name, cap in caps.items()}
 
 
 def _form(request: SummaryRequest, prev: SummarySections) -> str:
@@ -204,7 +212,7 @@ class InventorySummarizer:
             prev = msgspec.structs.replace(prev, earlier=earlier)
             return within(request, conversation_summary(blocks, prev, facts, goal))
         page = Page(
-            _lists(request, prev, prompts, completions),
+            _lists(request, prev, prompts),
             goal,
             _next_steps(prev, completions),
             request.digest,
@@ -246,7 +254,8 @@ class InventorySummarizer:
         if size <= budget_chars:
             return render(caps, cap_chars)
         scale = budget_chars / size
-        caps = {k: max(3, int(v * scale)) for k, v in caps.items()}
+        shown = _shown(page, caps)
+        caps = {k: max(3, int(n * scale)) for k, n in shown.items()}
         size = page.size(caps, cap_chars)
         requests = request.digest.user_requests
         if size <= budget_chars or not requests:
@@ -274,7 +283,6 @@ class InventorySummarizer:
         """
         fold_line = 120  # the "(N earlier requests omitted ...)" line a fold may add
         listed = page.requests_at(cap_chars)
-        lengths = {name: len(items) for name, items in page.lists.items()}
         while True:
             text = page.render(caps, cap_chars)
             room = budget_chars - (len(text) - _listed_chars(listed)) - fold_line
@@ -287,7 +295,7 @@ class InventorySummarizer:
             # a fixed step, so consecutive summaries fold at the same lines
             keep -= keep % _FOLD_STEP if keep >= _FOLD_STEP else 0
             text = page.render(caps, cap_chars, keep)
-            shown = {name: min(cap, lengths.get(name, 0)) for name, cap in caps.items()}
+            shown = _shown(page, caps)
             if len(text) <= budget_chars or max(shown.values(), default=0) <= 1:
                 return text
             caps = {name: max(1, n // 2) for name, n in shown.items()}
