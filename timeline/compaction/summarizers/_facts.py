@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Final
 
 from timeline.compaction.digest_tools import call_params
@@ -124,13 +124,18 @@ def _cap(unit: Unit) -> int:
 
 
 def _block_facts(scored: list[tuple[float, Unit]], call: Block | None, floor: float) -> list[Fact]:
-    """A block's best units (worth more per character than ``floor``) as facts."""
+    """A block's best units (worth more per character than ``floor``) as facts: its error
+    lines first, then the units worth most per character."""
     block = scored[0][1].block
     limit = _PER_RESULT if block.type == REACT_TOOL_RESULT else _PER_MESSAGE
     best: list[int] = []
     said: set[str] = set()
-    # by worth per character spent, as the summary chooses
-    for i in sorted(range(len(scored)), key=lambda i: -_per_char(*scored[i])):
+    # a failure's own lines first, then by worth per character spent, as the summary chooses
+    order = sorted(
+        range(len(scored)),
+        key=lambda i: (scored[i][1].kind != "error", -_per_char(*scored[i])),
+    )
+    for i in order:
         words = scored[i][1].words
         if words <= said:
             continue  # nothing a better unit of the block does not say
@@ -178,13 +183,16 @@ def _printed_elsewhere(per_block: list[list[Unit]], calls: dict[str, Block]) -> 
                 unit.bonus = 0.0
 
 
-def window_facts(blocks: Sequence[Block], *, messages: bool = True) -> list[Fact]:
+def window_facts(
+    blocks: Sequence[Block], *, messages: bool = True, confirming: Collection[str] = ()
+) -> list[Fact]:
     """The facts of ``blocks`` in their order: each block's best units worth more per
     character than the window's text on average. ``messages=False`` leaves the user's
     and the assistant's messages out but the decisions the assistant states (the agent
-    form lists the requests and the progress elsewhere)."""
+    form lists the requests and the progress elsewhere); the results of the
+    ``confirming`` calls (writes, patches) give only their errors."""
     calls = {b.call_id: b for b in blocks if b.type == REACT_TOOL_CALL and b.call_id}
-    per_block = units_of(blocks, messages=messages)
+    per_block = units_of(blocks, messages=messages, confirming=confirming)
     speakers = {units[0].speaker for units in per_block if units and units[0].speaker}
     names = {w.lower() for name in speakers for w in name.split()}
     _printed_elsewhere(per_block, calls)

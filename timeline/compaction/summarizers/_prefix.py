@@ -66,7 +66,10 @@ def prefix_summary(request: SummaryRequest) -> Callable[[int], SummaryResult]:
     lines += [f"- {p}" for p in progress] or ["- (no tool calls)"]
     lines += ["", "### Context for Suffix"]
     lines += [f"- {c}" for c in context] or ["- (none)"]
-    return _fitter(lines, window_facts(blocks, messages=False), original, progress, context)
+    digest = request.digest
+    changes = {op.call_id for op in (*digest.file_writes, *digest.file_patches)}
+    facts = window_facts(blocks, messages=False, confirming=changes)
+    return _fitter(lines, facts, original, progress, context)
 
 
 def _fitter(

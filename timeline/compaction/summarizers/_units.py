@@ -11,7 +11,7 @@ the text (a name, ``CamelCase``, ``ALL_CAPS``).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from typing import Final
 
 from timeline.compaction.speakers import message_body, speaker_of
@@ -25,6 +25,7 @@ __all__ = [
     "CHAT_WORDS",
     "DECISION_BONUS",
     "ERROR",
+    "SETTING",
     "LONG_WORD",
     "NOISE",
     "Unit",
@@ -45,6 +46,14 @@ ERROR: Final = 1.3
 DECISION_BONUS: Final = 1.3
 """How much more a decision the agent stated is worth (it says why the work went so)."""
 _OUTCOME: Final = 1.2
+SETTING: Final = 1.3
+"""How much more a line setting a value (``KEY = 17``, ``"p99_ms": 2311``) is worth."""
+_SETTING: Final = re.compile(
+    r"[\w\]\"'-]\s*(?:==|=|:)\s*[\"']?[-+]?[\w.:/-]*\d[\w.:/%-]*[\"']?[,;]?\s*$"
+)
+"""A value a line ends on: a number or a version after ``=``, ``==`` or ``:``."""
+_EXPECTED: Final = re.compile(r"\bassert\b|\bexpected\b", re.IGNORECASE)
+"""What a failed result's assertion said (``assert 3 == 4``, ``Expected: 5``)."""
 """How much more a result's last line is worth (how a command ended is read last)."""
 _SCAN_HEAD: Final = 12_000
 _SCAN_TAIL: Final = 4_000
@@ -162,25 +171,40 @@ def _clauses(sentence: str) -> list[str]:
     return out
 
 
-def _result_units(block: Block, memo: dict[str, Words]) -> list[Unit]:
-    """A tool result's lines (a line repeated in the window is analysed once)."""
+def _result_units(block: Block, memo: dict[str, Words], confirms: bool) -> list[Unit]:
+    """A tool result's lines (a line repeated in the window is analysed once). A value
+    set on a line (``POOL = 17``, ``"p99_ms": 2311``, ``httpx==0.27.2``) is worth more; in
+    a failed result, so are its errors and what it expected; a tool that ``confirms`` a
+    change (a write, a patch) says only its errors."""
     units = []
     for line in _lines(block.text):
         words = memo.get(line)
         if words is None:
             words = memo[line] = _words(line)
-        units.append(Unit(block, line, "line", words))
+        unit = Unit(block, line, "line", words)
+        if _SETTING.search(line) is not None:
+            unit.bonus = SETTING
+        units.append(unit)
     if not units:
         return units
-    if _may_fail(block.text):  # (most results do not)
+    failed = bool(block.meta.get("is_error"))
+    if failed or _may_fail(block.text):  # (most results do not)
         for unit in units:
             if _may_fail(unit.text) and _ERROR_WORD.search(unit.text) is not None:
                 unit.mark_error()
+        if failed or any(u.kind for u in units):
+            for unit in units:
+                if not unit.kind and _EXPECTED.search(unit.text) is not None:
+                    unit.mark_error()
     last = units[-1]
-    if block.meta.get("is_error") and not any(u.kind for u in units):
+    if failed and not any(u.kind for u in units):
         last.mark_error()
     elif not last.kind:
-        last.bonus = _OUTCOME
+        last.bonus = max(last.bonus, _OUTCOME)
+    if confirms:
+        for unit in units:
+            if not unit.kind:
+                unit.bonus = 0.0
     return units
 
 
@@ -208,17 +232,20 @@ def _decision_units(block: Block) -> list[Unit]:
     return units
 
 
-def units_of(blocks: Sequence[Block], *, messages: bool = True) -> list[list[Unit]]:
+def units_of(
+    blocks: Sequence[Block], *, messages: bool = True, confirming: Collection[str] = ()
+) -> list[list[Unit]]:
     """The candidate facts of each block that has any, block by block. Without
     ``messages`` (an agent's work) the user's messages give none and the assistant's only
-    the decisions they state."""
+    the decisions they state; the results of the ``confirming`` calls (writes and
+    patches, by call id) give only their errors."""
     out: list[list[Unit]] = []
     memo: dict[str, Words] = {}
     for b in blocks:
         if b.hidden or not has_text(b.text):
             continue
         if b.type == REACT_TOOL_RESULT:
-            out.append(_result_units(b, memo))
+            out.append(_result_units(b, memo, (b.call_id or "") in confirming))
         elif not messages and b.type in (USER_PROMPT, ASSISTANT_COMPLETION):
             if b.type == ASSISTANT_COMPLETION:
                 out.append(_decision_units(b))

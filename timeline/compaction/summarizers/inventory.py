@@ -205,7 +205,10 @@ class InventorySummarizer:
         ]
         form = _form(request, prev)
         conversation = form == CONVERSATION
-        facts = merge_facts(prev.facts, window_facts(blocks, messages=conversation))
+        digest = request.digest
+        changes = {op.call_id for op in (*digest.file_writes, *digest.file_patches)}
+        found = window_facts(blocks, messages=conversation, confirming=changes)
+        facts = merge_facts(prev.facts, found)
         goal = _goal(request, prev, prompts, form)
         earlier = _earlier(prev.earlier, request.max_tokens)
         if conversation:
