@@ -25,9 +25,9 @@ __all__ = [
     "CHAT_WORDS",
     "DECISION_BONUS",
     "ERROR",
-    "SETTING",
     "LONG_WORD",
     "NOISE",
+    "SETTING",
     "Unit",
     "content_words",
     "units_of",
@@ -45,16 +45,19 @@ ERROR: Final = 1.3
 """How much more an error line (``TypeError: ...``, ``FAILED``, ``failed``) is worth."""
 DECISION_BONUS: Final = 1.3
 """How much more a decision the agent stated is worth (it says why the work went so)."""
-_OUTCOME: Final = 1.2
 SETTING: Final = 1.3
 """How much more a line setting a value (``KEY = 17``, ``"p99_ms": 2311``) is worth."""
+_OUTCOME: Final = 1.2
+"""How much more a result's last line is worth (how a command ended is read last)."""
 _SETTING: Final = re.compile(
     r"[\w\]\"'-]\s*(?:==|=|:)\s*[\"']?[-+]?[\w.:/-]*\d[\w.:/%-]*[\"']?[,;]?\s*$"
 )
 """A value a line ends on: a number or a version after ``=``, ``==`` or ``:``."""
+_SETTING_ENDS: Final = frozenset(
+    "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ\"',;%"
+)
 _EXPECTED: Final = re.compile(r"\bassert\b|\bexpected\b", re.IGNORECASE)
 """What a failed result's assertion said (``assert 3 == 4``, ``Expected: 5``)."""
-"""How much more a result's last line is worth (how a command ended is read last)."""
 _SCAN_HEAD: Final = 12_000
 _SCAN_TAIL: Final = 4_000
 """Of a longer tool result, only its first and last this many characters are read."""
@@ -65,7 +68,6 @@ _ERROR_WORD: Final = re.compile(
 )
 _LONG: Final = re.compile(rf"\S{{{LONG_WORD + 1},}}")
 _RULE: Final = re.compile(r"([=\-_*#~+.])\1{2,}")
-_RULE_CHARS: Final = frozenset("=-_*#~+.")
 _ERROR_PARTS: Final = (
     "error",
     "exception",
@@ -146,9 +148,9 @@ def _lines(text: str) -> Iterator[str]:
     without their rules (``=====``)."""
     if len(text) > _SCAN_HEAD + _SCAN_TAIL:
         text = f"{text[:_SCAN_HEAD]}\n{text[-_SCAN_TAIL:]}"
+    if _RULE.search(text) is not None:  # (most results have none)
+        text = _RULE.sub(" ", text)
     for line in text.splitlines():
-        if _RULE_CHARS.intersection(line):
-            line = _RULE.sub(" ", line)
         line = line.strip()
         if len(line) > 3:
             yield line
@@ -182,7 +184,7 @@ def _result_units(block: Block, memo: dict[str, Words], confirms: bool) -> list[
         if words is None:
             words = memo[line] = _words(line)
         unit = Unit(block, line, "line", words)
-        if _SETTING.search(line) is not None:
+        if line[-1] in _SETTING_ENDS and _SETTING.search(line) is not None:
             unit.bonus = SETTING
         units.append(unit)
     if not units:
