@@ -233,6 +233,7 @@ def anthropic_errors(payload: Mapping[str, Any]) -> list[str]:
         errors.append("first message is not user")
     cache_points = sum(1 for s in payload.get("system", []) if "cache_control" in s)
     pending: list[str] = []
+    used: set[str] = set()
     for i, m in enumerate(messages):
         role, content = m["role"], m.get("content", "")
         where = f"messages[{i}] role:{role}"
@@ -252,6 +253,8 @@ def anthropic_errors(payload: Mapping[str, Any]) -> list[str]:
         if sorted(map(str, results)) != sorted(pending):
             errors.append(f"{where}: results {results} do not answer the calls {pending}")
         pending = [str(p.get("id")) for p in parts if p.get("type") == "tool_use"]
+        errors += [f"{where}: tool_use id {i!r} used before" for i in pending if i in used]
+        used.update(pending)
         for j, part in enumerate(parts):
             cache_points += "cache_control" in part
             errors += _anthropic_part_errors(part, f"{where}.content[{j}]")

@@ -10,6 +10,7 @@ payload cache). ``docs/testing.md`` says how to run it longer.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import msgspec
@@ -32,6 +33,8 @@ from timeline import (
 )
 from timeline.model.block import CONV_RANGE_SUMMARY, PLAN_LATEST
 from timeline.model.block_types import block_type
+from timeline.model.call_ids import given_call_id
+from timeline.model.names import provider_call_id
 from timeline.model.reasoning import anthropic_thinking, openai_reasoning
 
 HUGE = "lorem ipsum dolor sit amet, " * 720  # ~20,000 characters
@@ -53,7 +56,15 @@ raw_texts = st.one_of(
 texts = raw_texts.map(Shown)
 systems = long_text(*SYSTEMS).map(Shown)
 tool_names = st.sampled_from(
-    ("read_file", "write_file", "bash", "web-search", "functions.fs_read", "my tool")
+    (
+        "read_file",
+        "write_file",
+        "bash",
+        "web-search",
+        "functions.fs_read",
+        "my tool",
+        *open_samples.HOSTILE_TOOL_NAMES,
+    )
 )
 
 
@@ -143,21 +154,29 @@ def raw_plain_blocks(draw: st.DrawFn) -> Block:
 plain_blocks = raw_plain_blocks().map(Shown)
 
 
-def tool_calls(draw: st.DrawFn, n: int) -> list[Block]:
-    ids = st.none() | st.sampled_from(("toolu_01Ab{}", "functions.fs_read:{}", "call {}"))
+def tool_calls(draw: st.DrawFn, n: int, used: Sequence[str] = ()) -> list[Block]:
+    """``n`` calls: generated ids, ids of other providers' shapes, ids a model reuses
+    (``call_0`` every turn, one an earlier call was given, the safe form of one) and ids
+    the library would generate itself (``call_b7``)."""
+    patterns = ("toolu_01Ab{}", "functions.fs_read:{}", "call {}", "call_0", "call_b{}")
+    reused = (*used, *(provider_call_id(u) for u in used))
+    ids = st.none() | st.sampled_from(patterns) | st.sampled_from(reused or ("call_0",))
     out = []
     for i in range(n):
         pattern = draw(ids)
-        call_id = None if pattern is None else pattern.format(draw(st.integers(0, 10**6)) + i)
+        number = draw(st.integers(0, 60) if pattern == "call_b{}" else st.integers(0, 10**6))
+        call_id = None if pattern is None else pattern.format(number + i)
         params = {"i": i, "path": draw(st.sampled_from(("a.py", "b.py", "c.py")))}
         out.append(blocks.tool_call(draw(tool_names), params, call_id=call_id))
     return out
 
 
 def result_for(draw: st.DrawFn, call: Block) -> Block:
+    """A result naming the call by its id, or now and then by the id it was given."""
     roll = draw(st.integers(0, 9))
+    name = given_call_id(call) if draw(st.integers(0, 3)) == 0 else call.call_id
     return blocks.tool_result(
-        call.call_id or "",
+        name or "",
         HUGE if roll == 0 else draw(texts).value,
         tool_id=call.tool_id,
         is_error=roll == 1,
@@ -235,8 +254,10 @@ class DifferentialMachine(RuleBasedStateMachine):
         if think:
             thought = reasoning_block(data.draw(st.integers(0, 2)), n)
             self.pair.atomic(lambda tl: tl.append(thought))
+        used = [given_call_id(c) for c in self.calls()]
         calls = [
-            self.pair.atomic(lambda tl, c=c: tl.append(c)).value for c in tool_calls(data.draw, n)
+            self.pair.atomic(lambda tl, c=c: tl.append(c)).value
+            for c in tool_calls(data.draw, n, used)
         ]
         for call in calls[:answered]:
             if call is not None:
@@ -279,6 +300,9 @@ class DifferentialMachine(RuleBasedStateMachine):
         if data.draw(st.booleans()):  # a server tool use and its result, a computer call...
             kind = data.draw(st.sampled_from((0, 2, 3)))
             batch += open_samples.opaque(kind, data.draw(st.integers(0, 99)))
+        if data.draw(st.integers(0, 3)) == 0:  # such a pair larger than the budget
+            number = data.draw(st.integers(0, 99))
+            batch += open_samples.big_pair(data.draw(st.integers(0, 1)), number, 20_000)
         if fail:
             batch.append(blocks.tool_result("no-such-call", "x"))
         self.pair.atomic(lambda tl: tl.extend(batch))

@@ -261,7 +261,10 @@ def test_provider_items_and_referenced_media_read_well() -> None:
     tl.append(blocks.user_prompt("what is in these?"))
     tl.append(blocks.media_url("https://example.com/cat.png", name="cat.png"))
     tl.append(blocks.media_file("file-123", provider="openai", name="report.pdf"))
-    tl.append(blocks.user_attachment(name="note.wav", mime="audio/wav", data=b"RIFF" * 8))
+    fmt = struct.pack("<HHIIHH", 1, 1, 8000, 8000, 1, 8)
+    wav = b"RIFF" + struct.pack("<I", 40) + b"WAVEfmt " + struct.pack("<I", 16) + fmt
+    wav += b"data" + struct.pack("<I", 4) + b"\x80" * 4  # 4 samples: a 48-byte clip
+    tl.append(blocks.user_attachment(name="note.wav", mime="audio/wav", data=wav))
     tl.append(
         blocks.provider_block(
             "responses", {"type": "web_search_call", "id": "ws_1", "status": "completed"}
@@ -274,7 +277,7 @@ def test_provider_items_and_referenced_media_read_well() -> None:
     assert len(media) == 3 and not [m for m in media if "block-timeline" in m]
     assert "image at https://example.com/cat.png (not fetched)" in page
     assert "document at openai file file-123 (not fetched)" in page
-    assert "audio: audio/wav, 32 bytes" in page
+    assert "audio: audio/wav, 48 bytes" in page
     assert "<b>cat.png</b>" in page and "<b>note.wav</b>" in page
     assert not elements(page, "thumb")
     assert all(src.startswith('"data:') for src in re.findall(r"src=(\S+)", page))

@@ -25,6 +25,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import Field
+from samples import PNG_1x1
 
 import index_store
 from timeline import CompactionPolicy, TiktokenCounter, Timeline, blocks
@@ -181,7 +182,7 @@ def test_tool_messages_and_ids_mirror_idempotently() -> None:
 def test_converters_round_trip_calls_results_images_and_thinking() -> None:
     """from_langchain then to_langchain keeps text, tool calls with args, tool results
     (errors too), images and thinking blocks."""
-    png = base64.b64encode(b"\x89PNG fake").decode()
+    png = base64.b64encode(PNG_1x1).decode()
     messages: list[BaseMessage] = [
         HumanMessage(
             [

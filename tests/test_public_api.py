@@ -56,6 +56,7 @@ PUBLIC_NAMES = frozenset(
         "TimelineState",
         "TokenCounter",
         "TokenizerUnavailableError",
+        "ToolNameError",
         "TruncateSummarizer",
         "UnknownPathError",
         "blocks",

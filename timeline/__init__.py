@@ -45,6 +45,7 @@ from timeline.model.errors import (
     StoreUnavailableError,
     TimelineError,
     TokenizerUnavailableError,
+    ToolNameError,
     UnknownPathError,
 )
 from timeline.model.names import provider_call_id, provider_tool_name
@@ -106,6 +107,7 @@ __all__ = [
     "TimelineState",
     "TokenCounter",
     "TokenizerUnavailableError",
+    "ToolNameError",
     "TruncateSummarizer",
     "UnknownPathError",
     "blocks",

@@ -156,7 +156,9 @@ def _add_import(sub: Subparsers) -> None:
     i = _command(
         sub, "import", "import OpenAI Chat Completions, Anthropic Messages or Responses JSON"
     )
-    i.add_argument("file", metavar="FILE", help="the JSON file (a messages list, or an object)")
+    i.add_argument(
+        "file", metavar="FILE", help="the JSON file (a messages list, or an object); - reads stdin"
+    )
     i.add_argument(
         "--format",
         choices=("openai", "anthropic", "responses"),

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 import msgspec
 
 from timeline.model.block import CONV_RANGE_SUMMARY, PLAN_LATEST, Block
+from timeline.model.block_types import block_type
 from timeline.model.errors import InvalidBlockError, UnknownPathError
 from timeline.model.json_text import clean_text
 from timeline.model.validate import check_paths
@@ -57,11 +58,24 @@ def with_hidden(
     blocks: Sequence[Block], paths: set[str], hidden: bool, replacement: str | None
 ) -> dict[int, Block]:
     """The blocks at ``paths`` (summaries excepted) that change when hidden (with
-    ``replacement``, cleaned) or shown, by index."""
+    ``replacement``, cleaned) or shown, by index. A provider pair goes with any of its
+    blocks (a server tool's use and result, a computer call and its output: no provider
+    takes one without the other): the partners are hidden without a replacement of
+    their own (the one given stands for the pair) or shown again with it."""
     changed: dict[int, Block] = {}
+    pairs: set[str] = set()
     for i, b in enumerate(blocks):
         if b.path in paths and b.type != CONV_RANGE_SUMMARY:
             new = msgspec.structs.replace(b, hidden=hidden, replacement_text=replacement)
             if new != b:
                 changed[i] = new
+            if b.call_id and block_type(b.type).render == "provider":
+                pairs.add(b.call_id)
+    if pairs:
+        for i, b in enumerate(blocks):
+            partner = b.path not in paths and block_type(b.type).render == "provider"
+            if partner and b.call_id in pairs:
+                new = msgspec.structs.replace(b, hidden=hidden, replacement_text=None)
+                if new != b:
+                    changed[i] = new
     return changed

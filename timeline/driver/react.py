@@ -37,7 +37,7 @@ from timeline.model import constructors as B
 from timeline.model import log as _log
 from timeline.model.block import Block
 from timeline.model.errors import BudgetError, ContextOverflowError, DriverError
-from timeline.model.names import provider_tool_name
+from timeline.model.names import provider_tool_names
 from timeline.model.persistence import IndexStore
 from timeline.render.context import RenderedContext
 from timeline.tokens import warm_up
@@ -153,8 +153,10 @@ class ReactDriver:
     _force_next: bool = attrs.field(default=False, init=False)
     _compactions: list[CompactionStats] = attrs.field(factory=list, init=False)
     _last_usage: int = attrs.field(default=0, init=False)
+    _by_safe_name: dict[str, str] = attrs.field(factory=dict, init=False)
 
     def __attrs_post_init__(self) -> None:
+        self._by_safe_name = provider_tool_names(self.tools)  # two tools one name: refused
         tl = self.timeline
         warm_up(tl.token_counter)  # the tokenizer loads now, not in the first turn
         user_before, user_after = tl.on_before_compaction, tl.on_after_compaction
@@ -352,10 +354,9 @@ class ReactDriver:
     def _run_tools(self, calls: list[_Call]) -> None:
         tl = self.timeline
         appended = [tl.append(B.tool_call(c.name, c.params, call_id=c.call_id)) for c in calls]
-        by_safe_name = {provider_tool_name(k): k for k in self.tools}
         for request, call in zip(calls, appended, strict=True):
             name, params = request.name, request.params
-            name = name if name in self.tools else by_safe_name.get(name, name)
+            name = name if name in self.tools else self._by_safe_name.get(name, name)
             if not request.valid:
                 output = ToolOutput("error: the tool arguments were not a valid JSON object", True)
             elif name not in self.tools:

@@ -18,7 +18,7 @@ from timeline.formats._parts import sendable
 from timeline.formats._plan import Message, Part, b64, plan_messages, result_items
 from timeline.model.block import Block
 from timeline.model.errors import PolicyError
-from timeline.model.media import media_ref
+from timeline.model.media import ANTHROPIC_FIELDS, media_ref, sent_type
 from timeline.model.names import provider_call_id, provider_tool_name
 from timeline.model.native import PROVIDER_MESSAGE, native_item, native_provider
 from timeline.model.reasoning import reasoning_item
@@ -66,7 +66,7 @@ def anthropic_source(b: Block) -> dict[str, Any]:
     """The ``source`` of an image or document block: its bytes, URL or file id."""
     ref = media_ref(b)
     if ref is None:
-        return {"type": "base64", "media_type": b.mime, "data": b64(b.data or b"")}
+        return {"type": "base64", "media_type": sent_type(b), "data": b64(b.data or b"")}
     if ref.url is not None:
         return {"type": "url", "url": ref.url}
     return {"type": "file", "file_id": ref.file_id}
@@ -81,12 +81,20 @@ _RANK: Final = {None: 0, "5m": 0, "1h": 1}
 _ROLES: Final = frozenset({"system", "messages", "tail"})
 
 
+def _media(kind: str, b: Block) -> dict[str, Any]:
+    """An image or document part, with what Anthropic's own part held beside its source
+    (citations, a title, context)."""
+    fields = b.meta.get(ANTHROPIC_FIELDS)
+    part = {"type": kind, "source": anthropic_source(b)}
+    return {**part, **fields} if isinstance(fields, dict) else part
+
+
 def _image(b: Block) -> dict[str, Any]:
-    return {"type": "image", "source": anthropic_source(b)}
+    return _media("image", b)
 
 
 def _document(b: Block) -> dict[str, Any]:
-    return {"type": "document", "source": anthropic_source(b)}
+    return _media("document", b)
 
 
 def _own(b: Block) -> dict[str, Any] | None:

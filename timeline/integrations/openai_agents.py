@@ -47,6 +47,7 @@ from timeline.integrations._openai_items import (
 )
 from timeline.integrations._threads import TimelineCache, open_store, store_key
 from timeline.model.block import CONV_RANGE_SUMMARY, REACT_TOOL_CALL, TURN_HEADER, Block
+from timeline.model.call_ids import call_names
 from timeline.model.errors import ConflictError, InvalidBlockError
 from timeline.model.persistence import IndexStore
 from timeline.render.context import RenderedContext
@@ -87,17 +88,16 @@ def to_responses_items(view: RenderedContext) -> list[Item]:
 
 def _mirror(tl: Timeline, items: Sequence[Item]) -> None:
     """Append each item's blocks, a user message opening a turn."""
-    calls = {b.call_id or "" for b in tl.blocks if b.type == REACT_TOOL_CALL}
+    calls = {n for b in tl.blocks if b.type == REACT_TOOL_CALL for n in call_names(b)}
     for item in items:
         if starts_turn(item) or not tl.current_turn_id:
             tl.begin_turn()
         blocks = item_blocks(item, calls)
         try:
-            tl.extend(blocks)
-        except InvalidBlockError:  # e.g. a call id used twice: kept as it is, opaque
-            blocks = item_blocks(item, calls, opaque=True)
-            tl.extend(blocks)
-        calls.update(b.call_id or "" for b in blocks if b.type == REACT_TOOL_CALL)
+            stored = tl.extend(blocks)
+        except InvalidBlockError:  # an item the timeline cannot hold: kept as it is, opaque
+            stored = tl.extend(item_blocks(item, calls, opaque=True))
+        calls.update(n for b in stored if b.type == REACT_TOOL_CALL for n in call_names(b))
 
 
 def _last_item(blocks: list[Block]) -> tuple[int, Block] | None:

@@ -81,37 +81,14 @@ def b64_source(source: Any, where: str) -> tuple[str, bytes]:
 
 class Builder:
     """The timeline an import builds, with what the import tracks across messages: the
-    turn, the attachment count, the system prompt, and each provider call id's internal
-    id (a reused id gets a new one; its results pair with its latest call)."""
+    turn, the attachment count, the system prompt. Call ids go in as recorded: the
+    timeline gives a reused one a unique internal id (:mod:`timeline.model.call_ids`)."""
 
     def __init__(self, conversation_id: str) -> None:
         self.tl = Timeline(conversation_id)
         self.in_turn = False
         self.attachments = 0
         self.system: list[str] = []
-        self.calls: dict[str, str] = {}
-        """A provider's call id -> the internal id of the latest call it named."""
-        self.used: set[str] = set()
-
-    def call_id(self, source: str) -> str:
-        """The internal id of a new call the provider named ``source``: ``source`` itself,
-        or ``source#2``, ``source#3``... when an earlier call already used it (OpenAI
-        models reuse ids across turns). Each provider gets its own safe form of it."""
-        internal, n = source, 1
-        while internal in self.used:
-            n += 1
-            internal = f"{source}#{n}"
-        self.used.add(internal)
-        self.calls[source] = internal
-        return internal
-
-    def result_id(self, source: str) -> str:
-        """The internal id of the latest call named ``source`` (``source`` if none)."""
-        return self.calls.get(source, source)
-
-    def call_meta(self, source: str, internal: str) -> dict[str, Any]:
-        """What a call keeps of the id it was recorded with when that id was reused."""
-        return {} if internal == source else {"source_call_id": source}
 
     def append(self, block: Block, where: str) -> Block:
         """Append ``block``; an error names ``where``."""

@@ -11,7 +11,7 @@ import attrs
 
 from timeline.model.block import Block
 from timeline.model.block_types import block_type
-from timeline.model.media import media_ref
+from timeline.model.media import media_ref, sent_type
 from timeline.model.native import native_item
 from timeline.tokens.binary import binary_token_estimate
 from timeline.tokens.counters import TokenCounter
@@ -99,7 +99,7 @@ class BlockTokenMemo:
         if item is not None:
             return max(cost, walk(item, count))
         if block.data is not None:
-            return cost + binary_token_estimate(block.data, block.mime)
+            return cost + binary_token_estimate(block.data, sent_type(block))
         ref = media_ref(block)
         if ref is not None:
             note = f"[tool output ({ref.media} at {ref.label}){_REFERENCE_NOTE}]"
