@@ -187,6 +187,27 @@ class TestAgentFacts:
         assert parse_sections(text)["Blocked"] == ["- (none)"]
         assert "pytest -q tests/test_auth.py: 12 passed in 0.61s" in text
 
+    def test_a_search_keeps_the_line_defining_what_it_searched_for(
+        self, make_tl: Callable[..., Timeline]
+    ) -> None:
+        """A grep for a name finds its definition among many usages: the summary keeps
+        where the name is defined, not three of the usages."""
+        tl = make_tl(policy=POLICY)
+        tl.begin_turn()
+        tl.append(blocks.user_prompt("Where is load_widget defined?"))
+        hits = [
+            f"src/app/views/v{i}.py:{10 + i}:    w{i} = load_widget(WidgetId{i}, retries={i})"
+            for i in range(12)
+        ]
+        hits.insert(7, "src/app/widgets.py:88:def load_widget(")
+        call = tl.append(blocks.tool_call("grep", {"pattern": "load_widget", "path": "src"}))
+        tl.append(blocks.tool_result(call.call_id or "", "\n".join(hits), tool_id="grep"))
+        tl.append(blocks.assistant_completion("Found it."))
+        tl.begin_turn()
+        tl.append(blocks.user_prompt("next"))
+        assert tl.compact("sys", keep_recent_tokens=10) is not None
+        assert "src/app/widgets.py:88:def load_widget(" in summary(tl).text
+
     def test_boilerplate_is_not_a_fact(self) -> None:
         """Lines every result repeats (session banners, rules) are worth less than the
         window's text on average and are not quoted; the one distinct line is."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 from collections import Counter
 from collections.abc import Collection, Sequence
 from typing import Final
@@ -61,6 +62,10 @@ _SUBJECT_KEYS: Final = (
     "pattern",
     "url",
 )
+_QUERY_KEYS: Final = ("pattern", "query", "q", "regex", "search")
+"""The parameters of a search call that say what it searched for."""
+_DEFINING: Final = "def|class|function|fn|func|const|let|var|type|struct|enum|interface|trait"
+"""The words that define a name in the common languages."""
 _MONTHS: Final = (
     "January",
     "February",
@@ -124,16 +129,18 @@ def _cap(unit: Unit) -> int:
 
 
 def _block_facts(scored: list[tuple[float, Unit]], call: Block | None, floor: float) -> list[Fact]:
-    """A block's best units (worth more per character than ``floor``) as facts: its error
-    lines first, then the units worth most per character."""
+    """A block's best units as facts: its error lines (or the definition it searched
+    for) first, whatever their worth, then the units worth most per character, if more
+    than ``floor``."""
     block = scored[0][1].block
     limit = _PER_RESULT if block.type == REACT_TOOL_RESULT else _PER_MESSAGE
     best: list[int] = []
     said: set[str] = set()
-    # a failure's own lines first, then by worth per character spent, as the summary chooses
+    # a failure's own lines (or the definition searched for) first, then by worth per
+    # character spent, as the summary chooses
     order = sorted(
         range(len(scored)),
-        key=lambda i: (scored[i][1].kind != "error", -_per_char(*scored[i])),
+        key=lambda i: (not scored[i][1].lead, -_per_char(*scored[i])),
     )
     for i in order:
         words = scored[i][1].words
@@ -148,7 +155,7 @@ def _block_facts(scored: list[tuple[float, Unit]], call: Block | None, floor: fl
     facts = []
     for i in sorted(best):
         value, unit = scored[i]
-        if value <= 0 or value / len(unit.text) < floor:
+        if value <= 0 or (not unit.lead and value / len(unit.text) < floor):
             continue
         text = quote_capped(unit.text, _cap(unit))
         facts.append(
@@ -183,6 +190,24 @@ def _printed_elsewhere(per_block: list[list[Unit]], calls: dict[str, Block]) -> 
                 unit.bonus = 0.0
 
 
+def _definitions(per_block: list[list[Unit]], calls: dict[str, Block]) -> None:
+    """In the result of a search for a name (a call with a ``pattern`` or ``query`` that
+    is an identifier), the line defining it (``def name(``, ``class name``) is what a
+    later question about the name asks: it is worth more than the usages around it."""
+    for units in per_block:
+        if not units or units[0].form != "line":
+            continue
+        call = calls.get(units[0].block.call_id or "")
+        params = call_params(call) if call is not None else {}
+        asked = next((params[k] for k in _QUERY_KEYS if isinstance(params.get(k), str)), "")
+        if not asked.isidentifier():
+            continue
+        defines = re.compile(rf"\b(?:{_DEFINING})\s+{re.escape(asked)}\b")
+        for unit in units:
+            if asked in unit.text and defines.search(unit.text) is not None:
+                unit.mark_definition()
+
+
 def window_facts(
     blocks: Sequence[Block], *, messages: bool = True, confirming: Collection[str] = ()
 ) -> list[Fact]:
@@ -196,6 +221,7 @@ def window_facts(
     speakers = {units[0].speaker for units in per_block if units and units[0].speaker}
     names = {w.lower() for name in speakers for w in name.split()}
     _printed_elsewhere(per_block, calls)
+    _definitions(per_block, calls)
     df: Counter[str] = Counter()
     for units in per_block:
         for unit in units:

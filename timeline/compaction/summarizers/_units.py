@@ -23,6 +23,7 @@ from timeline.model.search_text import STOP_WORDS
 
 __all__ = [
     "CHAT_WORDS",
+    "DEFINITION",
     "DECISION_BONUS",
     "ERROR",
     "LONG_WORD",
@@ -45,8 +46,11 @@ ERROR: Final = 1.3
 """How much more an error line (``TypeError: ...``, ``FAILED``, ``failed``) is worth."""
 DECISION_BONUS: Final = 1.3
 """How much more a decision the agent stated is worth (it says why the work went so)."""
-SETTING: Final = 1.3
+SETTING: Final = 2.0
 """How much more a line setting a value (``KEY = 17``, ``"p99_ms": 2311``) is worth."""
+DEFINITION: Final = 1.5
+"""How much more a line of a search's result is worth when it defines the name searched
+for (``def name(`` among the usages a grep found)."""
 _OUTCOME: Final = 1.2
 """How much more a result's last line is worth (how a command ended is read last)."""
 _SETTING: Final = re.compile(
@@ -119,7 +123,17 @@ class Unit:
     """A candidate fact: one line or sentence of a block, its content words and the
     specific ones among them, and what it is worth more (an error, an outcome)."""
 
-    __slots__ = ("block", "bonus", "form", "kind", "speaker", "specific", "text", "words")
+    __slots__ = (
+        "block",
+        "bonus",
+        "form",
+        "kind",
+        "lead",
+        "speaker",
+        "specific",
+        "text",
+        "words",
+    )
 
     def __init__(self, block: Block, text: str, form: str, words: Words, speaker: str = "") -> None:
         self.block = block
@@ -130,11 +144,18 @@ class Unit:
         self.kind = ""
         """What the fact will be: ``"error"``, ``"decision"`` or ``""``."""
         self.bonus = 1.0
+        self.lead = False
+        """The block's answer (an error, a definition searched for): chosen first."""
         self.words, self.specific = words
 
     def mark_error(self) -> None:
         self.kind = "error"
         self.bonus *= ERROR
+        self.lead = True
+
+    def mark_definition(self) -> None:
+        self.bonus *= DEFINITION
+        self.lead = True
 
 
 def _may_fail(text: str) -> bool:
