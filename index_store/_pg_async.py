@@ -45,11 +45,11 @@ from timeline.model.errors import (
     StoreUnavailableError,
     TimelineError,
 )
+from timeline.model.extras import install_hint
 from timeline.model.persistence import SearchHit, TimelineSnapshot
+from timeline.model.tracing import asearched
 
 __all__ = ["PostgresAsync"]
-
-_HINT = "install the extra: pip install 'block-timeline[postgres]' (psycopg[pool])"
 
 
 class PostgresAsync:
@@ -68,8 +68,9 @@ class PostgresAsync:
             try:
                 from psycopg_pool import AsyncConnectionPool
             except ImportError as exc:
+                hint = install_hint("postgres")
                 raise StoreUnavailableError(
-                    f"async PostgreSQL needs psycopg_pool; {_HINT}"
+                    f"async PostgreSQL needs psycopg_pool; install it with {hint}"
                 ) from exc
             for old in [lp for lp in self._apools if lp.is_closed()]:
                 del self._apools[old]  # a finished asyncio.run(): its connections died with it
@@ -253,6 +254,7 @@ class PostgresAsync:
             return await self._ablocks(conversation_id, "AND kind = 'log'", ())
         return await self._ablocks(conversation_id, "AND kind = 'log' AND turn_id = %s", (turn_id,))
 
+    @asearched
     async def asearch(self, conversation_id: str, query: str, limit: int = 10) -> list[SearchHit]:
         terms = search_terms(conversation_id, query, limit)
         if not terms:

@@ -16,7 +16,7 @@ from typing import Any
 import msgspec
 import open_samples
 import pytest
-from differential import EnginePair, assert_same_stats, stats_data
+from differential import EnginePair, assert_same_stats, observe, stats_data
 from differential_setup import Setup, Shown
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
@@ -30,6 +30,7 @@ from timeline import (
     NativeCompaction,
     TimelineSnapshot,
     blocks,
+    tool_specs,
 )
 from timeline.model.block import CONV_RANGE_SUMMARY, PLAN_LATEST
 from timeline.model.block_types import block_type
@@ -55,6 +56,20 @@ raw_texts = st.one_of(
 )
 texts = raw_texts.map(Shown)
 systems = long_text(*SYSTEMS).map(Shown)
+SCHEMA = {"type": "object", "properties": {"path": {"type": "string", "description": "a path"}}}
+TOOL_SETS: tuple[Any, ...] = (
+    (),
+    [{"name": "read_file", "description": "Read a file.", "input_schema": SCHEMA}],
+    [
+        {"name": f"tool_{i}", "description": "Does a thing. " * 60, "input_schema": SCHEMA}
+        for i in range(4)
+    ],
+    tool_specs([{"name": "bash", "parameters": SCHEMA}, {"name": "grep"}]),
+    [{"name": "not a name"}],
+)
+"""What a render sends: no tools, one, several large ones (over a small budget's share),
+the same checked specs each time, or a definition both engines must refuse alike."""
+tool_sets = long_text(*TOOL_SETS)
 tool_names = st.sampled_from(
     (
         "read_file",
@@ -79,6 +94,7 @@ def clearings(draw: st.DrawFn) -> ClearingPolicy:
         dedupe_reads=draw(st.booleans()),
         clear_thinking=draw(st.booleans()),
         summary_keep_ratio=draw(st.none() | st.sampled_from((0.3, 0.5))),
+        offload_over_tokens=draw(st.none() | st.sampled_from((50, 400, 3_000))),
     )
 
 
@@ -98,6 +114,7 @@ def setups(draw: st.DrawFn) -> Setup:
         enabled=draw(st.booleans()) or draw(st.booleans()),  # mostly enabled
         clearing=draw(st.none() | clearings()),
         native=draw(st.none() | st.sampled_from(("anthropic", "responses")).map(native_compaction)),
+        prepare_at=draw(st.none() | st.sampled_from((0.5, 0.8))),
     )
     return Setup(
         policy=policy,
@@ -368,16 +385,24 @@ class DifferentialMachine(RuleBasedStateMachine):
         system=systems,
         force=st.booleans(),
         tail=st.lists(plain_blocks, max_size=2),
+        tools=tool_sets,
         data=st.data(),
     )
-    def render(self, system: Shown, force: bool, tail: list[Shown], data: st.DataObject) -> None:
+    def render(
+        self, system: Shown, force: bool, tail: list[Shown], tools: Any, data: st.DataObject
+    ) -> None:
         """Render both; read some payloads now (in a drawn order), perhaps the counts."""
-        self.render_now(data, system.value, force, [d.value for d in tail])
+        self.render_now(data, system.value, force, [d.value for d in tail], tools)
 
     def render_now(
-        self, data: st.DataObject, system: str = SYSTEMS[1], force: bool = False, tail: Any = ()
+        self,
+        data: st.DataObject,
+        system: str = SYSTEMS[1],
+        force: bool = False,
+        tail: Any = (),
+        tools: Any = (),
     ) -> None:
-        pair = self.pair.render(system, force, tail)
+        pair = self.pair.render(system, force, tail, tools)
         if pair is not None:
             formats = data.draw(st.permutations(pair.unread))
             now = data.draw(st.integers(0, len(formats)))
@@ -391,10 +416,10 @@ class DifferentialMachine(RuleBasedStateMachine):
         formats = data.draw(st.lists(st.sampled_from(pair.unread or ["text"]), unique=True))
         self.pair.read(pair, formats, counts=data.draw(st.booleans()))
 
-    @rule(system=systems, tail=st.lists(plain_blocks, max_size=2))
-    def estimate(self, system: Shown, tail: list[Shown]) -> None:
+    @rule(system=systems, tail=st.lists(plain_blocks, max_size=2), tools=tool_sets)
+    def estimate(self, system: Shown, tail: list[Shown], tools: Any) -> None:
         blocks_ = [d.value for d in tail]
-        self.pair.same(lambda tl: tl.estimate(system.value, blocks_))
+        self.pair.same(lambda tl: tl.estimate(system.value, blocks_, tools=tools))
 
     @precondition(lambda self: self.tl.blocks)
     @rule(data=st.data())
@@ -402,13 +427,33 @@ class DifferentialMachine(RuleBasedStateMachine):
         i = data.draw(st.integers(0, len(self.tl.blocks) - 1))
         self.pair.same(lambda tl: tl.block_tokens(tl.blocks[i]))
 
-    @rule(system=systems, keep=st.none() | st.integers(50, 2_000), force=st.booleans())
-    def compact(self, system: Shown, keep: int | None, force: bool) -> None:
+    @rule(
+        system=systems,
+        keep=st.none() | st.integers(50, 2_000),
+        force=st.booleans(),
+        tools=tool_sets,
+    )
+    def compact(self, system: Shown, keep: int | None, force: bool, tools: Any) -> None:
         """Manual compaction (``force``) or the same check a render runs first."""
         a, b = self.pair.both(
-            lambda tl: stats_data(tl.compact(system.value, force=force, keep_recent_tokens=keep))
+            lambda tl: stats_data(
+                tl.compact(system.value, tools=tools, force=force, keep_recent_tokens=keep)
+            )
         )
         assert_same_stats(a.value, b.value)
+
+    @rule(system=systems, keep=st.none() | st.integers(50, 2_000), force=st.booleans())
+    def dry_run(self, system: Shown, keep: int | None, force: bool) -> None:
+        """A dry run: the same preview from both engines, and nothing they show changed
+        (the engine without prepare_at may preview another cut: not compared)."""
+        before = observe(self.pair.inc), observe(self.pair.ref)
+        a, b = self.pair.both(
+            lambda tl: tl.compact(
+                system.value, force=force, keep_recent_tokens=keep, dry_run=True
+            ).as_dict()
+        )
+        assert a.value == b.value
+        assert (observe(self.pair.inc), observe(self.pair.ref)) == before
 
     @rule(prompt_tokens=st.integers(0, 12_000))
     def record_usage(self, prompt_tokens: int) -> None:
@@ -470,3 +515,59 @@ class QuickDifferentialMachine(DifferentialMachine):
 
 TestDifferentialQuick = QuickDifferentialMachine.TestCase
 TestDifferentialQuick.settings = settings(TestDifferential.settings, max_examples=20)
+
+
+@st.composite
+def prepared_setups(draw: st.DrawFn) -> Setup:
+    """A summary prepared ahead of the trigger (``prepare_at``) with a summarizer that
+    calls "a model", budgets that a few small turns fill."""
+    policy = CompactionPolicy(
+        max_tokens=draw(st.integers(1_000, 3_000)),
+        keep_recent_turns=draw(st.integers(0, 2)),
+        clearing=draw(st.none() | clearings()),
+        prepare_at=draw(st.sampled_from((0.5, 0.7, 0.8, 0.95))),
+    )
+    return Setup(
+        policy=policy,
+        counter=draw(st.sampled_from(("heuristic", "tiktoken", "count_only"))),
+        summarizer=draw(st.sampled_from(("truncate", "prose", "cache_warm"))),
+        estimate_every_step=draw(st.booleans()),
+    )
+
+
+class PreparedMachine(DifferentialMachine):
+    """The differential machine with ``prepare_at`` always on and a rule that grows the
+    conversation in small steps, so that summaries are prepared, applied, outgrown and
+    made again (``plain``, the engine without ``prepare_at``, agrees until one is)."""
+
+    @initialize(setup=prepared_setups(), prompt=texts)
+    def start(self, setup: Setup, prompt: Shown) -> None:
+        super().start(setup, prompt)
+
+    @rule(turns=st.integers(1, 10), data=st.data())
+    def small_turns(self, turns: int, data: st.DataObject) -> None:
+        """Short turns (a prompt and an answer), each followed by a render: the prompt
+        creeps up to the trigger."""
+        for _ in range(turns):
+            self.begin_turn(Shown("what next? " * data.draw(st.integers(5, 60))))
+            answer = blocks.assistant_completion("done: " * data.draw(st.integers(5, 60)))
+            self.tick()
+            self.pair.atomic(lambda tl, a=answer: tl.append(a))
+            self.render_now(data)
+
+
+TestPrepared = pytest.mark.slow(PreparedMachine.TestCase)
+TestPrepared.settings = settings(
+    max_examples=40,
+    stateful_step_count=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+
+class QuickPreparedMachine(PreparedMachine):
+    """The prepared machine for the edit loop (``pytest -m "not slow"``): a few cases."""
+
+
+TestPreparedQuick = QuickPreparedMachine.TestCase
+TestPreparedQuick.settings = settings(TestPrepared.settings, max_examples=6)

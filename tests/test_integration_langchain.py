@@ -314,5 +314,16 @@ def test_missing_extra_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> 
     ):
         monkeypatch.setitem(sys.modules, module, None)
         monkeypatch.delitem(sys.modules, name, raising=False)
-        with pytest.raises(MissingExtraError, match=rf"pip install 'block-timeline\[{extra}\]'"):
+        with pytest.raises(MissingExtraError, match=rf"pip install -e .*\[{extra}\]'"):
             importlib.import_module(name)
+
+
+def test_the_tools_bound_to_the_model_are_counted() -> None:
+    """The tools the agent binds to each model call count against the budget: the
+    render records their definitions."""
+    mw = TimelineMiddleware("memory://", POLICY)
+    agent = create_agent(ScriptedChat(), [lookup], middleware=[mw], system_prompt="ops")
+    run_turns(agent, "t-tools", range(1))
+    (spec,) = mw.timeline("t-tools").snapshot().state.tools
+    assert (spec.name, spec.description) == ("lookup", "Look a topic up in the runbook.")
+    assert spec.input_schema["properties"] == {"topic": {"type": "string"}}

@@ -24,6 +24,7 @@ PUBLIC_NAMES = frozenset(
         "CodecError",
         "CompactionDigest",
         "CompactionPolicy",
+        "CompactionPreview",
         "CompactionStats",
         "ConflictError",
         "ContextOverflowError",
@@ -57,6 +58,7 @@ PUBLIC_NAMES = frozenset(
         "TokenCounter",
         "TokenizerUnavailableError",
         "ToolNameError",
+        "ToolSpec",
         "TruncateSummarizer",
         "UnknownPathError",
         "blocks",
@@ -69,6 +71,7 @@ PUBLIC_NAMES = frozenset(
         "provider_tool_name",
         "register_block_type",
         "sequential_ids",
+        "tool_specs",
         "warm_up",
     }
 )

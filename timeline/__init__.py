@@ -4,7 +4,7 @@ Import is cheap: no tokenizer is loaded and nothing is opened until used.
 """
 
 from timeline import blocks
-from timeline.compaction import CompactionStats
+from timeline.compaction import CompactionPreview, CompactionStats
 from timeline.compaction.clearing import ClearingPolicy
 from timeline.compaction.digest import CompactionDigest
 from timeline.compaction.native import NativeCompaction
@@ -57,6 +57,7 @@ from timeline.model.persistence import (
     TimelineSnapshot,
     TimelineState,
 )
+from timeline.model.tools import ToolSpec, tool_specs
 from timeline.render.context import RenderedContext
 from timeline.tokens import HeuristicCounter, TiktokenCounter, TokenCounter, warm_up
 
@@ -75,6 +76,7 @@ __all__ = [
     "CodecError",
     "CompactionDigest",
     "CompactionPolicy",
+    "CompactionPreview",
     "CompactionStats",
     "ConflictError",
     "ContextOverflowError",
@@ -108,6 +110,7 @@ __all__ = [
     "TokenCounter",
     "TokenizerUnavailableError",
     "ToolNameError",
+    "ToolSpec",
     "TruncateSummarizer",
     "UnknownPathError",
     "blocks",
@@ -120,5 +123,6 @@ __all__ = [
     "provider_tool_name",
     "register_block_type",
     "sequential_ids",
+    "tool_specs",
     "warm_up",
 ]

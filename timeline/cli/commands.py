@@ -17,6 +17,7 @@ from timeline.cli.importing import cmd_import
 from timeline.cli.output import color_enabled, emit_json, printable
 from timeline.cli.search import cmd_search
 from timeline.cli.stored import load, open_store, require
+from timeline.compaction import CompactionPreview
 from timeline.model.errors import TimelineError
 from timeline.render.usage import plural
 
@@ -34,6 +35,7 @@ __all__ = [
 
 def cmd_demo(args: argparse.Namespace) -> int:
     from timeline.cli.demo import run_demo
+    from timeline.cli.output import invoked_as
 
     return run_demo(
         turns=args.turns,
@@ -42,6 +44,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         seed=args.seed,
         conversation=args.conversation,
         force=args.force,
+        program=invoked_as(),
     )
 
 
@@ -49,7 +52,7 @@ def cmd_render(args: argparse.Namespace) -> int:
     store = open_store(args.db)
     try:
         loaded = load(args, store)
-        view = loaded.timeline.render(loaded.system)
+        view = loaded.timeline.render(loaded.system, tools=loaded.tools)
     finally:
         store.close()
     if args.format == "text":
@@ -71,19 +74,19 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     store = open_store(args.db)
     try:
         loaded = load(args, store)
-        tl, system = loaded.timeline, loaded.system
+        tl, system, tools = loaded.timeline, loaded.system, loaded.tools
         if args.html:
             from timeline.cli.files import store_files, write_private
             from timeline.cli.html_view import timeline_html
 
             log = store.turn_log(args.conversation)
             summaries = store.summaries(args.conversation)
-            page = timeline_html(tl, system, log=log, summaries=summaries)
+            page = timeline_html(tl, system, tools, log=log, summaries=summaries)
             protected = store_files(getattr(store, "path", None))
             write_private(
                 args.html, page.encode(), flag="--html", force=args.force, protected=protected
             )
-        usage = context_usage(tl, system)
+        usage = context_usage(tl, system, tools)
     finally:
         store.close()
     if args.json:
@@ -176,16 +179,20 @@ def cmd_compact(args: argparse.Namespace) -> int:
     store = open_store(args.db)
     try:
         loaded = load(args, store)
-        tl, system = loaded.timeline, loaded.system
+        tl, system, tools = loaded.timeline, loaded.system, loaded.tools
         if tl.policy.budget is None and args.keep_recent is None:
             raise TimelineError(
                 "compact needs a budget: pass --max-tokens (the context budget) or "
                 "--keep-recent (tokens to keep verbatim)"
             )
-        stats = tl.compact(system, force=True, keep_recent_tokens=args.keep_recent)
+        keep = args.keep_recent
+        if args.dry_run:
+            preview = tl.compact(system, tools=tools, keep_recent_tokens=keep, dry_run=True)
+            return _show_preview(args, preview)
+        stats = tl.compact(system, tools=tools, force=True, keep_recent_tokens=keep)
         done = stats is not None and stats.skipped is None
         if done:
-            tl.render(system)  # records the budget and system prompt it was compacted with
+            tl.render(system, tools=tools)  # records what it was compacted with
         version = tl.persist(store) if done else tl.version
     finally:
         store.close()
@@ -211,6 +218,34 @@ def cmd_compact(args: argparse.Namespace) -> int:
         print(f"not compacted ({printable(stats.skipped)}): nothing changed")
     else:
         print(_compacted_line(stats, version))
+    return 0
+
+
+def _show_preview(args: argparse.Namespace, preview: CompactionPreview) -> int:
+    """What ``compact --dry-run`` prints: the preview, nothing changed."""
+    if args.json:
+        emit_json({"conversation": args.conversation, "dry_run": True, **preview.as_dict()})
+        return 0
+    tokens = f"{preview.tokens_before:,} -> about {preview.tokens_after:,} tokens"
+    if preview.tier is None:
+        print(f"dry run, nothing changed: nothing would be compacted ({printable(preview.note)})")
+        return 0
+    lines = [f"dry run, nothing changed: tier {preview.tier}, {tokens}"]
+    if preview.cleared_blocks:
+        lines.append(
+            f"  clear {plural(preview.cleared_blocks, 'block')} of old tool output "
+            f"({preview.cleared_tokens:,} tokens)"
+        )
+    if preview.cut_path is not None:
+        lines.append(
+            f"  summarize {plural(preview.summarized_blocks, 'block')} "
+            f"({preview.summarized_tokens:,} tokens) before {printable(preview.cut_path)}"
+        )
+        lines.append(
+            f"  keep {plural(preview.kept_blocks, 'block')} ({preview.kept_tokens:,} tokens) "
+            f"verbatim, the summary counted at most {preview.summary_tokens:,} tokens"
+        )
+    print("\n".join(lines))
     return 0
 
 

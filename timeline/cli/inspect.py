@@ -3,10 +3,9 @@
 :func:`context_usage` is plain data (the documented ``timeline inspect --json`` shape);
 :func:`usage_report` prints it: a bar by category (system, summary, user, assistant, tool
 calls, tool results, thinking, free) drawn to the budget with the compaction trigger
-marked, then the rows by block type. Per-type tokens add up to the prompt's tokens and the
-shares to 100%: truncated blocks count at their truncated size, and the calibration from
-the provider's last usage report gets a row of its own (only when there is one). The
-colours are the HTML page's (:data:`~timeline.render.usage.CATEGORIES`).
+marked, then the rows by block type (the figures of :mod:`timeline.render.usage`, the
+calibration from the provider's last usage report said in words). The colours are the
+HTML page's (:data:`~timeline.render.usage.CATEGORIES`).
 """
 
 from __future__ import annotations
@@ -14,12 +13,22 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+import msgspec
+
 from timeline.cli.output import printable
 from timeline.compaction.policy import NoBudgetWarning, compaction_status
 from timeline.core.timeline import Timeline
-from timeline.render.usage import CATEGORIES, SYSTEM_ROW, UNDER_ROW, category_of, plural, view_usage
+from timeline.model.tools import ToolSpec
+from timeline.render.usage import (
+    CATEGORIES,
+    SYSTEM_ROW,
+    calibration_note,
+    category_of,
+    plural,
+    view_usage,
+)
 
-__all__ = ["BAR", "context_report", "context_usage", "usage_report"]
+__all__ = ["BAR", "cache_lines", "context_report", "context_usage", "usage_report"]
 
 BAR = 50
 """Cells of the category bar (the whole budget, or the prompt without one)."""
@@ -28,19 +37,29 @@ _ANSI = {c.name: c.ansi for c in CATEGORIES}
 _TRIGGER_MARK = "┃"
 
 
-def context_usage(tl: Timeline, system: str = "") -> dict[str, Any]:
+def context_usage(
+    tl: Timeline, system: str = "", tools: tuple[ToolSpec, ...] = ()
+) -> dict[str, Any]:
     """The ``inspect --json`` document: conversation, version and :func:`view_usage`,
     plus the provider's last usage report (``usage_report``, or None)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NoBudgetWarning)  # the report says it
-        usage = view_usage(tl.render(system))
-    report = tl.snapshot().state.usage
+        usage = view_usage(tl.render(system, tools=tools))
+    state = tl.snapshot().state
+    report = state.usage
     return {
         "conversation": tl.conversation_id,
         "version": tl.version,
         "compaction": compaction_status(tl.policy),
         **usage,
-        "usage_report": None if report is None else {"prompt_tokens": report.prompt_tokens},
+        "usage_report": None
+        if report is None
+        else {
+            "prompt_tokens": report.prompt_tokens,
+            "cache_read_tokens": report.cache_read_tokens,
+            "cache_write_tokens": report.cache_write_tokens,
+        },
+        "cache_breaks": [msgspec.to_builtins(b) for b in state.cache_breaks],
     }
 
 
@@ -86,6 +105,30 @@ def _category_bar(usage: dict[str, Any], color: bool) -> list[str]:
     return lines
 
 
+def cache_lines(usage: dict[str, Any], shown: int = 5) -> list[str]:
+    """The provider's cache figures of the last request and the latest cache breaks,
+    with their likely cause (nothing when ``record_usage`` never had cache figures)."""
+    report = usage.get("usage_report") or {}
+    read = report.get("cache_read_tokens")
+    lines: list[str] = []
+    if read is not None:
+        written = report.get("cache_write_tokens")
+        wrote = "" if written is None else f", wrote {written:,}"
+        lines.append(
+            f"prompt cache, last request: read {read:,}{wrote} of "
+            f"{report['prompt_tokens']:,} prompt tokens"
+        )
+    breaks = usage.get("cache_breaks") or []
+    if breaks:
+        lines.append(f"cache breaks: {len(breaks):,} (the latest {min(shown, len(breaks))}):")
+    for b in breaks[-shown:]:
+        lines.append(
+            f"  {b['ts']} {b['cause']}: read {b['read_tokens']:,} of {b['expected_tokens']:,} "
+            f"cached tokens; {printable(b['detail'])}"
+        )
+    return lines
+
+
 def usage_report(usage: dict[str, Any], *, color: bool = False) -> str:
     """The text form of :func:`context_usage` (ANSI colours only when ``color``); names
     from the conversation are escaped (:func:`~timeline.cli.output.printable`)."""
@@ -95,9 +138,12 @@ def usage_report(usage: dict[str, Any], *, color: bool = False) -> str:
         used = f"{tokens:,} of {budget:,} tokens ({usage['used']:.1f}% of the budget)"
     else:
         used = plural(tokens, "token")
-    lines.append(f"next prompt: {used}, {plural(usage['blocks'], 'block')}")
+    tools = f", {plural(len(usage['tools']), 'tool')}" if usage["tools"] else ""
+    lines.append(f"next prompt: {used}, {plural(usage['blocks'], 'block')}{tools}")
     lines.append(usage["compaction"])
     lines += _category_bar(usage, color)
+    if usage["tools"]:
+        lines.append(f"tools: {printable(', '.join(usage['tools']))}")
     types: dict[str, dict[str, Any]] = usage["types"]
     names = {k: printable(k) for k in types}
     width = max([len(k) for k in names.values()] + [10])
@@ -111,15 +157,15 @@ def usage_report(usage: dict[str, Any], *, color: bool = False) -> str:
             f"  {names[name]:<{width}} {count:>12} {row['tokens']:>9,} tok  {bar} "
             f"{row['share']:5.1f}%"
         )
-    if UNDER_ROW in types and usage.get("usage_report"):
-        reported = usage["usage_report"]["prompt_tokens"]
-        lines.append(
-            f"  (the provider's last usage report, {reported:,} tokens, counted "
-            f"{-types[UNDER_ROW]['tokens']:,} fewer than this estimate of that prompt)"
-        )
+    note = calibration_note(usage)
+    if note:
+        lines.append(f"  ({note})")
+    lines += cache_lines(usage)
     where = [printable(", ".join(usage["cache_checkpoints"]))] if usage["cache_checkpoints"] else []
     if SYSTEM_ROW in types:
         where.insert(0, "system")
+    if usage["tools"]:
+        where.insert(0, "tools")
     lines.append(f"cache checkpoints: {' + '.join(where) or 'none'}")
     for s in usage["summaries"]:
         lines.append(

@@ -1,14 +1,13 @@
 """The compaction policy, its loading from untrusted mappings, and context-window lookup.
 
-Budget resolution follows seed 000: ``max_tokens`` when given; otherwise
-``context_window - reserve_tokens`` where the window comes from the policy field, then
-the top-level config, then the built-in model registry; otherwise compaction is off.
+The budget: ``max_tokens`` when given; else ``context_window - reserve_tokens``, the
+window from the policy field, the top-level config or the model registry; else none.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final, Literal, get_args, get_origin
+from typing import Any, Final, Literal, Self, get_args, get_origin
 
 import attrs
 import cattrs
@@ -19,7 +18,9 @@ from timeline.compaction.native import NativeCompaction, NativeProvider
 from timeline.compaction.validators import (
     bool_type,
     failure_policy,
+    keywords_only,
     non_negative,
+    opt_ratio,
     opt_seconds,
     opt_str,
     opt_str_map,
@@ -38,6 +39,7 @@ __all__ = [
     "OnSummaryFailure",
     "compaction_status",
     "context_window_for",
+    "policy_type",
 ]
 
 NO_BUDGET: Final = "no budget: compaction off"
@@ -84,6 +86,9 @@ def context_window_for(model: str) -> int | None:
         if name.startswith(prefix) and (best is None or len(prefix) > len(best)):
             best = prefix
     return None if best is None else MODEL_CONTEXT_WINDOWS[best]
+
+
+_ALIASES: Final = {"budget": "max_tokens", "window": "context_window", "reserve": "reserve_tokens"}
 
 
 def _clearing_type(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
@@ -141,6 +146,13 @@ class CompactionPolicy:
     """Provider-native compaction (None: the library compacts): the provider compacts at
     its trigger and its compaction block becomes the summary; the library compacts on its
     own only past the budget (:mod:`timeline.compaction.native`)."""
+    prepare_at: float | None = attrs.field(default=None, validator=opt_ratio)
+    """Past this share of the trigger (0.8), the next summary is made off the agent's
+    path and the compaction at the trigger applies it (None: made at the trigger)."""
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Self:
+        keywords_only(cls, args, kwargs, _ALIASES)  # CompactionPolicy(8000): say max_tokens=
+        return super().__new__(cls)
 
     def __attrs_post_init__(self) -> None:
         if self.keep_ratio >= self.trigger_ratio:
@@ -210,6 +222,10 @@ class CompactionPolicy:
             return self.summary_max_tokens
         return max(256, int((self.budget or 32_000) * 0.10))
 
+    def summary_reserve(self, budget: int) -> int:
+        """Tokens a cut leaves for the summary: :meth:`summary_budget`, at most a fifth."""
+        return min(self.summary_budget(), max(64, budget // 5))
+
     @classmethod
     def from_mapping(
         cls, config: Mapping[str, Any], *, path: str = "compaction"
@@ -247,6 +263,21 @@ class CompactionPolicy:
         except cattrs.BaseValidationError as exc:
             messages = cattrs.transform_error(exc, path="$", format_exception=_format)
             raise PolicyError("; ".join(_reformat(m, prefix) for m in messages)) from exc
+
+
+def policy_type(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    """``Timeline(policy=...)`` takes a :class:`CompactionPolicy`; a budget or a mapping
+    is refused at once with the call that builds one (not at the first render)."""
+    if isinstance(value, CompactionPolicy):
+        return
+    if isinstance(value, int) and not isinstance(value, bool):
+        fix = f"policy=CompactionPolicy(max_tokens={value})"
+    elif isinstance(value, Mapping):
+        fix = "policy=CompactionPolicy.from_mapping({...}) for a config mapping"
+    else:
+        fix = "policy=CompactionPolicy(max_tokens=...)"
+    got = type(value).__name__
+    raise PolicyError(f"{attribute.name} must be a CompactionPolicy, got {got}; write {fix}")
 
 
 def compaction_status(policy: CompactionPolicy) -> str:

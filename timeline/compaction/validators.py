@@ -4,6 +4,7 @@ prefixes with the path of the section it was loading."""
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 from typing import Any
 
@@ -16,7 +17,9 @@ __all__ = [
     "failure_policy",
     "float_type",
     "int_type",
+    "keywords_only",
     "non_negative",
+    "opt_ratio",
     "opt_seconds",
     "opt_str",
     "opt_str_map",
@@ -70,6 +73,11 @@ def ratio(_: Any, attribute: attrs.Attribute[float], value: float) -> None:
         raise PolicyError(f"{attribute.name}: must be in (0, 1), got {value!r}")
 
 
+def opt_ratio(_: Any, attribute: attrs.Attribute[Any], value: float | None) -> None:
+    if value is not None:
+        ratio(_, attribute, value)
+
+
 def ratio_incl(_: Any, attribute: attrs.Attribute[float], value: float) -> None:
     float_type(attribute.name, value)
     if not 0.0 < value <= 1.0:
@@ -99,3 +107,25 @@ def non_negative(_: Any, attribute: attrs.Attribute[int], value: int) -> None:
     int_type(attribute.name, value)
     if value < 0:
         raise PolicyError(f"{attribute.name}: must be >= 0, got {value!r}")
+
+
+def keywords_only(
+    cls: type,
+    args: tuple[Any, ...],
+    kwargs: Mapping[str, Any],
+    aliases: Mapping[str, str] | None = None,
+) -> None:
+    """A policy is built from keywords it knows: a positional value or an unknown name is
+    a :class:`PolicyError` naming the call to write instead (not a bare ``TypeError``).
+    ``aliases``: words users reach for, and the field they mean."""
+    name = cls.__name__
+    fields = [f.name for f in attrs.fields(cls)]
+    if args:
+        hint = f"{name}({fields[0]}={args[0]!r})" if len(args) == 1 else f"{name}({fields[0]}=...)"
+        raise PolicyError(f"{name} takes keyword arguments only, e.g. {hint}")
+    for key in kwargs:
+        if key not in fields:
+            alias = (aliases or {}).get(key)
+            close = [alias] if alias else difflib.get_close_matches(key, fields, n=1)
+            hint = f"did you mean {close[0]}?" if close else f"its fields: {', '.join(fields)}"
+            raise PolicyError(f"{name} has no field {key!r}; {hint}")

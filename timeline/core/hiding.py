@@ -1,5 +1,5 @@
-"""Paths as the timeline's methods take them: checked, with the ``plan.latest`` alias, and
-the blocks that hiding or showing them changes."""
+"""Paths as the timeline's methods take them: checked, with the ``plan.latest`` alias, the
+blocks that hiding or showing them changes, and whether pinning them fits the budget."""
 
 from __future__ import annotations
 
@@ -7,14 +7,22 @@ from collections.abc import Iterable, Sequence
 
 import msgspec
 
+from timeline.compaction.policy import CompactionPolicy
 from timeline.model.block import CONV_RANGE_SUMMARY, PLAN_LATEST, Block
 from timeline.model.block_types import block_type
-from timeline.model.errors import InvalidBlockError, UnknownPathError
+from timeline.model.errors import InvalidBlockError, PinnedOverBudgetError, UnknownPathError
 from timeline.model.json_text import clean_text
 from timeline.model.validate import check_paths
 from timeline.state.ledger import Ledger
 
-__all__ = ["clean_replacement", "known_paths", "plan_path", "with_hidden"]
+__all__ = [
+    "check_pin_fits",
+    "clean_replacement",
+    "known_paths",
+    "plan_path",
+    "set_hidden",
+    "with_hidden",
+]
 
 
 def plan_path(ledger: Ledger, conversation_id: str, path: str) -> str:
@@ -79,3 +87,40 @@ def with_hidden(
                 if new != b:
                     changed[i] = new
     return changed
+
+
+def set_hidden(ledger: Ledger, wanted: set[str], hidden: bool, replacement: str | None) -> int:
+    """Hide (or show again) the blocks at the ``wanted`` paths; showing also restores
+    what the clearing tier cleared there. Returns how many blocks changed."""
+    changed = with_hidden(ledger.blocks, wanted, hidden, replacement)
+    ledger.replace(changed)
+    if hidden:
+        return len(changed)
+    cleared = ledger.state.cleared
+    shown = [i for i, b in enumerate(ledger.blocks) if b.path in wanted and b.id in cleared]
+    ledger.restore_content(ledger.blocks[i].id for i in shown)
+    return len(changed.keys() | shown)
+
+
+def check_pin_fits(
+    ledger: Ledger,
+    policy: CompactionPolicy,
+    conversation_id: str,
+    block: Block,
+    also: Sequence[Block] = (),
+) -> None:
+    """Pinning ``block`` (with ``also``, about to be pinned) fits the budget."""
+    budget = policy.budget
+    if budget is None or not policy.enabled:
+        return
+    pinned = sum(ledger.memo.block(b) for b in map(ledger.get, ledger.pinned) if b is not None)
+    pinned += sum(ledger.memo.block(b) for b in also)
+    need = pinned + ledger.cost(block) + ledger.state.system_tokens
+    if need > budget:
+        raise PinnedOverBudgetError(
+            f"pinned blocks would need {need} tokens (with the last system prompt) but "
+            f"the budget is {budget}; unpin something or raise max_tokens",
+            budget=budget,
+            required=need,
+            conversation_id=conversation_id,
+        )

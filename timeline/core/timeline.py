@@ -14,21 +14,30 @@ from datetime import UTC, datetime
 from typing import Any
 
 import attrs
-import msgspec
 
-from timeline.compaction import CompactionStats
-from timeline.compaction.policy import CompactionPolicy
+from timeline.compaction.policy import CompactionPolicy, policy_type
+from timeline.compaction.stored_policy import stored_policy
 from timeline.compaction.summarizers.base import AsyncSummarizer, Summarizer
 from timeline.core import persist as _persist
+from timeline.core import usage as _usage
 from timeline.core.append import Batch
-from timeline.core.hiding import clean_replacement, known_paths, plan_path, with_hidden
+from timeline.core.compacting import Compacting
+from timeline.core.hiding import (
+    check_pin_fits,
+    clean_replacement,
+    known_paths,
+    plan_path,
+    set_hidden,
+)
+from timeline.core.usage import CacheBreakHook
 from timeline.formats.incremental import PayloadCache
 from timeline.model.block import CONV_RANGE_SUMMARY, Block
 from timeline.model.constructors import turn_header
-from timeline.model.errors import InvalidBlockError, NotFoundError, PinnedOverBudgetError
+from timeline.model.errors import InvalidBlockError, NotFoundError
 from timeline.model.json_text import check_identifier
-from timeline.model.persistence import IndexStore, TimelineSnapshot, UsageRecord
-from timeline.model.validate import check_count, check_render_args, check_snapshot
+from timeline.model.persistence import CacheBreak, IndexStore, TimelineSnapshot
+from timeline.model.tools import tool_specs
+from timeline.model.validate import check_render_args, check_snapshot
 from timeline.render import pipeline
 from timeline.render.context import RenderedContext
 from timeline.render.settings import Clock, Hook, IdFactory
@@ -49,15 +58,19 @@ def sequential_ids(kind: str, seq: int) -> str:
 
 
 @attrs.define(eq=False)
-class Timeline:
+class Timeline(Compacting):
     """A conversation as a timeline of typed blocks (see DESIGN §3-§7)."""
 
     conversation_id: str
-    policy: CompactionPolicy = attrs.field(factory=CompactionPolicy, kw_only=True)
+    policy: CompactionPolicy = attrs.field(
+        factory=CompactionPolicy, kw_only=True, validator=policy_type
+    )
     summarizer: Summarizer | AsyncSummarizer | None = attrs.field(default=None, kw_only=True)
     token_counter: TokenCounter | None = attrs.field(default=None, kw_only=True)
     on_before_compaction: Hook | None = attrs.field(default=None, kw_only=True)
     on_after_compaction: Hook | None = attrs.field(default=None, kw_only=True)
+    on_cache_break: CacheBreakHook | None = attrs.field(default=None, kw_only=True)
+    """Called with each :class:`CacheBreak` that :meth:`record_usage` finds."""
     clock: Clock = attrs.field(default=utc_now, kw_only=True)
     id_factory: IdFactory = attrs.field(default=sequential_ids, kw_only=True)
     model: str | None = attrs.field(default=None, kw_only=True)
@@ -157,8 +170,9 @@ class Timeline:
         batch = self._batch()
         stored = batch.add(block)
         if pin:
-            self._check_pin_fits(stored)
-        self._ledger.append(batch.stored, batch.state)
+            check_pin_fits(self._ledger, self.policy, self.conversation_id, stored)
+        offloaded = {} if pin else batch.offloaded(self.policy)
+        self._ledger.append(batch.stored, batch.state, offloaded)
         if pin:
             self._ledger.pin([stored.id])
         return stored
@@ -170,26 +184,8 @@ class Timeline:
         batch = self._batch()
         for block in blocks:
             batch.add(block)
-        self._ledger.append(batch.stored, batch.state)
+        self._ledger.append(batch.stored, batch.state, batch.offloaded(self.policy))
         return list(batch.stored)
-
-    def _check_pin_fits(self, block: Block, also: Sequence[Block] = ()) -> None:
-        """Pinning ``block`` (with ``also``, about to be pinned) fits the budget."""
-        budget = self.policy.budget
-        if budget is None or not self.policy.enabled:
-            return
-        ledger = self._ledger
-        pinned = sum(ledger.memo.block(self.get(i)) for i in ledger.pinned)
-        pinned += sum(ledger.memo.block(b) for b in also)
-        need = pinned + ledger.cost(block) + ledger.state.system_tokens
-        if need > budget:
-            raise PinnedOverBudgetError(
-                f"pinned blocks would need {need} tokens (with the last system prompt) but "
-                f"the budget is {budget}; unpin something or raise max_tokens",
-                budget=budget,
-                required=need,
-                conversation_id=self.conversation_id,
-            )
 
     # -- hiding and pinning ----------------------------------------------------------
 
@@ -204,17 +200,8 @@ class Timeline:
         return self._set_hidden(paths, False, None)
 
     def _set_hidden(self, paths: Iterable[str], hidden: bool, replacement: str | None) -> int:
-        replacement = clean_replacement(replacement)
-        ledger = self._ledger
         wanted = self._known_paths(paths)
-        changed = with_hidden(ledger.blocks, wanted, hidden, replacement)
-        ledger.replace(changed)
-        if hidden:
-            return len(changed)
-        cleared = ledger.state.cleared
-        shown = [i for i, b in enumerate(ledger.blocks) if b.path in wanted and b.id in cleared]
-        ledger.restore_content(ledger.blocks[i].id for i in shown)
-        return len(changed.keys() | shown)
+        return set_hidden(self._ledger, wanted, hidden, clean_replacement(replacement))
 
     def pin(self, paths: Iterable[str]) -> None:
         """Pin the blocks at ``paths`` (kept visible after every compaction)."""
@@ -223,7 +210,7 @@ class Timeline:
         pinned: list[Block] = []
         for b in ledger.blocks:
             if b.path in wanted and b.id not in ledger.pinned and b.type != CONV_RANGE_SUMMARY:
-                self._check_pin_fits(b, pinned)
+                check_pin_fits(ledger, self.policy, self.conversation_id, b, pinned)
                 pinned.append(b)
         ledger.pin([b.id for b in pinned])
 
@@ -253,25 +240,12 @@ class Timeline:
         unique ids, no orphan tool results, no forged summaries): on error the timeline is
         unchanged.
         """
-        snapshot = check_snapshot(snapshot, self.conversation_id)
-        now = self._ledger.state
-        state = msgspec.structs.replace(
-            snapshot.state,
-            block_seq=max(snapshot.state.block_seq, now.block_seq),
-            turn_seq=max(snapshot.state.turn_seq, now.turn_seq),
-            structure_version=max(snapshot.state.structure_version, now.structure_version),
-        )  # counters never go back: an id is never reused for a different block
-        self._ledger.reset(snapshot.blocks, state, new_ids=[b.id for b in snapshot.blocks])
-        self._ledger.bump()
+        self._ledger.restored(check_snapshot(snapshot, self.conversation_id))
 
     def clear(self) -> None:
         """Drop every block from memory (seed 002 ``Clear``); the counters go on, so ids
         stay unique, and the store keeps the turn log."""
-        state = msgspec.structs.replace(
-            self._ledger.state, current_turn_id="", pinned=[], usage=None, compacted_at_seq=-1
-        )
-        self._ledger.reset([], state, new_ids=())
-        self._ledger.bump()
+        self._ledger.cleared()
 
     def drain(self) -> list[Block]:
         """Take every block out of memory and return them, for a caller that stores them
@@ -283,16 +257,22 @@ class Timeline:
 
     # -- usage calibration -----------------------------------------------------------
 
-    def record_usage(self, *, prompt_tokens: int) -> None:
-        """Calibrate with the provider's reported prompt tokens for the latest render:
-        the next estimate is that figure plus our estimate of what changed since."""
-        check_count(prompt_tokens, "prompt_tokens")
-        ledger = self._ledger
-        raw = ledger.notes.raw_estimate
-        if raw is None:
-            return
-        usage = UsageRecord(prompt_tokens, raw(), ledger.state.structure_version)
-        ledger.update_state(usage=usage)
+    def record_usage(
+        self,
+        usage: Any = None,
+        *,
+        prompt_tokens: int | None = None,
+        cache_read_tokens: int | None = None,
+        cache_write_tokens: int | None = None,
+    ) -> CacheBreak | None:
+        """The provider's usage for the latest render (the reply's usage object, or the
+        figures as keywords): the next estimate is its prompt tokens plus our estimate
+        of what changed since, and its cache figures are checked against what the
+        previous request left cached. Returns the cache break found (also reported to
+        ``on_cache_break`` and kept for ``inspect``), or None."""
+        figures = _usage.usage_of(usage, prompt_tokens, cache_read_tokens, cache_write_tokens)
+        hook, model = self.on_cache_break, self.model
+        return _usage.record(self._ledger, self, figures, model=model, hook=hook)
 
     # -- rendering, compaction, persistence (implemented in their modules) -------------
 
@@ -300,75 +280,74 @@ class Timeline:
         self,
         system: str = "",
         *,
+        tools: Sequence[Any] = (),
         force_sanitize: bool = False,
         tail: Sequence[Block] = (),
     ) -> RenderedContext:
         """The prompt for the next model call (DESIGN §4): compacts first when the estimate
         is over the trigger or ``force_sanitize`` is set (the retry after the provider said
-        the prompt was too long), then slices, hides, truncates and places checkpoints."""
+        the prompt was too long), then slices, hides, truncates and places checkpoints.
+        ``tools`` (definitions or :class:`~timeline.ToolSpec`) count against the budget
+        and every payload method sends them."""
         system, tail = check_render_args(system, tail, force_sanitize)
-        return pipeline.render(self._ledger, self, system, force=force_sanitize, tail=tail)
+        specs = tool_specs(tools)
+        return pipeline.render(
+            self._ledger, self, system, force=force_sanitize, tail=tail, tools=specs
+        )
 
     async def arender(
         self,
         system: str = "",
         *,
+        tools: Sequence[Any] = (),
         force_sanitize: bool = False,
         tail: Sequence[Block] = (),
     ) -> RenderedContext:
         """:meth:`render` for async summarizers (awaited, with the policy's timeout)."""
         system, tail = check_render_args(system, tail, force_sanitize)
-        return await pipeline.arender(self._ledger, self, system, force=force_sanitize, tail=tail)
-
-    def compact(
-        self, system: str = "", *, force: bool = True, keep_recent_tokens: int | None = None
-    ) -> CompactionStats | None:
-        """Manual compaction (seed 004's ``/compact``); None when there is nothing to cut.
-
-        ``force=True`` compacts even under the trigger; ``keep_recent_tokens`` overrides
-        how much recent history stays verbatim."""
-        system, _ = check_render_args(system, (), force)
-        check_count(keep_recent_tokens, "keep_recent_tokens", optional=True)
-        return pipeline.compact(
-            self._ledger, self, system, force=force, keep_tokens=keep_recent_tokens
+        specs = tool_specs(tools)
+        return await pipeline.arender(
+            self._ledger, self, system, force=force_sanitize, tail=tail, tools=specs
         )
 
-    async def acompact(
-        self, system: str = "", *, force: bool = True, keep_recent_tokens: int | None = None
-    ) -> CompactionStats | None:
-        """:meth:`compact` for async summarizers (awaited, with the policy's timeout)."""
-        system, _ = check_render_args(system, (), force)
-        check_count(keep_recent_tokens, "keep_recent_tokens", optional=True)
-        return await pipeline.acompact(
-            self._ledger, self, system, force=force, keep_tokens=keep_recent_tokens
-        )
-
-    def estimate(self, system: str = "", tail: Sequence[Block] = ()) -> int:
+    def estimate(
+        self, system: str = "", tail: Sequence[Block] = (), *, tools: Sequence[Any] = ()
+    ) -> int:
         """Estimated prompt tokens if rendered now (calibrated by :meth:`record_usage`)."""
         system, tail = check_render_args(system, tail)
-        return pipeline.estimate(self._ledger, system, tail)
+        return pipeline.estimate(self._ledger, system, tail, tool_specs(tools))
 
     def persist(self, store: IndexStore) -> int:
-        """Commit to ``store`` (see :mod:`timeline.model.persistence`); returns the new
-        version. On success the evicted blocks (before the latest summary, unpinned) leave
-        memory."""
-        return _persist.persist(self._ledger, self.conversation_id, store)
+        """Commit to ``store`` (see :mod:`timeline.model.persistence`) with this timeline's
+        policy; returns the new version. On success the evicted blocks (before the latest
+        summary, unpinned) leave memory."""
+        return _persist.persist(self._ledger, self.conversation_id, store, self.policy)
 
     @classmethod
     def load(cls, store: IndexStore, conversation_id: str, **kwargs: Any) -> Timeline:
         """The timeline persisted under ``conversation_id``; takes ``Timeline()``'s keywords
-        and renders exactly as the persisted one did."""
-        version, snapshot = _persist.fetch(store, conversation_id)
-        tl = cls(conversation_id, **kwargs)
-        tl._ledger.loaded(version, snapshot)
-        return tl
+        and renders exactly as the persisted one did. Without ``policy=`` it compacts with
+        the policy it was persisted with."""
+        return cls._continued(conversation_id, _persist.fetch(store, conversation_id), kwargs)
 
     @classmethod
     def load_or_create(cls, store: IndexStore, conversation_id: str, **kwargs: Any) -> Timeline:
         """The timeline persisted under ``conversation_id``, or a new empty one when the
         store has none (its first :meth:`persist` creates it): what a script that runs
         again and again wants, instead of a ``ConflictError`` on the second run."""
-        found = store.load_window(conversation_id)
+        return cls._continued(conversation_id, _persist.find(store, conversation_id), kwargs)
+
+    @classmethod
+    def _continued(
+        cls,
+        conversation_id: str,
+        found: tuple[int, TimelineSnapshot] | None,
+        kwargs: dict[str, Any],
+    ) -> Timeline:
+        """A timeline continuing the stored window ``found`` (None: a new one); without
+        ``policy=`` (or with None) the policy stored with the window."""
+        if found is not None and kwargs.get("policy") is None:
+            kwargs = {**kwargs, "policy": stored_policy(found[1].state)}
         tl = cls(conversation_id, **kwargs)
         if found is not None:
             tl._ledger.loaded(*found)
@@ -378,15 +357,13 @@ class Timeline:
         """:meth:`persist` without blocking the event loop (the store's async API when it
         has one, else its sync one in a worker thread). Do not change the timeline while
         it is pending: if it changes anyway, nothing is lost, eviction just waits."""
-        return await _persist.apersist(self._ledger, self.conversation_id, store)
+        return await _persist.apersist(self._ledger, self.conversation_id, store, self.policy)
 
     @classmethod
     async def aload(cls, store: IndexStore, conversation_id: str, **kwargs: Any) -> Timeline:
         """:meth:`load` without blocking the event loop."""
-        version, snapshot = await _persist.afetch(store, conversation_id)
-        tl = cls(conversation_id, **kwargs)
-        tl._ledger.loaded(version, snapshot)
-        return tl
+        found = await _persist.afetch(store, conversation_id)
+        return cls._continued(conversation_id, found, kwargs)
 
     @classmethod
     async def aload_or_create(
@@ -394,7 +371,4 @@ class Timeline:
     ) -> Timeline:
         """:meth:`load_or_create` without blocking the event loop."""
         found = await _persist.afind(store, conversation_id)
-        tl = cls(conversation_id, **kwargs)
-        if found is not None:
-            tl._ledger.loaded(*found)
-        return tl
+        return cls._continued(conversation_id, found, kwargs)

@@ -33,6 +33,7 @@ __all__ = [
     "cache_control",
     "mark_checkpoints",
     "to_anthropic",
+    "tools_ttl",
 ]
 
 _CACHEABLE: Final = frozenset(
@@ -75,10 +76,11 @@ def anthropic_source(b: Block) -> dict[str, Any]:
 CacheTTL = Literal["5m", "1h"]
 CacheTTLs = CacheTTL | Mapping[str, CacheTTL] | None
 """``to_anthropic(cache_ttl=...)``: one TTL for every breakpoint, or one per role
-(``"system"``, ``"messages"``: the conversation's breakpoints but the last, ``"tail"``:
-the last one), or None (no ``ttl`` sent: the provider's 5 minutes)."""
+(``"tools"``: the last tool's, ``"system"``, ``"messages"``: the conversation's
+breakpoints but the last, ``"tail"``: the last one), or None (no ``ttl`` sent: the
+provider's 5 minutes)."""
 _RANK: Final = {None: 0, "5m": 0, "1h": 1}
-_ROLES: Final = frozenset({"system", "messages", "tail"})
+_ROLES: Final = frozenset({"tools", "system", "messages", "tail"})
 
 
 def _media(kind: str, b: Block) -> dict[str, Any]:
@@ -194,6 +196,14 @@ def breakpoint_ttls(
             ttls[i] = ttls[i + 1]
     system_ttl = ttls.pop(0) if system else None
     return system_ttl, dict(zip(ordered, ttls, strict=True))
+
+
+def tools_ttl(cache_ttl: CacheTTLs, points: Sequence[int], system: bool) -> str | None:
+    """The TTL of the breakpoint on the last tool: the one asked for ``"tools"``, or the
+    longest of any later breakpoint (tools come first in the cached prefix)."""
+    system_ttl, ttls = breakpoint_ttls(cache_ttl, points, system)
+    asked = [_requested(cache_ttl, "tools"), system_ttl, *ttls.values()]
+    return max(asked, key=lambda ttl: _RANK[ttl])
 
 
 def _whole(part: Part) -> bool:

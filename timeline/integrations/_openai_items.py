@@ -25,6 +25,7 @@ from typing import Any
 import msgspec
 
 from timeline.formats._plan import CONVERSATION_START_TEXT, MISSING_RESULT_TEXT
+from timeline.formats.openai import to_openai_responses
 from timeline.integrations import InvalidItemError
 from timeline.model import constructors as B
 from timeline.model.block import REACT_TOOL_CALL, TURN_HEADER, Block
@@ -202,9 +203,8 @@ def rendered_items(blocks: Sequence[Block]) -> list[Item]:
     """Responses input items rendered from ``blocks`` (no system prompt): the blocks'
     own items only, never the ``[conversation start]`` message a whole payload opening
     on the assistant side gets (these items go in the middle of a history)."""
-    view = RenderedContext("", tuple(blocks), (), lambda: 0, None, len(blocks))
     try:
-        items = view.to_openai_responses()
+        items = to_openai_responses("", tuple(blocks))
     except EmptyPromptError:
         return []
     if items and _is_lead(items[0]) and not (blocks and blocks[0].text == CONVERSATION_START_TEXT):

@@ -6,16 +6,19 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 import attrs
+import msgspec
 
 from timeline.core.timeline import Timeline
 from timeline.formats.reply import call_params
 from timeline.model import constructors as B
 from timeline.model.block import Block
+from timeline.model.block_types import block_type
+from timeline.model.call_ids import CallIds
 from timeline.model.errors import InvalidBlockError
 from timeline.model.media import reference_meta
 from timeline.model.native import Provider, provider_block
@@ -89,11 +92,34 @@ class Builder:
         self.in_turn = False
         self.attachments = 0
         self.system: list[str] = []
+        self.calls = CallIds()
+        """The calls appended so far, as the timeline knows them: which call a result
+        answers, so it can be named after that call's tool."""
+        self.names: dict[str, str] = {}
+        """An internal call id -> its tool's name: a result gets it as its ``tool_id``
+        (provider formats do not repeat the name on a result)."""
 
     def append(self, block: Block, where: str) -> Block:
         """Append ``block``; an error names ``where``."""
         with located(where):
-            return self.tl.append(block)
+            stored = self.tl.append(block)
+        render = block_type(stored.type).render
+        self.calls.track(stored, render)
+        if stored.call_id and stored.tool_id and render == "tool_call":
+            self.names[stored.call_id] = stored.tool_id
+        return stored
+
+    def results(self, blocks: Sequence[Block]) -> None:
+        """Append the result blocks of one call together, each named after its call's
+        tool when the provider's result did not say it."""
+        named = []
+        for b in blocks:
+            call = self.calls.answered_by(b.call_id)
+            if b.tool_id is None and call in self.names:
+                b = msgspec.structs.replace(b, tool_id=self.names[call])
+            named.append(b)
+        for stored in self.tl.extend(named):
+            self.calls.track(stored, block_type(stored.type).render)
 
     def provider_item(
         self,

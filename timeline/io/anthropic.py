@@ -198,4 +198,4 @@ def _result(part: Mapping[str, Any], where: str, b: Builder) -> None:
     if any(texts) or not out:
         out.append(B.tool_result(call_id, "\n".join(texts), is_error=is_error))
     with located(where):
-        b.tl.extend(out)
+        b.results(out)

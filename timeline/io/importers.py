@@ -165,7 +165,7 @@ def _openai_tool(m: Mapping[str, Any], content: Any, where: str, b: Builder) -> 
         text = dumps_value(content, f"{where}.content")
     call_id = check_text(m["tool_call_id"], f"{where}.tool_call_id")
     try:
-        b.tl.append(B.tool_result(call_id, text))
+        b.results([B.tool_result(call_id, text)])
     except InvalidBlockError as exc:
         raise fail(where, str(exc)) from exc
 

@@ -175,7 +175,7 @@ def _output(item: Mapping[str, Any], where: str, b: Builder) -> None:
         out.append(B.tool_result(call_id, "\n".join(texts)))
     b.ensure_turn()
     try:
-        b.tl.extend(out)
+        b.results(out)
     except InvalidBlockError as exc:
         raise fail(where, str(exc)) from exc
 

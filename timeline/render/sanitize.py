@@ -22,15 +22,16 @@ from timeline.compaction.policy import NO_BUDGET, NoBudgetWarning
 from timeline.compaction.pruning import prune_expired, recent_turns
 from timeline.compaction.summarizers.base import SummaryRequest, SummaryResult
 from timeline.model import log as _log
-from timeline.model.block import CONV_RANGE_SUMMARY, Block
+from timeline.model.block import Block
 from timeline.model.errors import BudgetError, PolicyError
 from timeline.render.clearing import clear_tier, cleared_stats
 from timeline.render.native import native_plan
-from timeline.render.prepare import Prep, overhead, raw_tokens
+from timeline.render.prepare import Prep, cut_costs, overhead, raw_tokens
+from timeline.render.prepared import Job, adopt
 from timeline.render.settings import Settings
 from timeline.state.ledger import Ledger
 
-__all__ = ["Pending", "plan_compaction", "summarizer_name"]
+__all__ = ["Pending", "plan_ahead", "plan_compaction", "summarizer_name"]
 
 
 @attrs.frozen
@@ -49,6 +50,8 @@ class Pending:
     reminder: str = ""
     native: bool = False
     """The provider compacted: the summary is recorded whatever its size."""
+    job: Job | None = None
+    """The summaries, prepared ahead of the trigger (None: the summarizer makes them)."""
 
 
 def summarizer_name(settings: Settings) -> str:
@@ -65,16 +68,22 @@ def _budget(settings: Settings, prep: Prep, keep_tokens: int | None) -> int:
                 "compaction needs a budget: set max_tokens or context_window, or pass "
                 "keep_recent_tokens"
             )
-        budget = prep.system_tokens + 2 * keep_tokens
-    if prep.system_tokens > budget:
+        budget = prep.fixed_tokens + 2 * keep_tokens
+    if prep.fixed_tokens > budget:
         raise BudgetError(
-            f"the system prompt alone needs {prep.system_tokens} tokens but the budget is "
-            f"{budget}; shorten it or raise the budget",
+            f"the {_fixed_what(prep)} alone need{'s' if not prep.tools else ''} "
+            f"{prep.fixed_tokens} tokens but the budget is {budget}; shorten "
+            f"{'it' if not prep.tools else 'them'} or raise the budget",
             budget=budget,
-            required=prep.system_tokens,
+            required=prep.fixed_tokens,
             conversation_id=settings.conversation_id,
         )
     return budget
+
+
+def _fixed_what(prep: Prep) -> str:
+    """What the fixed part of the prompt is, in words."""
+    return "system prompt and tool definitions" if prep.tools else "system prompt"
 
 
 def _warn_no_budget(ledger: Ledger, settings: Settings) -> None:
@@ -174,11 +183,11 @@ def _pruned_enough(
 
 
 def _keep_target(settings: Settings, prep: Prep, budget: int, keep_tokens: int | None) -> float:
-    """What a summary would leave: the system prompt and ``keep_ratio`` of the rest (a
-    manual compaction's ``keep_tokens`` when given)."""
+    """What a summary would leave: the system prompt, the tools and ``keep_ratio`` of the
+    rest (a manual compaction's ``keep_tokens`` when given)."""
     if keep_tokens is not None:
-        return prep.system_tokens + keep_tokens
-    return prep.system_tokens + settings.policy.keep_ratio * (budget - prep.system_tokens)
+        return prep.fixed_tokens + keep_tokens
+    return prep.fixed_tokens + settings.policy.keep_ratio * (budget - prep.fixed_tokens)
 
 
 def _cut(
@@ -188,17 +197,11 @@ def _cut(
     budget: int,
     force: bool,
     keep_tokens: int | None,
+    room: int = 0,
 ) -> CutPlan | None:
-    stream = ledger.stream()
     blocks = ledger.blocks
     start = ledger.summary_index + 1
-    costs = [0] * len(blocks)
-    fixed = prep.system_tokens + sum(prep.tail_costs) + max(0, overhead(ledger))
-    for pos, index in enumerate(stream.source_index):
-        if index >= start:
-            costs[index] = stream.costs[pos]
-        elif blocks[index].type != CONV_RANGE_SUMMARY:
-            fixed += stream.costs[pos]  # pinned blocks already before the summary
+    costs, fixed = cut_costs(ledger, prep)
     policy = settings.policy
     return plan_cut(
         blocks,
@@ -207,14 +210,24 @@ def _cut(
         ledger.carried,
         policy,
         budget=budget,
-        system_tokens=prep.system_tokens,
+        system_tokens=prep.fixed_tokens,
         fixed_tokens=fixed,
-        summary_reserve=min(policy.summary_budget(), max(64, budget // 5)),
+        summary_reserve=policy.summary_reserve(budget),
         force=force,
         keep_tokens=keep_tokens,
         current_turn=ledger.state.current_turn_id,
         pinned_only=ledger.pinned,
+        room=room,
     )
+
+
+def plan_ahead(ledger: Ledger, settings: Settings, prep: Prep, room: int) -> CutPlan | None:
+    """The cut the compaction at the trigger is expected to make, planned now: as if the
+    ``room`` tokens left before the trigger had been appended (None: nothing to cut)."""
+    budget = settings.policy.budget
+    if budget is None:
+        return None
+    return _cut(ledger, settings, prep, budget, False, None, room)
 
 
 def _announce(
@@ -224,8 +237,10 @@ def _announce(
     plan: CutPlan,
     stats: CompactionStats,
     context: tuple[Block, ...],
+    job: Job | None = None,
 ) -> Pending:
-    """The summary requests for ``plan``; fires ``on_before_compaction``."""
+    """The summary requests for ``plan``; fires ``on_before_compaction``. ``job``: the
+    summary prepared for ``plan`` ahead of the trigger (its results are the summaries)."""
     blocks = ledger.blocks
     index = ledger.summary_index
     previous = blocks[index] if index >= 0 else None
@@ -245,6 +260,7 @@ def _announce(
         split_turn_id=plan.split_turn_id,
         covered_turn_ids=tuple(dict.fromkeys(covered)),
         mid_turn=mid_turn,
+        prepared=job is not None,
     )
     _log.compaction_started(settings.conversation_id, stats)
     if settings.on_before_compaction is not None:
@@ -255,7 +271,9 @@ def _announce(
         if r is not None
     )
     main_text = asked.previous if asked.history is None else None
-    return Pending(plan, previous, asked.digest, requests, stats, main_text, asked.reminder)
+    return Pending(
+        plan, previous, asked.digest, requests, stats, main_text, asked.reminder, job=job
+    )
 
 
 def plan_compaction(
@@ -266,9 +284,11 @@ def plan_compaction(
     force: bool,
     manual: bool = False,
     keep_tokens: int | None = None,
+    asynchronous: bool = False,
 ) -> Pending | CompactionStats | None:
     """What to compact (announced, waiting for summaries), or the stats of a TTL pruning
-    that was enough on its own, or None (no compaction)."""
+    that was enough on its own, or None (no compaction). ``asynchronous``: on the async
+    path (a summary prepared by a task can be awaited)."""
     policy = settings.policy
     native = _native(ledger, settings, prep)
     if native is not None:
@@ -297,7 +317,7 @@ def plan_compaction(
         )
         if done is not None:
             return done
-    at = _At(reason, est, budget, pruned, force, keep_tokens, context)
+    at = _At(reason, est, budget, pruned, force, keep_tokens, context, asynchronous)
     return _tiers(ledger, settings, prep, at)
 
 
@@ -326,6 +346,7 @@ class _At:
     force: bool
     keep_tokens: int | None
     context: tuple[Block, ...]
+    asynchronous: bool = False
 
 
 def _tiers(
@@ -357,4 +378,7 @@ def _tiers(
             return cleared_stats(ledger, settings, prep, stats)
         _log.compaction_skipped(settings.conversation_id, reason, at.est)
         return None
-    return _announce(ledger, settings, prep, plan, stats, at.context)
+    policy = settings.policy  # a prepared summary leaves the prompt at most halfway up
+    limit = (policy.trigger_ratio * at.budget + target) / 2 - policy.summary_reserve(at.budget)
+    plan, job = adopt(ledger, settings, prep, plan, reason, limit, at.asynchronous)
+    return _announce(ledger, settings, prep, plan, stats, at.context, job)

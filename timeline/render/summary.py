@@ -20,7 +20,7 @@ from timeline.render.sanitize import Pending
 from timeline.render.settings import Settings, timestamp
 from timeline.state.ledger import Ledger
 
-__all__ = ["PLAN_LINE_CHARS", "run_async", "run_sync"]
+__all__ = ["PLAN_LINE_CHARS", "replaced_tokens", "run_async", "run_sync"]
 
 PLAN_LINE_CHARS = 300
 
@@ -37,7 +37,7 @@ def _new_id(ledger: Ledger, settings: Settings, seq: int, taken: str = "") -> tu
     return seq, bid
 
 
-def _replaced_tokens(ledger: Ledger, cut: int) -> int:
+def replaced_tokens(ledger: Ledger, cut: int) -> int:
     """Visible tokens a summary inserted at ``cut`` replaces: the previous summary and
     every visible block before the cut that is not carried past it."""
     stream = ledger.stream()
@@ -57,9 +57,11 @@ def _summary_block(
     error: str | None,
     sid: str,
     ts: str,
+    turn: str,
 ) -> Block:
     """The summary block: its text rendered from the summary state, which its ``meta``
-    carries as data (the next compaction reads the state, never the text)."""
+    carries as data (the next compaction reads the state, never the text). ``turn`` is
+    the turn running when the compaction ran (the summary itself sits where it cut)."""
     plan = pending.plan
     text, state = content
     return Block(
@@ -80,6 +82,7 @@ def _summary_block(
             "compacted_block_count": len(plan.compacted),
             "first_block_id": plan.compacted[0].id,
             "last_block_id": plan.compacted[-1].id,
+            "ran_in_turn": turn,
             STATE_KEY: state,
             **_tiers_meta(pending.stats),
         },
@@ -158,12 +161,13 @@ def _apply(
     content = summary_content(
         pending.reminder, main, prefix, pending.digest, pending.stats.mid_turn
     )
-    summary = _summary_block(pending, cut_block, content, error, sid, ts)
+    turn = ledger.state.current_turn_id
+    summary = _summary_block(pending, cut_block, content, error, sid, ts, turn)
     if pending.native:  # the provider's compaction block it stands before
         summary = msgspec.structs.replace(
             summary, meta={**summary.meta, "provider_compaction_id": cut_block.id}
         )
-    replaced = _replaced_tokens(ledger, plan.cut)
+    replaced = replaced_tokens(ledger, plan.cut)
     cost = ledger.memo.uncached(summary)
     if cost >= replaced and pending.stats.reason != "blocks" and not pending.native:
         # a summary at least as big as what it replaces would grow the prompt: skip it,
@@ -223,7 +227,10 @@ def _conclude(
 
 
 def run_sync(ledger: Ledger, settings: Settings, prep: Prep, pending: Pending) -> CompactionStats:
-    """Make the summaries with a sync summarizer (the policy's timeout and fallback)."""
+    """Make the summaries with a sync summarizer (the policy's timeout and fallback), or
+    take the ones prepared ahead of the trigger (waiting for them if still running)."""
+    if pending.job is not None:
+        return _conclude(ledger, settings, prep, pending, pending.job.wait())
     policy = settings.policy
     fallback = policy.on_summary_failure == "fallback"
     results = [
@@ -236,7 +243,10 @@ def run_sync(ledger: Ledger, settings: Settings, prep: Prep, pending: Pending) -
 async def run_async(
     ledger: Ledger, settings: Settings, prep: Prep, pending: Pending
 ) -> CompactionStats:
-    """Make the summaries with an async (or sync) summarizer."""
+    """Make the summaries with an async (or sync) summarizer, or await the ones prepared
+    ahead of the trigger."""
+    if pending.job is not None:
+        return _conclude(ledger, settings, prep, pending, await pending.job.result())
     policy = settings.policy
     fallback = policy.on_summary_failure == "fallback"
     results = [

@@ -13,6 +13,7 @@ from timeline.model.block import Block
 from timeline.model.block_types import block_type
 from timeline.model.media import media_ref, sent_type
 from timeline.model.native import native_item
+from timeline.model.tools import ToolSpec
 from timeline.tokens.binary import binary_token_estimate
 from timeline.tokens.counters import TokenCounter
 from timeline.tokens.walk import REFERENCE_TOKENS, walk
@@ -49,6 +50,8 @@ class BlockTokenMemo:
     calls: int = attrs.field(default=0, init=False)
     last_system: tuple[str, int] | None = attrs.field(default=None, init=False)
     """The last system prompt costed and its cost (``_render.system_cost``)."""
+    last_tools: tuple[tuple[ToolSpec, ...], int] | None = attrs.field(default=None, init=False)
+    """The last tool definitions costed and their cost (``_render.tools_cost``)."""
 
     def __attrs_post_init__(self) -> None:
         bound = getattr(self.counter, "upper_bound", None)
@@ -195,6 +198,7 @@ class BlockTokenMemo:
         self._strings = {}
         self._lines = {}
         self.last_system = None
+        self.last_tools = None
 
     def forget(self, keep: Callable[[str], bool]) -> None:
         """Drop memo entries of blocks no longer held (after eviction or clear)."""
