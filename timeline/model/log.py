@@ -23,6 +23,7 @@ __all__ = [
     "persist_conflict",
     "persisted",
     "silenced",
+    "summary_cut",
 ]
 
 
@@ -108,6 +109,16 @@ def overflow_retry(conversation_id: str, tokens: int, error: BaseException) -> N
         conversation_id,
         tokens,
         type(error).__name__,
+    )
+
+
+def summary_cut(chars: int, kept: int, max_tokens: int) -> None:
+    logger.warning(
+        "summary over its cap chars=%d kept=%d max_tokens=%d: the summarizer ignored its "
+        "limit, its first lines kept",
+        chars,
+        kept,
+        max_tokens,
     )
 
 
