@@ -29,6 +29,8 @@ class MemoryIndex:
     """A call's position -> its latest result's."""
     vectors: dict[int, tuple[str, bytes]] = attrs.field(factory=dict)
     """Position -> the embedder's name and the row's packed vector."""
+    most: dict[str, int] = attrs.field(factory=dict)
+    """A term -> its highest count in one turn-log row (over 1 only; never lowered)."""
     log_rows: int = 0
     log_terms: int = 0
 
@@ -50,6 +52,9 @@ class MemoryIndex:
         else:
             self.log_rows += 1
             self.log_terms += doc.length
+            for term, n in doc.counts.items():
+                if n > self.most.get(term, 1):
+                    self.most[term] = n
         return position
 
     def rank(self, terms: list[str], limit: int) -> tuple[list[Ranked], Mapping[int, DocInfo]]:
@@ -60,7 +65,10 @@ class MemoryIndex:
 
         latest = self.summaries[-1] if self.summaries else None
         corpus = Corpus(self.log_rows, self.log_terms)
-        return rank(ranking(terms, matches, set(self.summaries), latest, corpus, limit), info)
+        return rank(
+            ranking(terms, matches, set(self.summaries), latest, corpus, limit, most=self.most),
+            info,
+        )
 
     def linked(self, positions: Iterable[int]) -> dict[int, DocInfo]:
         """The infos of ``positions`` and of their calls' results."""

@@ -24,7 +24,7 @@ from typing import Final, NamedTuple
 
 from timeline.model.block import REACT_TOOL_CALL, REACT_TOOL_RESULT, Block
 from timeline.model.persistence import SearchHit
-from timeline.model.ranking import K1, Bm25, Corpus, idf
+from timeline.model.ranking import K1, B, Bm25, Corpus, idf
 from timeline.model.search_text import block_counts
 from timeline.model.snippet import snippet
 
@@ -42,6 +42,8 @@ __all__ = [
     "rank",
     "ranking",
     "select",
+    "term_bound",
+    "unpack_repeats",
 ]
 
 
@@ -117,6 +119,15 @@ def count_in(repeats: bytes | None, term: bytes) -> int:
     return int(repeats[start : end if end >= 0 else len(repeats)])
 
 
+def unpack_repeats(repeats: bytes) -> dict[str, int]:
+    """The counts over 1 packed in :attr:`SearchDoc.repeats`."""
+    out: dict[str, int] = {}
+    for item in repeats.split(b"\x01")[1:]:
+        term, _, n = item.partition(b"\x02")
+        out[term.decode("utf-8", "surrogatepass")] = int(n)
+    return out
+
+
 class DocInfo(NamedTuple):
     """A candidate row's length, its packed counts over 1 (:attr:`SearchDoc.repeats`)
     and (a result's) call row."""
@@ -149,6 +160,7 @@ def ranking(
     corpus: Corpus,
     limit: int,
     batch: int = BATCH,
+    most: Mapping[str, int] | None = None,
 ) -> Ranking:
     """The turn-log rows for ``terms`` that :func:`select` may take for ``limit`` hits,
     best first and then in stored order, then the latest summary when it holds a term;
@@ -158,11 +170,15 @@ def ranking(
     A row's score is at most ``(K1 + 1) * idf`` summed over the terms it holds; rows are
     scored in the order of that bound, ``batch`` at a time, until no row left could beat
     the ``limit``-th best hit (a call and its result being one). The hits are
-    exactly those of scoring every row, but only the rows that could be hits are read."""
+    exactly those of scoring every row, but only the rows that could be hits are read.
+
+    ``most``: each term's highest count in one turn-log row of the conversation (a term
+    it does not name: 1), which tightens the bound (:func:`term_bound`); None: the
+    loose bound ``(K1 + 1) * idf``."""
     apart = set(summaries)
     log = {t: set(matches.get(t, ())) - apart for t in terms}
     holding = {t: len(rows) for t, rows in log.items()}
-    order = _by_bound(terms, log, corpus)
+    order = _by_bound(terms, log, corpus, most)
     scorer = Bm25(terms, corpus, holding)
     raw = [(t.encode("utf-8", "surrogatepass"), log[t]) for t in terms]
     infos: dict[int, DocInfo] = {}
@@ -195,8 +211,23 @@ def ranking(
     return ranked, infos
 
 
+def term_bound(weight: float, most: int | None, average: float) -> float:
+    """The most a term of idf ``weight`` can add to a row's score: BM25 grows with the
+    count and shrinks with the length, and a row holding the term ``most`` times at most
+    is at least that long (None: any count, the bound ``(K1 + 1) * idf``). Raised by a
+    hair over what the term can add, so a row left unscored (its bound no more than the
+    last hit's score) can never tie with a hit."""
+    if most is None:
+        return (K1 + 1.0) * weight
+    norm = K1 * (1.0 - B + B * most / average)
+    return weight * most * (K1 + 1.0) / (most + norm) * (1.0 + 1e-9)
+
+
 def _by_bound(
-    terms: Sequence[str], log: Mapping[str, set[int]], corpus: Corpus
+    terms: Sequence[str],
+    log: Mapping[str, set[int]],
+    corpus: Corpus,
+    most: Mapping[str, int] | None,
 ) -> list[tuple[float, int]]:
     """A heap of the rows by their bound, best first: ``(-bound, -seq)``. Newest first
     among equal bounds: a tool result holds its call's terms, so it is scored no later
@@ -204,10 +235,11 @@ def _by_bound(
     bound: dict[int, float] = {}
     get = bound.get
     for term in terms:
-        most = (K1 + 1.0) * idf(corpus.texts, len(log[term]))
+        top = None if most is None else most.get(term, 1)
+        gain = term_bound(idf(corpus.texts, len(log[term])), top, corpus.average)
         for seq in log[term]:
-            bound[seq] = get(seq, 0.0) + most
-    order = [(-most, -seq) for seq, most in bound.items()]
+            bound[seq] = get(seq, 0.0) + gain
+    order = [(-top, -seq) for seq, top in bound.items()]
     heapq.heapify(order)
     return order
 

@@ -1,4 +1,4 @@
-"""The SQLite store's search index (schema 5), and how it is kept up to date.
+"""The SQLite store's search index (schema 6), and how it is kept up to date.
 
 Each block row is indexed by its terms (:mod:`timeline.model.search_text`, analysed in
 Python, so every backend agrees): an FTS5 table of the distinct terms (``detail=none``:
@@ -26,9 +26,30 @@ from index_store._search import SearchDoc, doc_of, link_of, own_terms
 from index_store._sqlite_commit import SEQ_BITS
 from timeline.model.block import CONV_RANGE_SUMMARY, REACT_TOOL_CALL, REACT_TOOL_RESULT, Block
 
-__all__ = ["PAGE", "SEARCH", "TRIGGERS", "bring_index_up_to_date", "first_damaged", "terms_of"]
+__all__ = [
+    "MOST",
+    "MOST_TABLE",
+    "PAGE",
+    "SEARCH",
+    "TRIGGERS",
+    "bring_index_up_to_date",
+    "first_damaged",
+    "most_tf",
+    "terms_of",
+]
 
-SEARCH: Final = """
+MOST_TABLE: Final = """
+CREATE TABLE search_most (
+    conv_no INTEGER NOT NULL,
+    term TEXT NOT NULL,
+    tf INTEGER NOT NULL,
+    PRIMARY KEY (conv_no, term)
+) WITHOUT ROWID;
+"""
+
+SEARCH: Final = (
+    MOST_TABLE
+    + """
 CREATE TABLE search_docs (
     seq INTEGER PRIMARY KEY,
     length INTEGER NOT NULL,
@@ -59,10 +80,13 @@ CREATE VIRTUAL TABLE search_index USING fts5(
 CREATE TABLE fts_pending (seq INTEGER PRIMARY KEY, indexed BLOB);
 CREATE TABLE damaged_rows (seq INTEGER PRIMARY KEY);
 """
+)
 """The index's tables. FTS5's ``ascii`` tokenizer keeps every non-ASCII character and
 ``.`` and ``_`` in a token, so a term is indexed as it is. ``search_totals``: each
 conversation's turn-log rows and their terms (what BM25 averages over), kept as rows
-are indexed. ``search_vectors``: the rows' vectors of a store given an embedder (a row
+are indexed; ``search_most``: each term's highest count in one turn-log row of a
+conversation, when over 1 (what bounds a row's score; never lowered, so it stays a
+bound when rows go). ``search_vectors``: the rows' vectors of a store given an embedder (a row
 changed or deleted loses its vector)."""
 
 TRIGGERS: Final = """
@@ -83,6 +107,19 @@ counts, hence ``OR IGNORE``."""
 
 PAGE: Final = 1024
 """Queued rows read at once by :func:`bring_index_up_to_date`."""
+
+
+MOST: Final = (
+    "INSERT INTO search_most (conv_no, term, tf) VALUES (?, ?, ?) ON CONFLICT "
+    "(conv_no, term) DO UPDATE SET tf = max(tf, excluded.tf)"
+)
+
+
+def most_tf(db: sqlite3.Connection, conv_no: int, counts: Mapping[str, int]) -> None:
+    """Raise the conversation's highest counts (``search_most``) to a row's."""
+    over = [(conv_no, t, n) for t, n in counts.items() if n > 1]
+    if over:
+        db.executemany(MOST, over)
 
 
 def terms_of(body: Any, carried: str | None) -> str:
@@ -184,6 +221,7 @@ class _Indexer:
         )
         if not summary:
             self._count(seq, 1, doc.length)
+            most_tf(self.db, seq >> SEQ_BITS, doc.counts)
 
     def _count(self, seq: int, rows: int, terms: int) -> None:
         added = self.added.setdefault(seq >> SEQ_BITS, [0, 0])

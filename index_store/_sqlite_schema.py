@@ -1,7 +1,10 @@
-"""The SQLite store's schema (version 5) and the upgrade of schema-1 to -4 files.
+"""The SQLite store's schema (version 6) and the upgrade of schema-1 to -5 files.
 
-Schema 5 is schema 4 with a search index of analysed terms (:mod:`index_store._sqlite_index`):
-every upgrade indexes every row again. Schema 4:
+Schema 6 is schema 5 with each term's highest count in a row of a conversation
+(``search_most``, what bounds a row's score in a search), filled from the rows' counts
+when a schema-5 file is opened. Schema 5 is schema 4 with a search index of analysed
+terms (:mod:`index_store._sqlite_index`): every older file's upgrade indexes every row
+again. Schema 4:
 
 - ``blocks.seq`` is ``conv_no * 2**32 + position``: one conversation's rows are one range
   of the table and of the search index, so a search (a rowid range inside the FTS5 query),
@@ -33,13 +36,20 @@ from index_store._common import (
     frame_window,
 )
 from index_store._rows import Base, BlockCodec
+from index_store._search import unpack_repeats
 from index_store._sqlite_commit import SEQ_BITS
-from index_store._sqlite_index import SEARCH, TRIGGERS, bring_index_up_to_date
+from index_store._sqlite_index import (
+    MOST_TABLE,
+    SEARCH,
+    TRIGGERS,
+    bring_index_up_to_date,
+    most_tf,
+)
 from timeline.model.errors import CorruptRecordError, StoreUnavailableError
 
 __all__ = ["SCHEMA_VERSION", "SEQ_BITS", "TABLES", "migrate"]
 
-SCHEMA_VERSION: Final = 5
+SCHEMA_VERSION: Final = 6
 
 _CONVERSATIONS: Final = """
 CREATE TABLE conversations (
@@ -120,13 +130,16 @@ def migrate(db: sqlite3.Connection, path: str) -> bool:
             f"SQLite store {path!r} holds a store's tables but no schema version; the "
             "schema_version table is damaged"
         )
-    if current == 3:
+    if current == 5:
+        _most_counts(db)
+    elif current == 3:
         _drop_conversation_ids(db)
     elif current in (1, 2):
         _upgrade(db)
     elif not current:
         _script(db, TABLES)
-    _analysed_search_index(db)
+    if current != 5:
+        _analysed_search_index(db)
     for version in range(current + 1, SCHEMA_VERSION + 1):
         db.execute("INSERT INTO schema_version (version) VALUES (?)", (version,))
     return current > 0
@@ -181,6 +194,16 @@ def _analysed_search_index(db: sqlite3.Connection) -> None:
     _script(db, SEARCH + TRIGGERS)
     db.execute("INSERT INTO fts_pending (seq, indexed) SELECT seq, NULL FROM blocks")
     bring_index_up_to_date(db)
+
+
+def _most_counts(db: sqlite3.Connection) -> None:
+    """Schema 5 to 6: ``search_most`` made and filled from the turn-log rows' counts over
+    1 (``search_docs.repeats``)."""
+    _script(db, MOST_TABLE)
+    for seq, repeats in db.execute(
+        "SELECT seq, repeats FROM search_docs WHERE repeats IS NOT NULL AND summary IS NULL"
+    ).fetchall():
+        most_tf(db, seq >> SEQ_BITS, unpack_repeats(bytes(repeats)))
 
 
 def _upgrade(db: sqlite3.Connection) -> None:

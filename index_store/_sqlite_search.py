@@ -3,7 +3,8 @@
 
 Each term's rows come from an FTS5 ``MATCH`` with a rowid range (FTS5 seeks to the
 conversation's range, whatever else the store holds); the conversation's size from
-``search_totals``, each candidate's length and repeated terms from ``search_docs``.
+``search_totals``, each term's highest count in a row from ``search_most``, each
+candidate's length and repeated terms from ``search_docs``.
 Nothing is decompressed or highlighted to rank: only the hits' rows are read, for their
 blocks and snippets.
 """
@@ -52,7 +53,15 @@ def ranked(
     ]
     latest = summaries[-1] if summaries else None
     corpus = _corpus(db, lo)
-    return rank(ranking(terms, matches, set(summaries), latest, corpus, limit), _infos(db))
+    marks = ", ".join("?" * len(terms))
+    most = dict(
+        db.execute(
+            f"SELECT term, tf FROM search_most WHERE conv_no = ? AND term IN ({marks})",
+            (lo >> SEQ_BITS, *terms),
+        ).fetchall()
+    )
+    steps = ranking(terms, matches, set(summaries), latest, corpus, limit, most=most)
+    return rank(steps, _infos(db))
 
 
 def _holding(db: sqlite3.Connection, term: str, lo: int, hi: int) -> set[int]:

@@ -60,7 +60,7 @@ def expected(name: str) -> Any:
     return want
 
 
-def test_a_schema_2_sqlite_store_upgrades_to_schema_5(tmp_path: Path) -> None:
+def test_a_schema_2_sqlite_store_upgrades_to_schema_6(tmp_path: Path) -> None:
     db = tmp_path / "v2.sqlite"
     shutil.copy(DATA / "store_v2.sqlite", db)
     want = expected("store_v2_expected.json")
@@ -69,8 +69,28 @@ def test_a_schema_2_sqlite_store_upgrades_to_schema_5(tmp_path: Path) -> None:
         versions = [r[0] for r in conn.execute("SELECT version FROM schema_version ORDER BY 1")]
         unframed = conn.execute("SELECT count(*) FROM blocks WHERE substr(body, 1, 1) != x'c1'")
         assert unframed.fetchone() == (0,)
-    assert versions == [1, 2, 3, 4, 5]
+    assert versions == [1, 2, 3, 4, 5, 6]
     assert observe(f"sqlite:///{db}") == want  # reopened: nothing left to upgrade
+
+
+def test_a_schema_5_sqlite_store_gets_each_term_s_highest_count(tmp_path: Path) -> None:
+    """Schema 5 to 6 fills ``search_most`` from the rows already indexed: the same as
+    indexing them now, and searches as written now."""
+    db = tmp_path / "v5.sqlite"
+    shutil.copy(DATA / "store_v2.sqlite", db)
+    index_store.open(f"sqlite:///{db}").close()
+    with sqlite3.connect(db) as conn:
+        most = conn.execute("SELECT * FROM search_most ORDER BY 1, 2").fetchall()
+        conn.execute("DROP TABLE search_most")
+        conn.execute("DELETE FROM schema_version WHERE version = 6")
+    assert most  # the fixture repeats words
+    store = index_store.open(f"sqlite:///{db}")
+    for cid in ("conv-a", "conv-b"):
+        assert_searches_as_written_now(store, cid)
+    store.close()
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT * FROM search_most ORDER BY 1, 2").fetchall() == most
+        assert conn.execute("SELECT max(version) FROM schema_version").fetchone() == (6,)
 
 
 @pytest.fixture

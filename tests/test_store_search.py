@@ -213,3 +213,20 @@ def test_the_first_hits_do_not_depend_on_the_limit(store: Any) -> None:
         few = [(h.block.id, h.score) for h in store.search("c", query, limit=5)]
         every = [(h.block.id, h.score) for h in store.search("c", query, limit=500)]
         assert few == every[:5], query
+
+
+def test_a_block_whose_score_is_its_bound_is_still_read(store: Any) -> None:
+    """A block of one word, said as often as any block says it, scores exactly the most
+    that word can add; blocks of equal scores keep their stored order whatever the limit,
+    so such a block is never left unread in favour of a later one."""
+    tl = Timeline("c", token_counter=HeuristicCounter(), clock=FixedClock())
+    texts = ["zebra zebra", "okapi", "zebra", "okapi okapi zebra", "zebra", "zebra zebra"]
+    for text in texts * 3 + ["lion " * 5]:
+        tl.begin_turn()
+        tl.append(blocks.user_prompt(text))
+    tl.persist(store)
+    for query in ("zebra", "okapi", "zebra okapi", "lion zebra"):
+        every = [(h.block.id, h.score) for h in store.search("c", query, limit=100)]
+        for limit in range(1, len(every) + 1):
+            few = [(h.block.id, h.score) for h in store.search("c", query, limit=limit)]
+            assert few == every[:limit], (query, limit)

@@ -63,7 +63,7 @@ def test_a_schema_1_store_opens_upgraded_with_everything_intact(tmp_path: Path) 
         columns = [r[1] for r in conn.execute("PRAGMA table_info(blocks)")]
         unframed = conn.execute("SELECT count(*) FROM blocks WHERE substr(body, 1, 1) != x'c1'")
         assert unframed.fetchone() == (0,)
-    assert (versions, "text" in columns) == ([(1,), (2,), (3,), (4,), (5,)], False)
+    assert (versions, "text" in columns) == ([(1,), (2,), (3,), (4,), (5,), (6,)], False)
     assert db.stat().st_size < before
     assert json.loads(json.dumps(observe(f"sqlite:///{db}"))) == expected  # reopened as is
 

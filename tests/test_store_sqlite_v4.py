@@ -120,7 +120,7 @@ def test_every_query_of_a_conversations_blocks_uses_an_index_or_its_range(
     assert len(keyed) == 3
 
 
-def test_a_schema_3_sqlite_store_upgrades_to_schema_5(tmp_path: Path) -> None:
+def test_a_schema_3_sqlite_store_upgrades_to_schema_6(tmp_path: Path) -> None:
     """store_v3.sqlite was written by the schema-3 code (``tests/data/write_store_v3.py``)
     and store_v3_expected.json is what that code read from it; the current code upgrades
     the file on open (the block table rebuilt, the search index made again, then VACUUM)
@@ -135,11 +135,12 @@ def test_a_schema_3_sqlite_store_upgrades_to_schema_5(tmp_path: Path) -> None:
         columns = [r[1] for r in conn.execute("PRAGMA table_info(blocks)")]
         pending = conn.execute("SELECT count(*) FROM fts_pending").fetchone()
         free = conn.execute("PRAGMA freelist_count").fetchone()
-    assert (versions, "conversation_id" in columns, pending) == ([1, 2, 3, 4, 5], False, (0,))
+    assert (versions, "conversation_id" in columns, pending) == ([1, 2, 3, 4, 5, 6], False, (0,))
     assert free == (0,)  # the old table's pages given back
     # no bigger but for a page of each of the search index's tables and indexes
-    # (search_docs, search_links, blocks_summaries), which a store this small fills
-    assert db.stat().st_size <= before + 3 * 4096
+    # (search_docs, search_links, blocks_summaries, search_most), which a store this
+    # small fills
+    assert db.stat().st_size <= before + 4 * 4096
     assert observe(f"sqlite:///{db}") == want  # reopened: nothing left to upgrade
 
 
