@@ -7,7 +7,9 @@ windows and checkpoints (:mod:`index_store._rows`). The upgrade rewrites every r
 one transaction; a row that does not decode is kept as it was (``check_integrity``
 reports it) and its old ``text`` column becomes its pieces. Schema 3 searches the
 analysed terms of each block (:mod:`index_store._pg_search`): its upgrade indexes every
-row and drops schema 2's index of the pieces' words.
+row and drops schema 2's index of the pieces' words. Schema 4 adds each term's highest
+count in a row of a conversation (``bt_search_most``, what bounds a row's score in a
+search), filled from the rows' counts.
 """
 
 from __future__ import annotations
@@ -22,16 +24,16 @@ from index_store._common import (
     encode_checkpoint,
     frame_window,
 )
-from index_store._pg_search import INSERT, SEARCH_3, TOTALS, params
+from index_store._pg_search import INSERT, MOST, MOST_4, SEARCH_3, TOTALS, Pending, params
 from index_store._pg_sql import INSERT_PIECE, ROW_SELECT, TEXT_TABLE, pieces
 from index_store._rows import Base, BlockCodec, Row
-from index_store._search import SearchDoc, doc_of
+from index_store._search import SearchDoc, doc_of, unpack_repeats
 from timeline.model.block import REACT_TOOL_CALL, REACT_TOOL_RESULT, Block
 from timeline.model.errors import CorruptRecordError, StoreUnavailableError
 
 __all__ = ["SCHEMA_VERSION", "created_text", "migrate"]
 
-SCHEMA_VERSION: Final = 3
+SCHEMA_VERSION: Final = 4
 
 SCHEMA_1: Final = (
     """CREATE TABLE bt_conversations (
@@ -76,8 +78,10 @@ def migrate(cur: Any) -> None:
     if current == SCHEMA_VERSION:
         return
     if current == 0:
-        for statement in (*SCHEMA_1, TEXT_TABLE, *SEARCH_3):
+        for statement in (*SCHEMA_1, TEXT_TABLE, *SEARCH_3, *MOST_4):
             cur.execute(statement)
+    elif current == 3:
+        _most_counts(cur)
     else:
         if current == 1:
             _upgrade_1(cur)
@@ -147,7 +151,7 @@ def _upgrade_blocks(cur: Any, cid: str) -> None:
 def _index_terms(cur: Any) -> None:
     """Schema 2 to 3: every block row indexed by its terms (a row that does not decode as
     empty; ``check_integrity`` reports it), the index of the pieces' words dropped."""
-    for statement in SEARCH_3:
+    for statement in (*SEARCH_3, *MOST_4):
         cur.execute(statement)
     cur.execute("DROP INDEX IF EXISTS bt_text_search")
     cur.execute("SELECT DISTINCT conversation_id FROM bt_blocks ORDER BY 1")
@@ -164,13 +168,32 @@ def _index_conversation(cur: Any, cid: str) -> None:
     by_id = {row.block_id: row for row in rows.values()}
     codec = BlockCodec(cid, lambda ids: [by_id[i] for i in ids if i in by_id], text_apart=True)
     calls: dict[str, tuple[int, Block]] = {}
-    log_rows = log_terms = 0
+    log = Pending()
     for seq, row in rows.items():
         doc = _doc(codec, row, seq, calls)
         cur.execute(INSERT, params(cid, seq, row.kind, doc))
         if row.kind != "summary":
-            log_rows, log_terms = log_rows + 1, log_terms + doc.length
-    cur.execute(TOTALS, (cid, log_rows, log_terms))
+            log.add(doc)
+    cur.execute(TOTALS, (cid, log.rows, log.terms))
+    cur.execute(MOST, (cid, list(log.most), list(log.most.values())))
+
+
+def _most_counts(cur: Any) -> None:
+    """Schema 3 to 4: ``bt_search_most`` made and filled from the turn-log rows' counts
+    over 1 (``bt_search.repeats``)."""
+    for statement in MOST_4:
+        cur.execute(statement)
+    cur.execute(
+        "SELECT conversation_id, repeats FROM bt_search WHERE repeats IS NOT NULL "
+        "AND NOT summary ORDER BY seq"
+    )
+    most: dict[str, dict[str, int]] = {}
+    for cid, repeats in cur.fetchall():
+        top = most.setdefault(cid, {})
+        for term, n in unpack_repeats(bytes(repeats)).items():
+            top[term] = max(n, top.get(term, 1))
+    for cid, top in sorted(most.items()):
+        cur.execute(MOST, (cid, list(top), list(top.values())))
 
 
 def _doc(codec: BlockCodec, row: Row, seq: int, calls: dict[str, tuple[int, Block]]) -> SearchDoc:

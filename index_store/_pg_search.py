@@ -1,5 +1,5 @@
-"""PostgreSQL's search index (schema 3) and its queries, for the sync store and its async
-twin alike.
+"""PostgreSQL's search index (schema 3, with schema 4's highest counts) and its queries,
+for the sync store and its async twin alike.
 
 Each block row has a ``bt_search`` row: its distinct terms (:mod:`timeline.model.search_text`,
 analysed in Python so every backend agrees) with its conversation's token, under a GIN
@@ -38,6 +38,8 @@ from timeline.model.ranking import Corpus
 
 __all__ = [
     "INSERT",
+    "MOST",
+    "MOST_4",
     "SEARCH_3",
     "TOTALS",
     "Pending",
@@ -88,6 +90,22 @@ embedder). A row's terms and repeats are kept out of line, so a search
 visits narrow rows; the GIN index takes each row in as it is written (no pending list
 for a search to scan after every commit)."""
 
+MOST_4: Final = (
+    """CREATE TABLE bt_search_most (
+        conversation_id TEXT NOT NULL,
+        term TEXT NOT NULL,
+        tf INTEGER NOT NULL,
+        PRIMARY KEY (conversation_id, term))""",
+)
+"""Schema 4: each term's highest count in one turn-log row of a conversation, when over
+1 (what bounds a row's score; never lowered, so it stays a bound when rows go)."""
+
+MOST: Final = (
+    "INSERT INTO bt_search_most (conversation_id, term, tf) SELECT %s, t, n FROM "
+    "unnest(%s::text[], %s::int[]) AS u(t, n) ON CONFLICT (conversation_id, term) "
+    "DO UPDATE SET tf = greatest(bt_search_most.tf, excluded.tf)"
+)
+
 INSERT: Final = (
     "INSERT INTO bt_search (seq, conversation_id, terms, length, repeats, link, call, "
     "summary) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
@@ -104,8 +122,9 @@ TOTALS: Final = (
 )
 _STATS: Final = (
     "SELECT t.rows, t.terms, (SELECT max(seq) FROM bt_search WHERE conversation_id = "
-    "%(cid)s AND summary) FROM (SELECT 1) AS one LEFT JOIN bt_search_totals t "
-    "ON t.conversation_id = %(cid)s"
+    "%(cid)s AND summary), (SELECT json_object_agg(term, tf) FROM bt_search_most WHERE "
+    "conversation_id = %(cid)s AND term = ANY(%(terms)s)) FROM (SELECT 1) AS one "
+    "LEFT JOIN bt_search_totals t ON t.conversation_id = %(cid)s"
 )
 _MATCHES: Final = (
     "SELECT q.term, array_agg(s.seq), array_agg(s.seq) FILTER (WHERE s.summary) "
@@ -148,6 +167,16 @@ class Pending:
     calls: dict[str, tuple[int, Block]] = attrs.field(factory=dict)
     rows: int = 0
     terms: int = 0
+    most: dict[str, int] = attrs.field(factory=dict)
+    """The highest counts over 1 of the turn-log rows indexed (for :data:`MOST`)."""
+
+    def add(self, doc: SearchDoc) -> None:
+        """Count a turn-log row."""
+        self.rows += 1
+        self.terms += doc.length
+        for term, n in doc.counts.items():
+            if n > self.most.get(term, 1):
+                self.most[term] = n
 
 
 def index_flow(cid: str, seq: int, kind: str, block: Block, pending: Pending) -> Flow:
@@ -162,8 +191,7 @@ def index_flow(cid: str, seq: int, kind: str, block: Block, pending: Pending) ->
         pending.calls[block.call_id] = (seq, block)
     doc = doc_of(block, call)
     if kind != "summary":
-        pending.rows += 1
-        pending.terms += doc.length
+        pending.add(doc)
     yield INSERT, params(cid, seq, kind, doc)
 
 
@@ -171,7 +199,10 @@ def totals_flow(cid: str, pending: Pending) -> Flow:
     """Add what the commit indexed to the conversation's totals."""
     if pending.rows:
         yield TOTALS, (cid, pending.rows, pending.terms)
+    if pending.most:
+        yield MOST, (cid, list(pending.most), list(pending.most.values()))
     pending.rows = pending.terms = 0
+    pending.most = {}
 
 
 def _the_call(cid: str, call_id: str, rows: list[Any]) -> tuple[int, Block] | None:
@@ -201,7 +232,7 @@ def search_flow(
     """The hits of ``terms`` in conversation ``cid`` (fused with the rows nearest a
     query's vector, ``near``: its model and vector): returns the chosen hits and the rows
     (``seq`` first) of them and of their partners."""
-    ((rows, length, latest),) = yield _STATS, {"cid": cid}
+    ((rows, length, latest, most),) = yield _STATS, {"cid": cid, "terms": terms}
     corpus = Corpus(int(rows or 0), int(length or 0))
     matched = yield _MATCHES, {"cid": cid, "terms": terms, "token": token(cid)}
     matches: dict[str, set[int]] = {t: set() for t in terms}
@@ -210,7 +241,9 @@ def search_flow(
         matches[term] = set(seqs)
         summaries.update(apart or ())
     depth = limit if near is None else max(limit, DEPTH)
-    steps = ranking(terms, matches, summaries, latest, corpus, depth, batch=PG_BATCH)
+    steps = ranking(
+        terms, matches, summaries, latest, corpus, depth, batch=PG_BATCH, most=most or {}
+    )
     infos: dict[int, DocInfo] = {}
     try:
         need = next(steps)

@@ -166,7 +166,8 @@ class PostgresStore(PostgresAsync, SqlIntegrity, SqlVectors, SqlStore):
         run(db, totals_flow(conversation_id, at))
 
     def _deleted(self, db: Any, conversation_id: str) -> None:
-        for table in ("bt_text", "bt_search", "bt_search_vectors", "bt_search_totals"):
+        tables = ("bt_text", "bt_search", "bt_search_vectors", "bt_search_totals", "bt_search_most")
+        for table in tables:
             db.execute(f"DELETE FROM {table} WHERE conversation_id = %s", (conversation_id,))
 
     def _write_window(self, db: Any, conversation_id: str, version: int, row: bytes) -> None:
