@@ -175,3 +175,28 @@ class TestSnippet:
     def test_no_match_shows_the_start(self) -> None:
         """A hit found by its call's words shows the start of its own text."""
         assert snippet("1 failed, 3 passed", query_terms("pytest")) == "1 failed, 3 passed"
+
+
+@pytest.mark.parametrize(
+    "unit",
+    [
+        "make the retry loop back off ",
+        "Ünïcödé 领养机构 worker_3.py 3.14\ngetUserName ",
+        "10.0.0.1 deadbeef42 x",  # no break at the end of a unit: pieces cut elsewhere
+        "नमस्ते दुनिया\n",
+    ],
+)
+def test_a_long_text_counts_as_its_words(unit: str) -> None:
+    """A long text is split into words a piece at a time (memory that does not grow with
+    its length): its counts are those of all its words at once, whatever a piece's edge
+    falls on."""
+    from collections import Counter
+
+    from timeline.model import search_text
+
+    for text in (unit * 9_000, "a" * 70_000 + " " + unit * 3_000, unit * 4_000 + "b" * 40_000):
+        want: dict[str, int] = {}
+        for word, n in Counter(search_text._words_of(text)).items():
+            for term in terms(word):
+                want[term] = want.get(term, 0) + n
+        assert term_counts(text) == want

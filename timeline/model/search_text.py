@@ -86,8 +86,37 @@ def _token() -> re.Pattern[str]:
     return re.compile(f"{_NUMBER}|\\w+(?:(?=[^\\x00-\\x7f])[{MARKS}]+\\w*)*")
 
 
+_PIECE: Final = 1 << 15
+"""Characters of a long text split into words at once (:func:`_word_counts`)."""
+
+
 def _words_of(text: str) -> list[str]:
     return (_ASCII if text.isascii() else _token()).findall(text)
+
+
+def _word_counts(text: str) -> Counter[str]:
+    """How often each word occurs in ``text``: a long text is read a piece at a time,
+    cut at a space or a line break (which no word or number holds), so what it costs
+    grows with its distinct words, not with its length."""
+    if len(text) <= _PIECE:
+        return Counter(_words_of(text))
+    pattern = _ASCII if text.isascii() else _token()
+    counts: Counter[str] = Counter()
+    start, n = 0, len(text)
+    while start < n:
+        end = start + _PIECE
+        if end >= n:
+            end = n
+        else:
+            cut = max(text.rfind(" ", start, end), text.rfind("\n", start, end))
+            if cut > start:
+                end = cut
+            else:  # no break in the piece: up to the next one
+                breaks = [i for i in (text.find(" ", end), text.find("\n", end)) if i >= 0]
+                end = min(breaks) if breaks else n
+        counts.update(pattern.findall(text, start, end))
+        start = end
+    return counts
 
 
 def _unspaced(ch: str) -> bool:
@@ -231,7 +260,7 @@ def term_counts(text: str, into: dict[str, int] | None = None) -> dict[str, int]
     counts: dict[str, int] = {} if into is None else into
     get = counts.get
     known = _terms.get
-    for word, n in Counter(_words_of(text)).items():
+    for word, n in _word_counts(text).items():
         for term in known(word) or _word_term_names(word):
             counts[term] = get(term, 0) + n
     return counts
