@@ -130,8 +130,12 @@ _MATCHES: Final = (
     "SELECT q.term, array_agg(s.seq), array_agg(s.seq) FILTER (WHERE s.summary) "
     "FROM unnest(%(terms)s::text[]) AS q(term), "
     "LATERAL (SELECT seq, summary FROM bt_search WHERE terms @> ARRAY[%(token)s, q.term] "
-    "AND conversation_id = %(cid)s) AS s GROUP BY q.term"
+    "AND conversation_id = %(cid)s OFFSET 0) AS s GROUP BY q.term"
 )
+"""Each term's rows by the GIN index. ``OFFSET 0`` keeps the subquery apart, so it is
+planned once per term as an index lookup: pulled up, a common term in a growing table
+made PostgreSQL scan the conversation's rows and test every row's terms against every
+term (60 ms instead of 9 for a coding session's question)."""
 _INFOS: Final = (
     "SELECT seq, length, repeats, call FROM bt_search WHERE seq = ANY(%(seqs)s) "
     "AND conversation_id = %(cid)s"
