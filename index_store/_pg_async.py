@@ -24,7 +24,14 @@ from index_store._common import (
     search_terms,
     stored_version,
 )
-from index_store._pg_search import Flow, Pending, index_flow, search_flow, totals_flow
+from index_store._pg_search import (
+    SEARCHED,
+    Flow,
+    Pending,
+    index_flow,
+    search_flow,
+    totals_flow,
+)
 from index_store._pg_sql import (
     INSERT_BLOCK,
     INSERT_PIECE,
@@ -304,17 +311,19 @@ class PostgresAsync:
         if not terms and near is None:
             return []
         async with self._acursor(conversation_id) as cur:
-            chosen, rows = await _arun(cur, search_flow(conversation_id, terms, limit, near))
+            chosen, rows = await _arun(
+                cur, search_flow(conversation_id, terms, limit, near), SEARCHED
+            )
             codec = await self._acodec(cur, conversation_id, rows.values())
         return hits_of(chosen, rows, codec, terms)
 
 
-async def _arun(cur: Any, flow: Flow) -> Any:
+async def _arun(cur: Any, flow: Flow, prepare: bool | None = None) -> Any:
     """:func:`index_store._pg_search.run` on an async cursor."""
     try:
         query = next(flow)
         while True:
-            await cur.execute(*query)
+            await cur.execute(*query, prepare=prepare)
             query = flow.send(await cur.fetchall() if cur.description else [])
     except StopIteration as stop:
         return stop.value

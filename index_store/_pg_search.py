@@ -40,6 +40,7 @@ __all__ = [
     "INSERT",
     "MOST",
     "MOST_4",
+    "SEARCHED",
     "SEARCH_3",
     "TOTALS",
     "Pending",
@@ -153,6 +154,12 @@ _ROWS: Final = (
     "AND conversation_id = %(cid)s"
 )
 
+
+SEARCHED: Final = False
+"""How a search runs its statements (``prepare``): never prepared. psycopg prepares a
+statement run five times, and PostgreSQL may then keep one plan for any parameters,
+made when the conversation was small: a search's statements took 1.5 to 3 times as
+long in a coding session that grew between questions."""
 
 PG_BATCH: Final = 64
 """Rows whose infos one query reads while ranking: a round trip costs more than a few
@@ -271,12 +278,13 @@ def search_flow(
     return chosen, {r[0]: Row(*r[1:]) for r in rows}
 
 
-def run(cur: Any, flow: Flow) -> Any:
-    """Run ``flow`` on a sync cursor; its return value."""
+def run(cur: Any, flow: Flow, prepare: bool | None = None) -> Any:
+    """Run ``flow`` on a sync cursor; its return value. ``prepare=False``: no statement
+    is prepared (:data:`SEARCHED`)."""
     try:
         query = next(flow)
         while True:
-            cur.execute(*query)
+            cur.execute(*query, prepare=prepare)
             query = flow.send(cur.fetchall() if cur.description else [])
     except StopIteration as stop:
         return stop.value

@@ -19,7 +19,14 @@ from index_store._common import search_terms
 from index_store._integrity import SqlIntegrity
 from index_store._pg_async import PostgresAsync, hits_of
 from index_store._pg_schema import SCHEMA_VERSION, created_text, migrate
-from index_store._pg_search import Pending, index_flow, run, search_flow, totals_flow
+from index_store._pg_search import (
+    SEARCHED,
+    Pending,
+    index_flow,
+    run,
+    search_flow,
+    totals_flow,
+)
 from index_store._pg_sql import (
     INSERT_BLOCK,
     INSERT_PIECE,
@@ -183,7 +190,7 @@ class PostgresStore(PostgresAsync, SqlIntegrity, SqlVectors, SqlStore):
         if not terms and near is None:
             return []
         with self._tx(conversation_id) as cur:
-            chosen, rows = run(cur, search_flow(conversation_id, terms, limit, near))
+            chosen, rows = run(cur, search_flow(conversation_id, terms, limit, near), SEARCHED)
         return hits_of(chosen, rows, self._codec(conversation_id), terms)
 
     def _missing_vectors(self, conversation_id: str, model: str) -> list[tuple[int, Block]]:
