@@ -104,9 +104,10 @@ def _native_type(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
 class CompactionPolicy:
     """When and how much the timeline compacts.
 
-    ``trigger_ratio`` of the budget starts a compaction; ``keep_ratio`` of what the
-    system prompt leaves is kept verbatim; the last ``keep_recent_turns`` turns are kept
-    when they fit. ``max_blocks`` also triggers on the visible block count.
+    ``trigger_ratio`` of the budget starts a compaction; it leaves ``keep_ratio`` of what
+    the system prompt leaves (the summary included); the last ``keep_recent_turns`` turns
+    are kept whole when they fit in that share. ``max_blocks`` also triggers on the
+    visible block count.
     ``emergency_keep_ratio`` is the keep used by ``force_sanitize`` (seed 004: 1/5).
     """
 

@@ -194,12 +194,16 @@ def _cut(
     start = ledger.summary_index + 1
     costs = [0] * len(blocks)
     fixed = prep.system_tokens + sum(prep.tail_costs) + max(0, overhead(ledger))
+    previous = 0  # the summary the new one extends: it rarely comes out smaller
     for pos, index in enumerate(stream.source_index):
         if index >= start:
             costs[index] = stream.costs[pos]
         elif blocks[index].type != CONV_RANGE_SUMMARY:
             fixed += stream.costs[pos]  # pinned blocks already before the summary
+        else:
+            previous = stream.costs[pos]
     policy = settings.policy
+    reserve = min(max(policy.summary_budget(), previous), max(64, budget // 5))
     return plan_cut(
         blocks,
         start,
@@ -209,7 +213,7 @@ def _cut(
         budget=budget,
         system_tokens=prep.system_tokens,
         fixed_tokens=fixed,
-        summary_reserve=min(policy.summary_budget(), max(64, budget // 5)),
+        summary_reserve=reserve,
         force=force,
         keep_tokens=keep_tokens,
         current_turn=ledger.state.current_turn_id,
