@@ -1,0 +1,262 @@
+"""What a word is for search, everywhere: the stores' indexes, their queries, snippets, and
+any in-memory search over blocks (:mod:`timeline.model.ranking`).
+
+A text becomes *terms*:
+
+- words are runs of letters, digits, marks and ``_``; a number with decimal points
+  (``3.14``, ``10.0.0.1``) is one term, leading zeros dropped (``007`` is ``7``);
+- case is folded, and so are the accents of Latin letters (``Ünïcödé`` is ``unicode``);
+- an identifier is found by its parts and as a whole: ``retry_with_backoff`` gives
+  ``retry_with_backoff``, ``retri``, ``backoff``; ``getUserName`` gives ``getusername``,
+  ``get``, ``user``, ``name``; ``worker3`` gives ``worker3``, ``worker``, ``3``. Paths and
+  dotted names are their words (``src/worker_3.py``: ``src``, ``worker_3``, ``worker``,
+  ``3``, ``py``). A long hex string (a hash, an id) is one term;
+- scripts written without spaces (Chinese, Japanese, Thai...) give each character and
+  each pair of neighbouring characters, so a question finds a word inside a sentence;
+- English stop words (``what``, ``did``, ``the``...) and single Latin letters are left
+  out, so a question is searched by its content words;
+- English words are stemmed (:mod:`timeline.model.porter`): ``researching`` and
+  ``research`` are one term.
+
+Changing any of this changes every stored index: a store's migration must index its
+rows again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from functools import cache
+from typing import Any, Final
+
+import msgspec
+
+from timeline.model._marks import MARKS
+from timeline.model.block import Block
+from timeline.model.porter import stem
+
+__all__ = [
+    "MAX_TERM_CHARS",
+    "STOP_WORDS",
+    "block_counts",
+    "query_terms",
+    "search_text",
+    "term_counts",
+    "term_spans",
+    "terms",
+]
+
+MAX_TERM_CHARS: Final = 64
+"""A longer word is searched by its first this many characters (and not by its parts)."""
+
+_STOP_WORDS: Final = """
+    a about above after again against all am an and any are aren arent as at be because
+    been before being below between both but by can cannot could couldn couldnt d did didn
+    didnt do does doesn doesnt doing don dont down during each few for from further had
+    hadn hadnt has hasn hasnt have haven havent having he hed hell hes her here heres hers
+    herself him himself his how hows i id ill im ive if in into is isn isnt it its itself
+    just ll lets m me more most mustn mustnt my myself no nor not now o of off on once only
+    or other ought our ours ourselves out over own re s same shan shant she shed shell shes
+    should shouldn shouldnt so some such t than that thats the their theirs them themselves
+    then there theres these they theyd theyll theyre theyve this those through to too under
+    until up ve very was wasn wasnt we wed well were weren werent weve what whats when
+    whens where wheres which while who whom whos why whys will with won wont would wouldn
+    wouldnt y you youd youll your youre yours yourself yourselves youve"""
+STOP_WORDS: Final = frozenset(_STOP_WORDS.split())
+"""English words a question is made of but an answer is not found by."""
+
+_NUMBER = r"\d+(?:\.\d+)+"
+_HEX: Final = frozenset("0123456789abcdef")
+_CACHE_LIMIT: Final = 200_000
+_words: dict[str, tuple[tuple[int, int, str], ...]] = {}
+"""Each word seen (as written) -> its terms with their spans inside it."""
+
+
+@cache
+def _token() -> re.Pattern[str]:
+    """Numbers and words; a word is ``\\w`` characters and the combining marks among them
+    (which ``\\w`` leaves out, splitting Hindi or Thai words). Compiled on first use."""
+    return re.compile(f"{_NUMBER}|\\w+(?:[{MARKS}]+\\w*)*")
+
+
+def _unspaced(ch: str) -> bool:
+    """A character of a script written without spaces between words."""
+    cp = ord(ch)
+    return (
+        0x3040 <= cp <= 0x30FF  # hiragana, katakana
+        or 0x3400 <= cp <= 0x4DBF
+        or 0x4E00 <= cp <= 0x9FFF
+        or 0xF900 <= cp <= 0xFAFF
+        or 0x20000 <= cp <= 0x2FFFF  # han
+        or 0x31F0 <= cp <= 0x31FF
+        or 0x0E00 <= cp <= 0x0EFF  # thai, lao
+        or 0x1000 <= cp <= 0x109F  # myanmar
+        or 0x1780 <= cp <= 0x17FF  # khmer
+    )
+
+
+def _fold(text: str) -> str:
+    """Case folded; accents of Latin letters dropped; compatibility forms unified."""
+    if text.isascii():
+        return text.lower()
+    out: list[str] = []
+    latin = False
+    for ch in unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", text).casefold()):
+        if unicodedata.combining(ch):
+            if latin:
+                continue
+        else:
+            latin = ch < "\u0250" or "\u1e00" <= ch <= "\u1eff"
+        out.append(ch)
+    folded = unicodedata.normalize("NFC", "".join(out))
+    # what a folded form may hold that the stores' tokenizers would split
+    return "".join(c for c in folded if not c.isascii() or c.isalnum() or c in "._")
+
+
+def _kind(ch: str) -> str:
+    if ch == "_":
+        return "_"
+    if ch.isdigit():
+        return "9"
+    if _unspaced(ch):
+        return "c"
+    return "a"
+
+
+def _parts(word: str) -> list[tuple[int, int]]:
+    """Spans of the parts of ``word``: split at ``_``, between letters and digits, at a
+    change of script, and at camelCase (``getUserName``, ``HTTPServer``; not ``IDs``)."""
+    spans: list[tuple[int, int]] = []
+    start = 0
+    n = len(word)
+    for i in range(1, n + 1):
+        if i < n:
+            a, b = word[i - 1], word[i]
+            ka, kb = _kind(a), _kind(b)
+            split = ka != kb
+            if not split and ka == "a":
+                after = word[i + 1 : i + 3]
+                split = (a.islower() and b.isupper()) or (
+                    a.isupper()
+                    and b.isupper()
+                    and len(after) == 2
+                    and after.isalpha()
+                    and after.islower()
+                )
+            if not split:
+                continue
+        if word[start] != "_":
+            spans.append((start, i))
+        start = i
+    return spans
+
+
+def _simple(part: str) -> list[tuple[int, int, str]]:
+    """The terms of one part (no ``_``, one kind of character), spans inside it."""
+    if _unspaced(part[0]):
+        folded = _fold(part)
+        if len(folded) != len(part):  # a character that folds to more: as one term
+            return [(0, len(part), folded)]
+        grams = [(i, i + 1, folded[i]) for i in range(len(folded))]
+        grams += [(i, i + 2, folded[i : i + 2]) for i in range(len(folded) - 1)]
+        return grams
+    folded = _fold(part)
+    if folded.isdigit():
+        return [(0, len(part), folded.lstrip("0") or "0")]
+    if not folded or folded in STOP_WORDS or (len(folded) == 1 and folded.isascii()):
+        return []
+    return [(0, len(part), stem(folded)[:MAX_TERM_CHARS])]
+
+
+def _analyse(word: str) -> tuple[tuple[int, int, str], ...]:
+    if "." in word:  # a number with decimal points
+        return ((0, len(word), ".".join(p.lstrip("0") or "0" for p in word.split("."))),)
+    if len(word) > MAX_TERM_CHARS:
+        whole = _fold(word)[:MAX_TERM_CHARS]
+        return ((0, len(word), whole),) if whole else ()
+    lower = word.lower()
+    if len(word) >= 6 and set(lower) <= _HEX and not lower.isdigit() and not lower.isalpha():
+        return ((0, len(word), lower),)
+    spans = _parts(word)
+    if len(spans) == 1 and spans[0] == (0, len(word)):
+        return tuple(_simple(word))
+    out: list[tuple[int, int, str]] = []
+    if len(spans) > 1 or "_" in word:
+        whole = _fold(word)
+        if whole.strip("_"):
+            out.append((0, len(word), whole))
+    for start, end in spans:
+        out += [(start + a, start + b, t) for a, b, t in _simple(word[start:end])]
+    return tuple(out)
+
+
+def _word_terms(word: str) -> tuple[tuple[int, int, str], ...]:
+    found = _words.get(word)
+    if found is None:
+        found = _analyse(word)
+        if len(_words) >= _CACHE_LIMIT:
+            _words.clear()
+        _words[word] = found
+    return found
+
+
+def terms(text: str) -> list[str]:
+    """Every term of ``text``, in order, repeats included."""
+    return [t for word in _token().findall(text) for _, _, t in _word_terms(word)]
+
+
+def term_counts(text: str, into: dict[str, int] | None = None) -> dict[str, int]:
+    """How often each term occurs in ``text`` (added to ``into`` when given)."""
+    counts: dict[str, int] = {} if into is None else into
+    get = counts.get
+    for word, n in Counter(_token().findall(text)).items():
+        for _, _, term in _word_terms(word):
+            counts[term] = get(term, 0) + n
+    return counts
+
+
+def query_terms(text: str) -> list[str]:
+    """The distinct terms of a query, in order: what it is searched by."""
+    return list(dict.fromkeys(terms(text)))
+
+
+def term_spans(text: str, start: int = 0, end: int | None = None) -> Iterator[tuple[int, int, str]]:
+    """Each term of ``text[start:end]`` with its span in ``text`` (a part of a word, or
+    the word): what a snippet marks."""
+    for match in _token().finditer(text, start, len(text) if end is None else end):
+        base = match.start()
+        for a, b, term in _word_terms(match.group()):
+            yield base + a, base + b, term
+
+
+def search_text(block: Block) -> str:
+    """The text a block is found by: its tool's name and its text (a JSON text by its
+    values, so escapes and keys add no words)."""
+    text = block.text
+    if block.mime == "application/json" and text[:1] in "{[":
+        with contextlib.suppress(msgspec.DecodeError):
+            text = " ".join(_values(msgspec.json.decode(text)))
+    return f"{block.tool_id}\n{text}" if block.tool_id else text
+
+
+def block_counts(block: Block, call: Block | None = None) -> dict[str, int]:
+    """The term counts a block is searched by: its :func:`search_text`, and for a tool
+    result its ``call``'s too (so a question naming the command finds its output)."""
+    counts = term_counts(search_text(block))
+    if call is not None:
+        term_counts(search_text(call), counts)
+    return counts
+
+
+def _values(value: Any) -> Iterable[str]:
+    if isinstance(value, dict):
+        for item in value.values():
+            yield from _values(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _values(item)
+    elif value is not None and not isinstance(value, bool):
+        yield str(value)
