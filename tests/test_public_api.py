@@ -42,6 +42,7 @@ PUBLIC_NAMES = frozenset(
         "OrphanToolResultError",
         "PinnedOverBudgetError",
         "PolicyError",
+        "RecallPolicy",
         "RenderedContext",
         "SearchHit",
         "SlidingWindowSummarizer",

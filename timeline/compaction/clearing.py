@@ -33,6 +33,7 @@ __all__ = [
     "ClearReason",
     "ClearingCandidate",
     "ClearingPolicy",
+    "call_signature",
     "clearing_candidates",
     "key_arguments",
 ]
@@ -160,7 +161,9 @@ def key_arguments(params: Mapping[str, Any]) -> str:
     return " ".join(out)
 
 
-def _signature(call: Block | None, tool: str | None) -> str:
+def call_signature(call: Block | None, tool: str | None) -> str:
+    """``tool(key arguments)`` on one line: how a placeholder or a recalled result names
+    the call that produced it."""
     name = " ".join((tool or (call.tool_id if call else None) or "tool").split())
     args = key_arguments(call_params(call)) if call is not None else ""
     return f"{name}({args})"
@@ -175,14 +178,14 @@ def _size(block: Block) -> str:
 def _result_text(result: Block, call: Block | None, later: str | None) -> str:
     why = f", superseded by a later {later} of the same path" if later else ""
     return (
-        f"[cleared: {_signature(call, result.tool_id)} result, {_size(result)}{why}; "
+        f"[cleared: {call_signature(call, result.tool_id)} result, {_size(result)}{why}; "
         f"read_path {result.path} to restore]"
     )
 
 
 def _input_text(call: Block) -> str:
     return (
-        f"[cleared input: {_signature(call, call.tool_id)}, {_size(call)}; "
+        f"[cleared input: {call_signature(call, call.tool_id)}, {_size(call)}; "
         f"read_path {call.path} to restore]"
     )
 

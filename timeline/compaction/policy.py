@@ -16,6 +16,7 @@ from cattrs.gen import make_dict_structure_fn
 
 from timeline.compaction.clearing import ClearingPolicy
 from timeline.compaction.native import NativeCompaction, NativeProvider
+from timeline.compaction.recall import RecallPolicy
 from timeline.compaction.validators import (
     bool_type,
     failure_policy,
@@ -93,6 +94,13 @@ def _clearing_type(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
         )
 
 
+def _recall_type(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if value is not None and not isinstance(value, RecallPolicy):
+        raise PolicyError(
+            f"{attribute.name}: must be a RecallPolicy or None, got {type(value).__name__}"
+        )
+
+
 def _native_type(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
     if value is not None and not isinstance(value, NativeCompaction):
         raise PolicyError(
@@ -138,6 +146,9 @@ class CompactionPolicy:
     compaction (upstream v2)."""
     clearing: ClearingPolicy | None = attrs.field(default=None, validator=_clearing_type)
     """The clearing tier run before a summary (None: summarize only)."""
+    recall: RecallPolicy | None = attrs.field(default=None, validator=_recall_type)
+    """Compacted blocks relevant to the newest prompt rendered back after the stable
+    stream (None: no recall; :mod:`timeline.compaction.recall`)."""
     native: NativeCompaction | None = attrs.field(default=None, validator=_native_type)
     """Provider-native compaction (None: the library compacts): the provider compacts at
     its trigger and its compaction block becomes the summary; the library compacts on its

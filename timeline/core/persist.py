@@ -62,14 +62,16 @@ def stage(ledger: Ledger, conversation_id: str) -> Staged:
     )
 
 
-def _applied(ledger: Ledger, conversation_id: str, staged: Staged, version: int) -> int:
+def _applied(
+    ledger: Ledger, conversation_id: str, staged: Staged, version: int, store: IndexStore
+) -> int:
     """Record a successful commit: the version, and evict what left the window. When the
     timeline changed while an async commit was pending, nothing is evicted (the next
     persist will) and the blocks appended meanwhile stay new."""
     _log.persisted(conversation_id, version, len(staged.log), len(staged.summaries))
     unchanged = staged.marker == _marker(ledger)
     written = frozenset(staged.new_ids)
-    ledger.persisted(version, written, staged.window if unchanged else None)
+    ledger.persisted(version, written, staged.window if unchanged else None, store)
     return version
 
 
@@ -80,7 +82,7 @@ def persist(ledger: Ledger, conversation_id: str, store: IndexStore) -> int:
     except ConflictError:
         _log.persist_conflict(conversation_id, staged.expected_version)
         raise
-    return _applied(ledger, conversation_id, staged, version)
+    return _applied(ledger, conversation_id, staged, version, store)
 
 
 async def apersist(ledger: Ledger, conversation_id: str, store: IndexStore) -> int:
@@ -95,7 +97,7 @@ async def apersist(ledger: Ledger, conversation_id: str, store: IndexStore) -> i
     except ConflictError:
         _log.persist_conflict(conversation_id, staged.expected_version)
         raise
-    return _applied(ledger, conversation_id, staged, version)
+    return _applied(ledger, conversation_id, staged, version, store)
 
 
 def _found(

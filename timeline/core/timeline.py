@@ -360,7 +360,7 @@ class Timeline:
         and renders exactly as the persisted one did."""
         version, snapshot = _persist.fetch(store, conversation_id)
         tl = cls(conversation_id, **kwargs)
-        tl._ledger.loaded(version, snapshot)
+        tl._ledger.loaded(version, snapshot, store)
         return tl
 
     @classmethod
@@ -371,7 +371,7 @@ class Timeline:
         found = store.load_window(conversation_id)
         tl = cls(conversation_id, **kwargs)
         if found is not None:
-            tl._ledger.loaded(*found)
+            tl._ledger.loaded(*found, store)
         return tl
 
     async def apersist(self, store: IndexStore) -> int:
@@ -385,7 +385,7 @@ class Timeline:
         """:meth:`load` without blocking the event loop."""
         version, snapshot = await _persist.afetch(store, conversation_id)
         tl = cls(conversation_id, **kwargs)
-        tl._ledger.loaded(version, snapshot)
+        tl._ledger.loaded(version, snapshot, store)
         return tl
 
     @classmethod
@@ -396,5 +396,5 @@ class Timeline:
         found = await _persist.afind(store, conversation_id)
         tl = cls(conversation_id, **kwargs)
         if found is not None:
-            tl._ledger.loaded(*found)
+            tl._ledger.loaded(*found, store)
         return tl

@@ -160,6 +160,7 @@ def finish(
         compaction_trigger=trigger,
         conversation_id=settings.conversation_id,
         native=None if settings.policy.native is None else settings.policy.native_params,
+        recalled=prep.recalled,
     )
 
 

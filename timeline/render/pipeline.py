@@ -22,6 +22,7 @@ from timeline.model.errors import BudgetError, PinnedOverBudgetError
 from timeline.render.budget import finish, forced_target
 from timeline.render.context import RenderedContext
 from timeline.render.prepare import Prep, overhead, prepare, raw_tokens
+from timeline.render.recall import recall_async, recall_sync, with_recall
 from timeline.render.sanitize import Pending, plan_compaction
 from timeline.render.settings import Settings
 from timeline.render.summary import run_async, run_sync
@@ -40,8 +41,11 @@ def render(
         stats: CompactionStats | None = run_sync(ledger, settings, prep, pending)
     else:
         stats = pending
+    recall = recall_sync(ledger, settings, prep, force=force)
     try:
-        return finish(ledger, settings, prep, force=force, stats=stats, target=target)
+        return finish(
+            ledger, settings, with_recall(prep, recall), force=force, stats=stats, target=target
+        )
     except BudgetError as exc:
         again = _escalation(ledger, settings, prep, force, exc)
         stats = run_sync(ledger, settings, prep, again)
@@ -74,8 +78,11 @@ async def arender(
         stats: CompactionStats | None = await run_async(ledger, settings, prep, pending)
     else:
         stats = pending
+    recall = await recall_async(ledger, settings, prep, force=force)
     try:
-        return finish(ledger, settings, prep, force=force, stats=stats, target=target)
+        return finish(
+            ledger, settings, with_recall(prep, recall), force=force, stats=stats, target=target
+        )
     except BudgetError as exc:
         again = _escalation(ledger, settings, prep, force, exc)
         stats = await run_async(ledger, settings, prep, again)

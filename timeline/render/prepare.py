@@ -30,6 +30,8 @@ class Prep:
     system_tokens: int
     tail: list[Block]
     tail_costs: list[int]
+    recalled: tuple[Block, ...] = ()
+    """The archived blocks the first tail block (the recalled block) shows, if any."""
 
 
 def system_cost(memo: BlockTokenMemo, system: str) -> int:

@@ -22,7 +22,8 @@ from timeline.formats.incremental import PayloadCache
 from timeline.model.block import CONV_RANGE_SUMMARY, Block
 from timeline.model.block_types import block_type
 from timeline.model.errors import TimelineError
-from timeline.model.persistence import TimelineSnapshot, TimelineState
+from timeline.model.persistence import IndexStore, TimelineSnapshot, TimelineState
+from timeline.state.archive import Archive, RecallMemo
 from timeline.state.carry import CarriedIds, Carry
 from timeline.state.stream import VisibleStream, latest_summary_index
 from timeline.tokens import BlockTokenMemo
@@ -53,7 +54,11 @@ class Ledger:
     incremental: bool = True
     payloads: PayloadCache = attrs.field(factory=PayloadCache)
     """Message plans and provider items of the last payloads, reused by the next ones."""
+    recall: RecallMemo = attrs.field(factory=RecallMemo)
+    """What the last renders recalled, reused while nothing it depends on changed."""
     notes: RenderNotes = attrs.field(factory=RenderNotes, init=False)
+    store: IndexStore | None = attrs.field(default=None, init=False)
+    """The store last persisted to or loaded from: the archive beyond memory."""
     _blocks: list[Block] = attrs.field(factory=list, init=False)
     _by_id: dict[str, Block] = attrs.field(factory=dict, init=False)
     _calls: set[str] = attrs.field(factory=set, init=False)
@@ -65,6 +70,7 @@ class Ledger:
     _carry: Carry = attrs.field(factory=Carry, init=False)
     _carried: CarriedIds = attrs.field(init=False)
     _stream: VisibleStream = attrs.field(init=False)
+    _archive: Archive = attrs.field(factory=Archive, init=False)
 
     def __attrs_post_init__(self) -> None:
         self._carried = CarriedIds(self._carry)
@@ -136,12 +142,22 @@ class Ledger:
             stream.extend(self._blocks)
         return stream
 
+    def archive(self) -> Archive:
+        """The blocks in memory no longer shown whole (compacted away or cleared), indexed
+        for search; brought up to date when the structure or the store version moved."""
+        key = (self._state.structure_version, self._version)
+        s = self._summary_index
+        self._archive.refresh(key, self._blocks, s, self._carried, self._state.cleared)
+        return self._archive
+
     def begin_call(self) -> None:
         """Start of a render, estimate or compaction: the reference engine forgets
         everything it would otherwise reuse."""
         if not self.incremental:
             self.memo.reset()
             self._stream.version = -1
+            self._archive = Archive()
+            self.recall = RecallMemo()
 
     def snapshot(self, conversation_id: str) -> TimelineSnapshot:
         state = msgspec.structs.replace(self._state, pinned=list(self._carry.pinned))
@@ -314,19 +330,30 @@ class Ledger:
         """Something changed how the blocks render (the stream is rebuilt)."""
         self._bump()
 
-    def persisted(self, version: int, written: Set[str], window: TimelineSnapshot | None) -> None:
-        """A commit succeeded at ``version`` with the blocks ``written``; ``window`` (when
-        nothing changed meanwhile) replaces the blocks in memory (eviction)."""
+    def persisted(
+        self,
+        version: int,
+        written: Set[str],
+        window: TimelineSnapshot | None,
+        store: IndexStore | None = None,
+    ) -> None:
+        """A commit to ``store`` succeeded at ``version`` with the blocks ``written``;
+        ``window`` (when nothing changed meanwhile) replaces the blocks in memory
+        (eviction)."""
         self._version = version
+        self.store = store
         self._new_ids = [i for i in self._new_ids if i not in written]
         if window is not None and len(window.blocks) != len(self._blocks):
             state = msgspec.structs.replace(self._state, pinned=window.state.pinned)
             self.reset(window.blocks, state)
 
-    def loaded(self, version: int, snapshot: TimelineSnapshot) -> None:
-        """Take over a stored window (``Timeline.load``)."""
+    def loaded(
+        self, version: int, snapshot: TimelineSnapshot, store: IndexStore | None = None
+    ) -> None:
+        """Take over a window stored in ``store`` (``Timeline.load``)."""
         self.reset(snapshot.blocks, snapshot.state, new_ids=())
         self._version = version
+        self.store = store
 
     def _bump(self) -> None:
         self._state = msgspec.structs.replace(
