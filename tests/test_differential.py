@@ -26,6 +26,7 @@ from timeline import (
     ClearingPolicy,
     CompactionPolicy,
     NativeCompaction,
+    RecallPolicy,
     TimelineSnapshot,
     blocks,
 )
@@ -70,6 +71,17 @@ def clearings(draw: st.DrawFn) -> ClearingPolicy:
     )
 
 
+@st.composite
+def recalls(draw: st.DrawFn) -> RecallPolicy:
+    """Recall of compacted blocks: room from a sliver to a third of the budget, few
+    blocks or many, long ones whole or by their lines."""
+    return RecallPolicy(
+        share=draw(st.sampled_from((0.05, 0.1, 0.3))),
+        max_blocks=draw(st.integers(1, 8)),
+        block_max_tokens=draw(st.none() | st.sampled_from((40, 400))),
+    )
+
+
 def native_compaction(provider: Any) -> NativeCompaction:
     return NativeCompaction(provider=provider)
 
@@ -85,6 +97,7 @@ def setups(draw: st.DrawFn) -> Setup:
         cache_ttl_seconds=ttl,
         enabled=draw(st.booleans()) or draw(st.booleans()),  # mostly enabled
         clearing=draw(st.none() | clearings()),
+        recall=draw(st.none() | recalls()),
         native=draw(st.none() | st.sampled_from(("anthropic", "responses")).map(native_compaction)),
     )
     return Setup(

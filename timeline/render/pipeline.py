@@ -5,7 +5,9 @@
 2. sanitize: compact when over the trigger (or forced) in three steps, so the same code
    serves sync and async summarizers: plan (:mod:`.sanitize`) -> summarize -> apply
    (:mod:`.summary`);
-3. fit: exact counts where the budget needs them, truncation of blocks no cut could
+3. recall: with ``CompactionPolicy(recall=...)``, the archived blocks that match the
+   newest prompt, in one block opening the volatile tail (:mod:`.recall`);
+4. fit: exact counts where the budget needs them, truncation of blocks no cut could
    shrink (render-only), cache checkpoints on the stable stream, the volatile tail last
    (:mod:`.budget`).
 
