@@ -9,6 +9,8 @@ import random
 import re
 from pathlib import Path
 
+import pytest
+
 from benchmarks import import_shapes as bench
 
 ROW = re.compile(
@@ -17,6 +19,7 @@ ROW = re.compile(
 )
 
 
+@pytest.mark.slow
 def test_every_shape_imports_and_is_measured(tmp_path: Path) -> None:
     rows = bench.measure(0.02, tmp_path)
     assert [r[0] for r in rows] == list(bench.SHAPES)

@@ -68,6 +68,7 @@ def test_bm25_hit_on_a_call_finds_its_result() -> None:
     assert mirror.reference_ranks("what did pytest tests/test_cache.py say", ("out",)) == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", ["chat", "coding"])
 def test_a_budget_larger_than_the_session_finds_every_answer_in_the_prompt(shape: str) -> None:
     """With room for everything the prompt, the recency window and search all hold every
@@ -80,6 +81,7 @@ def test_a_budget_larger_than_the_session_finds_every_answer_in_the_prompt(shape
     assert run.compactions == 0 and run.prefix_changes == 0
 
 
+@pytest.mark.slow
 def test_a_small_budget_loses_old_answers_from_the_recency_window() -> None:
     """At a budget far below the session, old answers fall out of the recency window, and
     the library compacts."""
@@ -90,6 +92,7 @@ def test_a_small_budget_loses_old_answers_from_the_recency_window() -> None:
     assert run.compactions > 0
 
 
+@pytest.mark.slow
 def test_the_command_prints_and_writes_its_figures(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -8,9 +8,12 @@ import argparse
 import re
 from pathlib import Path
 
+import pytest
+
 from benchmarks.store import IMPORT_ID, imports
 
 
+@pytest.mark.slow
 def test_the_import_rows_measure_time_memory_and_the_store(tmp_path: Path) -> None:
     out = imports(argparse.Namespace(import_mb=1, tiny_mb=1, import_id=IMPORT_ID), tmp_path)
     row = out["timeline import tiny messages into SQLite"]

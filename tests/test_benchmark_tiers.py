@@ -15,6 +15,8 @@ from benchmarks.peer_strategies import Stacked, Summarize
 from benchmarks.peers import feed_together
 from benchmarks.session import generate
 
+pytestmark = pytest.mark.slow  # benchmark runs
+
 BUDGET = 8_000
 
 

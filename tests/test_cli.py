@@ -127,6 +127,7 @@ def imported(tmp_path: Path) -> Path:
     return db
 
 
+@pytest.mark.slow
 def test_import_openai_and_render_back(imported: Path) -> None:
     """Imported Chat Completions messages render back to the same conversation."""
     out = cli(
@@ -146,6 +147,7 @@ def test_import_openai_and_render_back(imported: Path) -> None:
     assert rendered[4]["content"] == "1 failed: test_retry"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["anthropic", "responses", "text", "document"])
 def test_render_formats(imported: Path, fmt: str) -> None:
     """Every format renders from the stored conversation."""
@@ -154,6 +156,7 @@ def test_render_formats(imported: Path, fmt: str) -> None:
     assert "backoff" in out.stdout
 
 
+@pytest.mark.slow
 def test_import_keeps_the_system_prompt_as_the_conversations_own(tmp_path: Path) -> None:
     """The import says how many blocks it stored and that it kept the system prompt,
     which render uses without --system (and --system still overrides)."""
@@ -170,6 +173,7 @@ def test_import_keeps_the_system_prompt_as_the_conversations_own(tmp_path: Path)
     assert json.loads(other.stdout)[0] == {"role": "system", "content": "Be brief."}
 
 
+@pytest.mark.slow
 def test_import_anthropic(tmp_path: Path) -> None:
     """Anthropic Messages JSON with tool_use/tool_result imports and renders natively."""
     src = tmp_path / "a.json"
@@ -181,6 +185,7 @@ def test_import_anthropic(tmp_path: Path) -> None:
     assert kinds == [["text"], ["text", "tool_use"], ["tool_result"], ["text"]]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("messages", "where"),
     [
@@ -223,6 +228,7 @@ def test_malformed_import_names_the_element_and_stores_nothing(
     assert render.returncode == 1 and "--db: no SQLite store at" in render.stderr
 
 
+@pytest.mark.slow
 def test_import_refuses_an_existing_conversation(imported: Path, tmp_path: Path) -> None:
     """Importing into an id that exists is an error and changes nothing."""
     src = tmp_path / "chat2.json"
@@ -231,6 +237,7 @@ def test_import_refuses_an_existing_conversation(imported: Path, tmp_path: Path)
     assert out.returncode == 1 and "already exists" in out.stderr
 
 
+@pytest.mark.slow
 def test_not_json_is_a_runtime_error(tmp_path: Path) -> None:
     """A file that is not JSON: exit 1 with the reason."""
     src = tmp_path / "x.json"
@@ -239,6 +246,7 @@ def test_not_json_is_a_runtime_error(tmp_path: Path) -> None:
     assert out.returncode == 1 and "not valid JSON" in out.stderr
 
 
+@pytest.mark.slow
 def test_inspect_shows_usage_by_type(imported: Path) -> None:
     """inspect: tokens per block type with bars, checkpoints."""
     out = cli("inspect", "c1", "--db", str(imported), "--max-tokens", "200", "--system", "sys")
@@ -247,6 +255,7 @@ def test_inspect_shows_usage_by_type(imported: Path) -> None:
     assert "of 200 tokens" in out.stdout and "cache checkpoints: system +" in out.stdout
 
 
+@pytest.mark.slow
 def test_search(imported: Path) -> None:
     """search prints scored hits with path and turn."""
     out = cli("search", "c1", "backoff retry", "--db", str(imported))
@@ -258,6 +267,7 @@ def test_search(imported: Path) -> None:
     assert "no matches" in none.stdout
 
 
+@pytest.mark.slow
 def test_compact_that_would_grow_the_prompt_changes_nothing(imported: Path) -> None:
     """A compaction whose summary is not smaller than what it replaces is skipped."""
     before = cli("render", "c1", "--db", str(imported), "--format", "text").stdout
@@ -267,6 +277,7 @@ def test_compact_that_would_grow_the_prompt_changes_nothing(imported: Path) -> N
     assert before == cli("render", "c1", "--db", str(imported), "--format", "text").stdout
 
 
+@pytest.mark.slow
 def test_compact_then_render_starts_with_the_summary(tmp_path: Path) -> None:
     """compact persists a summary; the next render starts with it."""
     src = tmp_path / "chat.json"
@@ -303,6 +314,7 @@ def tool_heavy_messages(reads: int) -> list[dict[str, Any]]:
     ]
 
 
+@pytest.mark.slow
 def test_compact_clear_clears_old_tool_results_first(tmp_path: Path) -> None:
     """compact --clear runs the clearing tier first: old tool results become placeholders
     and, as that is enough, no summary is made; the output names the tier."""
@@ -320,6 +332,7 @@ def test_compact_clear_clears_old_tool_results_first(tmp_path: Path) -> None:
     assert not text.startswith("[CONVERSATION SUMMARY]")
 
 
+@pytest.mark.slow
 def test_compact_clear_says_what_it_cleared(tmp_path: Path) -> None:
     """Without --json, one line: what was cleared, the tokens before and after, the tier."""
     src = tmp_path / "chat.json"
@@ -332,6 +345,7 @@ def test_compact_clear_says_what_it_cleared(tmp_path: Path) -> None:
     assert "(tier clear, version 2)" in out.stdout
 
 
+@pytest.mark.slow
 def test_usage_errors_exit_2(tmp_path: Path) -> None:
     """Missing arguments or unknown commands are usage errors (exit 2)."""
     assert cli("render").returncode == 2
@@ -339,6 +353,7 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
     assert cli("render", "c1", "--db", "x.db", "--format", "yaml").returncode == 2
 
 
+@pytest.mark.slow
 def test_debug_shows_the_traceback(tmp_path: Path) -> None:
     """--debug prints the traceback of a runtime error; without it, one line."""
     plain = cli("render", "missing", "--db", str(tmp_path / "e.db"))
@@ -347,6 +362,7 @@ def test_debug_shows_the_traceback(tmp_path: Path) -> None:
     assert "Traceback" not in plain.stderr and "Traceback" in debug.stderr
 
 
+@pytest.mark.slow
 def test_demo_runs_the_pipeline(tmp_path: Path) -> None:
     """The demo runs a scripted session on SQLite and prints turns and the closing table."""
     out = cli("demo", "--turns", "12", "--max-tokens", "8000", "--db", "demo.db", cwd=tmp_path)
@@ -359,6 +375,7 @@ def test_demo_runs_the_pipeline(tmp_path: Path) -> None:
     assert (tmp_path / "demo.db").exists()
 
 
+@pytest.mark.slow
 def test_rendering_commands_warm_the_tokenizer_up(
     imported: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -375,6 +392,7 @@ def test_rendering_commands_warm_the_tokenizer_up(
     capsys.readouterr()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "flag"),
     [

@@ -43,6 +43,7 @@ def demo_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_inspect_of_the_demo_uses_its_own_budget_and_system_prompt(demo_db: Path) -> None:
     """inspect without flags reports the demo's 16k budget and trigger and counts its
     system prompt; --max-tokens still overrides the budget."""
@@ -75,6 +76,7 @@ def _usage_of(tmp_path: Path, reported: int | None) -> dict[str, Any]:
     return dict(json.loads(out.stdout))
 
 
+@pytest.mark.slow
 def test_no_usage_report_means_no_provider_row(tmp_path: Path) -> None:
     """Without a usage report there is no provider row; with one, a positive difference
     is provider overhead and a negative one says the provider counted fewer."""
@@ -92,6 +94,7 @@ def test_no_usage_report_means_no_provider_row(tmp_path: Path) -> None:
     assert all(v["tokens"] >= 0 for v in under["categories"].values())
 
 
+@pytest.mark.slow
 def test_categories_add_up_and_follow_the_bar_order(demo_db: Path) -> None:
     """inspect --json categories: the bar's order, free last; the slices are the
     per-type counts (a negative calibration has none) and with free add up to the budget."""
@@ -120,6 +123,7 @@ def chatty(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_search_says_how_many_it_did_not_show(chatty: Path) -> None:
     """A full page of hits says 'N shown of TOTAL'; all shown says 'N matches'."""
     out = cli("search", "c", "retry", "--db", str(chatty))
@@ -130,6 +134,7 @@ def test_search_says_how_many_it_did_not_show(chatty: Path) -> None:
     assert exact.stdout.splitlines()[-1] == "25 matches"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("query", ["", "   ", "\t"])
 def test_an_empty_query_is_a_usage_error(chatty: Path, query: str) -> None:
     """An empty or blank QUERY: exit 2, one error line naming QUERY."""
@@ -159,6 +164,7 @@ def _stdout_on_a_tty(*args: str) -> str:
     return b"".join(chunks).decode()
 
 
+@pytest.mark.slow
 def test_search_highlights_matches_on_a_terminal(chatty: Path) -> None:
     """On a terminal the matched words are highlighted instead of bracketed; in a pipe
     the brackets stay."""
@@ -168,6 +174,7 @@ def test_search_highlights_matches_on_a_terminal(chatty: Path) -> None:
     assert "[retry] number" in piped and "\x1b" not in piped
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("name", "data", "fmt"),
     [
@@ -195,6 +202,7 @@ def test_import_detects_the_format(tmp_path: Path, name: str, data: Any, fmt: st
     store.close()
 
 
+@pytest.mark.slow
 def test_a_wrong_format_names_the_right_one(tmp_path: Path) -> None:
     """An Anthropic file imported as --format openai fails naming the element and the
     format the file looks like; nothing is stored."""
@@ -215,6 +223,7 @@ def test_a_wrong_format_names_the_right_one(tmp_path: Path) -> None:
     assert not (tmp_path / "w.db").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "data", [[], {"messages": []}, [{"role": "system", "content": "only a system prompt"}]]
 )
@@ -226,6 +235,7 @@ def test_an_empty_conversation_is_refused(tmp_path: Path, data: Any) -> None:
     assert not (tmp_path / "e.db").exists()
 
 
+@pytest.mark.slow
 def test_errors_name_the_flag_or_file(tmp_path: Path, demo_db: Path) -> None:
     """A missing FILE or --system @FILE is named with its flag, never as [Errno 2]."""
     missing = tmp_path / "nope.json"
@@ -237,6 +247,7 @@ def test_errors_name_the_flag_or_file(tmp_path: Path, demo_db: Path) -> None:
     assert system.stderr.startswith(f"error: --system @{missing}: cannot read it")
 
 
+@pytest.mark.slow
 def test_delete(tmp_path: Path) -> None:
     """delete removes the conversation (window, turn log, summaries), says what it
     removed, and leaves the others; deleting it again is an error."""

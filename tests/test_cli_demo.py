@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.test_cli import cli, cli_on_tty
 
 
+@pytest.mark.slow
 def test_demo_prints_the_conversation_and_next_commands(tmp_path: Path) -> None:
     """The demo names the conversation it wrote and what to run next."""
     out = cli("demo", "--turns", "3", "--db", "d.db", "--conversation", "mine", cwd=tmp_path)
@@ -19,6 +22,7 @@ def test_demo_prints_the_conversation_and_next_commands(tmp_path: Path) -> None:
     assert again.returncode == 0, again.stderr
 
 
+@pytest.mark.slow
 def test_demo_request_figures_mean_the_same_thing(tmp_path: Path) -> None:
     """The per-turn 'request' column and the closing 'largest request' are one measure."""
     out = cli("demo", "--turns", "6", "--max-tokens", "6000", "--db", "d.db", cwd=tmp_path)
@@ -29,6 +33,7 @@ def test_demo_request_figures_mean_the_same_thing(tmp_path: Path) -> None:
     assert f"{max(column):,} tokens" in largest
 
 
+@pytest.mark.slow
 def test_demo_is_quiet_on_stderr_and_logs_with_debug(tmp_path: Path) -> None:
     """The demo (overflow retry included) writes nothing to stderr; --debug shows the log."""
     out = cli("demo", "--turns", "12", "--max-tokens", "8000", "--db", "q.db", cwd=tmp_path)
@@ -38,6 +43,7 @@ def test_demo_is_quiet_on_stderr_and_logs_with_debug(tmp_path: Path) -> None:
     assert "timeline: persist conversation=demo" in debug.stderr
 
 
+@pytest.mark.slow
 def test_demo_progress_bar_on_a_terminal(tmp_path: Path) -> None:
     """With stderr on a terminal the demo draws a progress bar over its turns."""
     code, out, drawn = cli_on_tty("demo", "--turns", "3", "--db", "p.db", cwd=tmp_path)

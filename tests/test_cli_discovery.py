@@ -41,6 +41,7 @@ def db(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_version() -> None:
     """--version prints the installed package version."""
     out = cli("--version")
@@ -56,6 +57,7 @@ def test_every_subcommand_is_listed_and_every_option_has_help() -> None:
             assert action.help, f"{name}: {action.option_strings or action.dest} has no help"
 
 
+@pytest.mark.slow
 def test_top_level_help_has_no_rest_markup() -> None:
     """The top-level help is plain text (no ``literal`` or :role: markup)."""
     out = cli("--help")
@@ -64,6 +66,7 @@ def test_top_level_help_has_no_rest_markup() -> None:
     assert "timeline demo" in out.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", SUBCOMMANDS)
 def test_every_subcommand_has_help(command: str) -> None:
     """`timeline COMMAND --help` exits 0 and describes every flag."""
@@ -72,6 +75,7 @@ def test_every_subcommand_has_help(command: str) -> None:
     assert f"usage: timeline {command}" in out.stdout and "--debug" in out.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where", ["before", "after"])
 def test_debug_before_or_after_the_subcommand(tmp_path: Path, where: str) -> None:
     """--debug shows the traceback wherever it is given."""
@@ -80,6 +84,7 @@ def test_debug_before_or_after_the_subcommand(tmp_path: Path, where: str) -> Non
     assert out.returncode == 1 and "Traceback" in out.stderr
 
 
+@pytest.mark.slow
 def test_list_text_and_json(db: Path) -> None:
     """list shows each conversation; --json is an array with the documented keys."""
     text = cli("list", "--db", str(db))
@@ -101,6 +106,7 @@ def test_list_text_and_json(db: Path) -> None:
     assert rows[0]["updated"].endswith("Z")
 
 
+@pytest.mark.slow
 def test_list_of_an_empty_store(tmp_path: Path) -> None:
     """An empty store lists nothing (text) and [] (json)."""
     import index_store
@@ -116,6 +122,7 @@ def _inspect_json(db: Path, *extra: str) -> dict[str, Any]:
     return dict(json.loads(out.stdout))
 
 
+@pytest.mark.slow
 def test_inspect_json_adds_up_after_truncation(tmp_path: Path) -> None:
     """With a block truncated for the render, per-type tokens add up to the prompt's tokens
     and the shares to 100%."""
@@ -133,6 +140,7 @@ def test_inspect_json_adds_up_after_truncation(tmp_path: Path) -> None:
     assert usage["free"] == 600 - usage["tokens"]
 
 
+@pytest.mark.slow
 def test_inspect_json_shape(db: Path) -> None:
     """inspect --json: the documented keys, per-type blocks/tokens/share, no budget."""
     usage = _inspect_json(db)
@@ -159,11 +167,13 @@ def test_inspect_json_shape(db: Path) -> None:
     assert usage["types"]["react.tool.result"]["blocks"] == 2
 
 
+@pytest.mark.slow
 def test_inspect_says_when_there_is_no_budget(db: Path) -> None:
     """Without --max-tokens inspect says compaction is off."""
     assert "no budget: compaction off" in cli("inspect", "c1", "--db", str(db)).stdout
 
 
+@pytest.mark.slow
 def test_search_json(db: Path) -> None:
     """search --json: an array of hits with path, turn, kind, score, type, snippet."""
     hits = json.loads(cli("search", "c1", "backoff", "--db", str(db), "--json").stdout)
@@ -180,6 +190,7 @@ def test_search_json(db: Path) -> None:
     assert json.loads(none.stdout) == []
 
 
+@pytest.mark.slow
 def test_compact_json(tmp_path: Path) -> None:
     """compact --json says what it did; the version moves on."""
     db = tmp_path / "long.db"
@@ -193,6 +204,7 @@ def test_compact_json(tmp_path: Path) -> None:
     assert isinstance(result["tokens_after"], int) and isinstance(result["tokens_before"], int)
 
 
+@pytest.mark.slow
 def test_compact_json_skipped(db: Path) -> None:
     """compact --json on a chat too small to shrink: not compacted, the reason given."""
     out = cli("compact", "c1", "--db", str(db), "--keep-recent", "20", "--json")
@@ -201,6 +213,7 @@ def test_compact_json_skipped(db: Path) -> None:
     assert result["skipped"].startswith("the summary (")
 
 
+@pytest.mark.slow
 def test_compact_without_a_budget_names_the_flags(db: Path) -> None:
     """compact with neither budget flag: one error naming --max-tokens and --keep-recent."""
     out = cli("compact", "c1", "--db", str(db))
@@ -209,6 +222,7 @@ def test_compact_without_a_budget_names_the_flags(db: Path) -> None:
     assert "keep_recent_tokens" not in out.stderr and "max_tokens" not in out.stderr
 
 
+@pytest.mark.slow
 def test_errors_are_in_flag_terms(db: Path) -> None:
     """A system prompt over the budget is reported in terms of --system and --max-tokens."""
     out = cli("inspect", "c1", "--db", str(db), "--max-tokens", "5", "--system", "word " * 50)
@@ -224,6 +238,7 @@ def test_flag_terms_replaces_api_names() -> None:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "args",
     [
@@ -245,6 +260,7 @@ def test_bad_flags_are_usage_errors(args: tuple[str, ...]) -> None:
     assert "error: " in out.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["render", "inspect", "compact", "search", "delete"])
 def test_unknown_conversation_is_one_error_line(db: Path, command: str) -> None:
     """A conversation that is not stored: exit 1, one line saying so (search too)."""
@@ -255,6 +271,7 @@ def test_unknown_conversation_is_one_error_line(db: Path, command: str) -> None:
     assert len(out.stderr.splitlines()) == 1 and "'nope' is not in the store" in out.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("content", "expected"),
     [("be terse\n", "be terse"), ("be terse\n\n", "be terse\n"), ("be terse", "be terse")],
@@ -269,6 +286,7 @@ def test_system_from_file_strips_one_trailing_newline(
     assert expected == json.loads(out.stdout)[0]["content"]
 
 
+@pytest.mark.slow
 def test_broken_pipe_is_quiet(tmp_path: Path) -> None:
     """`timeline render ... | head -c 100` ends quietly: exit 0, nothing on stderr."""
     src = tmp_path / "big.json"
@@ -310,6 +328,7 @@ def _on_a_tty(*args: str, env: dict[str, str]) -> str:
     return b"".join(chunks).decode()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("no_color", "coloured"), [(None, True), ("1", False)])
 def test_colour_only_on_a_tty_and_not_with_no_color(
     db: Path, no_color: str | None, coloured: bool
@@ -322,6 +341,7 @@ def test_colour_only_on_a_tty_and_not_with_no_color(
     assert "\x1b[" not in cli("inspect", "c1", "--db", str(db)).stdout
 
 
+@pytest.mark.slow
 def test_plural_wording(db: Path) -> None:
     """Counts of one are singular: "1 block", "1 conversation"."""
     assert [
@@ -345,6 +365,7 @@ def test_percent_shares_add_up_to_100(values: list[int]) -> None:
     assert all(abs(s - 100 * v / total) < 0.1 + 1e-9 for s, v in zip(shares, values, strict=True))
 
 
+@pytest.mark.slow
 def test_demo_refuses_to_replace_a_conversation_it_did_not_create(db: Path) -> None:
     """The demo will not delete an imported conversation unless --force is given."""
     out = cli("demo", "--turns", "2", "--db", str(db), "--conversation", "c1")
@@ -356,6 +377,7 @@ def test_demo_refuses_to_replace_a_conversation_it_did_not_create(db: Path) -> N
     assert json.loads(cli("list", "--db", str(db), "--json").stdout)[0]["turns"] == 2
 
 
+@pytest.mark.slow
 def test_list_reports_an_unreadable_conversation_and_goes_on(db: Path, tmp_path: Path) -> None:
     """A conversation with a damaged row is listed with its error; the others as usual."""
     import sqlite3

@@ -48,6 +48,7 @@ def _no_temp_files(directory: Path) -> None:
     assert [p.name for p in directory.iterdir() if p.name.endswith(".tmp")] == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("force", [False, True])
 @pytest.mark.parametrize("suffix", ["", "-wal", "-shm"])
 def test_html_never_writes_over_the_store(db: Path, force: bool, suffix: str) -> None:
@@ -69,6 +70,7 @@ def test_html_never_writes_over_the_store(db: Path, force: bool, suffix: str) ->
     _no_temp_files(db.parent)
 
 
+@pytest.mark.slow
 def test_html_through_a_store_url_is_refused_too(db: Path) -> None:
     """--db given as sqlite:///PATH and --html PATH: still the store, still refused."""
     out = cli("inspect", "c1", "--db", f"sqlite:///{db}", "--html", str(db), "--force")
@@ -76,6 +78,7 @@ def test_html_through_a_store_url_is_refused_too(db: Path) -> None:
     _intact(db)
 
 
+@pytest.mark.slow
 def test_html_refuses_an_existing_file_without_force(db: Path, tmp_path: Path) -> None:
     """An existing file is left alone without --force; --force replaces it atomically
     with an owner-only page."""
@@ -91,6 +94,7 @@ def test_html_refuses_an_existing_file_without_force(db: Path, tmp_path: Path) -
     _no_temp_files(tmp_path)
 
 
+@pytest.mark.slow
 def test_html_never_follows_a_symlink(db: Path, tmp_path: Path) -> None:
     """A symlink at OUT is refused without --force; with --force the link itself is
     replaced by the page and the file it pointed to is untouched."""
@@ -110,6 +114,7 @@ def test_html_never_follows_a_symlink(db: Path, tmp_path: Path) -> None:
     assert refused.returncode == 1 and not (tmp_path / "nowhere.html").exists()
 
 
+@pytest.mark.slow
 def test_html_page_is_new_and_owner_only(db: Path, tmp_path: Path) -> None:
     """A new page is created 0600 whatever the umask, with no temporary file left."""
     page = tmp_path / "new.html"
@@ -119,6 +124,7 @@ def test_html_page_is_new_and_owner_only(db: Path, tmp_path: Path) -> None:
     _no_temp_files(tmp_path)
 
 
+@pytest.mark.slow
 def test_html_to_a_directory_or_missing_directory(db: Path, tmp_path: Path) -> None:
     """A directory or a path in a missing directory: one error line naming --html."""
     for target in (tmp_path, tmp_path / "missing" / "x.html"):
@@ -127,6 +133,7 @@ def test_html_to_a_directory_or_missing_directory(db: Path, tmp_path: Path) -> N
         assert len(out.stderr.splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_stores_made_by_the_cli_are_owner_only(db: Path, tmp_path: Path) -> None:
     """import and demo create their stores 0600."""
     assert _mode(db) == 0o600
@@ -135,6 +142,7 @@ def test_stores_made_by_the_cli_are_owner_only(db: Path, tmp_path: Path) -> None
     assert _mode(tmp_path / "d.db") == 0o600
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "argv",
     [
@@ -179,6 +187,7 @@ def _safe(text: str) -> None:
         assert bad not in text, repr(text)
 
 
+@pytest.mark.slow
 def test_search_and_list_escape_control_characters(hostile: Path) -> None:
     """search prints the escape sequences of a tool's output as text, list an id as
     text: nothing reaches the terminal as a control character."""
@@ -192,6 +201,7 @@ def test_search_and_list_escape_control_characters(hostile: Path) -> None:
     assert printable(cid) in listed.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "argv",
     [
@@ -214,6 +224,7 @@ def test_every_human_readable_output_is_escaped(hostile: Path, argv: list[str]) 
     _safe(missing.stderr)
 
 
+@pytest.mark.slow
 def test_json_stays_exact(hostile: Path) -> None:
     """--json output decodes to the exact strings, escape sequences included."""
     cid = f"evil{CLEAR}id"

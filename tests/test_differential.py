@@ -14,6 +14,7 @@ from typing import Any
 
 import msgspec
 import open_samples
+import pytest
 from differential import EnginePair, assert_same_stats, stats_data
 from differential_setup import Setup, Shown
 from hypothesis import HealthCheck, settings
@@ -442,10 +443,19 @@ def edited(block: Block, text: str) -> Block:
     return msgspec.structs.replace(block, text=text)
 
 
-TestDifferential = DifferentialMachine.TestCase
+TestDifferential = pytest.mark.slow(DifferentialMachine.TestCase)
 TestDifferential.settings = settings(
     max_examples=200,
     stateful_step_count=50,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
+
+
+class QuickDifferentialMachine(DifferentialMachine):
+    """The same machine, for the edit loop (``pytest -m "not slow"``): a tenth of the
+    cases, so every fast path is still compared with its reference on every run."""
+
+
+TestDifferentialQuick = QuickDifferentialMachine.TestCase
+TestDifferentialQuick.settings = settings(TestDifferential.settings, max_examples=20)

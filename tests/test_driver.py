@@ -165,6 +165,7 @@ def test_disabled_compaction_lets_the_overflow_through() -> None:
     assert model.calls == 1
 
 
+@pytest.mark.slow
 def test_long_session_never_over_budget_and_never_orphaned() -> None:
     """200 turns with a 16k budget: every request the model received fits (its own count,
     with 350 tokens of overhead we cannot see) and every payload is valid."""

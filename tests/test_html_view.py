@@ -356,6 +356,7 @@ def _open(browser: Any, path: Path, errors: list[str], **context: Any) -> Any:
     return page
 
 
+@pytest.mark.slow
 @needs_chromium
 def test_page_in_a_real_browser(browser: Any, tmp_path: Path) -> None:
     """In headless Chromium the page loads without console errors (a CSP violation would
@@ -400,6 +401,7 @@ def demo_page(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
     return page, count
 
 
+@pytest.mark.slow
 @needs_chromium
 def test_two_thousand_blocks_stay_usable(browser: Any, demo_page: tuple[Path, int]) -> None:
     """At 2,000+ blocks the page is under 1 MB and paints in under a second; search
@@ -449,6 +451,7 @@ def _axe(page: Any) -> list[dict[str, Any]]:
     return [v for v in result["violations"] if v["impact"] in ("serious", "critical")]
 
 
+@pytest.mark.slow
 @needs_chromium
 def test_accessibility(browser: Any, demo_page: tuple[Path, int], tmp_path: Path) -> None:
     """axe-core (vendored, tests/data/vendor/axe-core) finds no serious or critical

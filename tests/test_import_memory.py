@@ -10,6 +10,8 @@ import warnings
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
+
 import index_store
 from timeline import Timeline, blocks
 from timeline.compaction.policy import NoBudgetWarning
@@ -32,6 +34,7 @@ def test_blocks_of_one_millisecond_share_their_timestamp() -> None:
     assert c.ts == "2026-01-02T03:04:05.007Z"
 
 
+@pytest.mark.slow
 def test_a_tiny_message_costs_under_880_bytes_in_the_imported_timeline() -> None:
     """Two blocks a message (a turn header and the prompt). Measured on CPython 3.11:
     about 815 bytes a message (953 when every block held its own timestamp text); the
@@ -50,6 +53,7 @@ def test_a_tiny_message_costs_under_880_bytes_in_the_imported_timeline() -> None
     assert peak / n < 900
 
 
+@pytest.mark.slow
 def test_the_first_persist_of_many_tiny_blocks_peaks_under_190_bytes_a_block(
     tmp_path: Path,
 ) -> None:

@@ -172,6 +172,7 @@ def test_chat_tool_call_id_of_the_wrong_type_is_named_once() -> None:
     assert str(err.value) == "messages[1].tool_call_id: expected a string, got a number"
 
 
+@pytest.mark.slow
 def test_cli_imports_responses_input(tmp_path: Path) -> None:
     """``timeline import --format responses`` stores Responses input with its system
     prompt; it renders back."""

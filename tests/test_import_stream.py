@@ -89,6 +89,7 @@ def test_memory_is_about_the_blocks_not_the_document_twice() -> None:
     assert peak < 1.5 * len(raw)
 
 
+@pytest.mark.slow
 def test_progress_bar_only_on_a_terminal(tmp_path: Path) -> None:
     """With stderr on a terminal import draws a progress bar; in a pipe it prints none."""
     src = tmp_path / "chat.json"
@@ -109,6 +110,7 @@ def test_progress_bar_only_on_a_terminal(tmp_path: Path) -> None:
     assert b"importing chat.json" in drawn and "━".encode() in drawn
 
 
+@pytest.mark.slow
 def test_cli_imports_responses_input(tmp_path: Path) -> None:
     """--format responses imports Responses API input items (read whole)."""
     src = tmp_path / "r.json"

@@ -98,6 +98,7 @@ def test_a_result_may_answer_a_call_of_an_earlier_message() -> None:
         list(orphan)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where", ["late message", "finish"])
 def test_bad_input_anywhere_stores_nothing(store: Any, where: str) -> None:
     """An error from the blocks (a bad message after thousands of good ones) or from
@@ -220,6 +221,7 @@ def _peak_import(tmp_path: Path, n: int, fmt: str = "openai") -> int:
         tracemalloc.stop()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["openai", "responses"])
 def test_import_memory_does_not_grow_with_the_file(tmp_path: Path, fmt: str) -> None:
     """``timeline import`` of 20,000 tiny messages peaks (Python objects) within 1.5 MiB of
@@ -231,6 +233,7 @@ def test_import_memory_does_not_grow_with_the_file(tmp_path: Path, fmt: str) -> 
     assert big - small < 1.5 * 2**20, (small, big)
 
 
+@pytest.mark.slow
 def test_a_failed_import_into_a_new_store_leaves_no_file(tmp_path: Path) -> None:
     src = tmp_path / "bad.json"
     src.write_text(json.dumps([{"role": "user", "content": "a"}] * 3000 + [{"role": "x"}]))

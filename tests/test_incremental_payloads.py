@@ -7,6 +7,7 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from hypothesis import given, settings, target
 from hypothesis import strategies as st
 from timeline_gen import _Gen
@@ -205,6 +206,7 @@ def compaction_session(seed: int) -> Timeline:
     return tl
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None)
 @given(seed=st.integers(0, 100_000))
 def test_payloads_after_rebased_plans_equal_payloads_from_scratch(seed: int) -> None:

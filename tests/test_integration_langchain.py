@@ -117,6 +117,7 @@ def run_turns(agent: Any, thread: str, turns: range, *, asynchronous: bool = Fal
         agent.invoke({"messages": [HumanMessage(f"check topic-{i}")]}, config)
 
 
+@pytest.mark.slow
 def test_sixty_tool_turns_stay_within_budget(tmp_path: Path) -> None:
     """64 tool-using turns (sync then async) at a 4,000-token budget: every request fits,
     pairs intact, one summary once needed, turn 2's fact searchable, and a new

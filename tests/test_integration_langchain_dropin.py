@@ -218,3 +218,90 @@ def test_the_summarizers_call_is_marked_in_astream_events_v2() -> None:
     assert summary_run["metadata"]["lc_source"] == "summarization"
     assert "nostream" not in agent_run["tags"]
     assert agent_run["metadata"].get("lc_source") != "summarization"
+
+
+def _marked_internal(config: dict[str, Any]) -> None:
+    """A config SummarizationMiddleware gives its own summary call."""
+    from langchain.agents.middleware.internal_call_transformer import (
+        INTERNAL_CALL_METADATA_KEY,
+        internal_call_metadata,
+    )
+
+    assert config["metadata"]["lc_source"] == "summarization"
+    expected = internal_call_metadata()[INTERNAL_CALL_METADATA_KEY]
+    assert config["metadata"][INTERNAL_CALL_METADATA_KEY] == expected
+    assert "nostream" in config["tags"]
+
+
+def test_a_runnable_summarizer_gets_the_summary_calls_config() -> None:
+    """A ``Runnable`` summarizer is invoked as an internal call (``lc_source``, the
+    internal-call marker, ``nostream``), as SummarizationMiddleware invokes its own."""
+    from langchain_core.messages.utils import get_buffer_string
+    from langchain_core.runnables import RunnableConfig, RunnableLambda
+
+    configs: list[RunnableConfig] = []
+
+    def summarize(messages: list[BaseMessage], config: RunnableConfig) -> str:
+        configs.append(config)
+        return get_buffer_string(messages[:1])[:40]
+
+    mw = TimelineMiddleware(
+        "memory://", POLICY, summarizer=RunnableLambda(summarize), default_thread_id="t"
+    )
+    update = mw.before_model({"messages": history()}, None)
+    assert update is not None and "Human: question 0 word" in update["messages"][1].text
+    assert len(configs) == 1
+    _marked_internal(dict(configs[0]))
+
+
+def test_a_chat_model_summarizers_call_is_marked_internal() -> None:
+    """A chat model summarizer is called with the internal-call config too."""
+    configs: list[Any] = []
+
+    class Capturing(GenericFakeChatModel):
+        def invoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
+            from langchain_core.runnables.config import ensure_config
+
+            configs.append(ensure_config(config))
+            return AIMessage("## Goal\nsummarized")
+
+    summarizer = Capturing(messages=iter([]))
+    mw = TimelineMiddleware("memory://", POLICY, summarizer=summarizer, default_thread_id="t")
+    assert mw.before_model({"messages": history()}, None) is not None
+    assert len(configs) == 1
+    _marked_internal(configs[0])
+
+
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])
+def test_a_summarizer_that_returns_no_str_is_a_type_error(asynchronous: bool) -> None:
+    """A summarizer returning anything but a str raises ``TypeError`` naming what it
+    returned (with ``on_summary_failure="raise"``; by default the inventory summary
+    stands in), the state untouched."""
+    if asynchronous:
+
+        async def summarize(messages: list[BaseMessage]) -> Any:
+            return None
+
+        got = "NoneType"
+    else:
+
+        def summarize(messages: list[BaseMessage]) -> Any:  # type: ignore[misc]
+            return AIMessage("not a str")
+
+        got = "AIMessage"
+    messages = history()
+    raising = TimelineMiddleware(
+        "memory://",
+        POLICY,
+        summarizer=summarize,
+        on_summary_failure="raise",
+        default_thread_id="t",
+    )
+    with pytest.raises(TypeError, match=f"`summarizer` must return a str, got {got}"):
+        if asynchronous:
+            asyncio.run(raising.abefore_model({"messages": messages}, None))
+        else:
+            raising.before_model({"messages": messages}, None)
+    fallback = TimelineMiddleware("memory://", POLICY, summarizer=summarize, default_thread_id="t")
+    update = fallback.before_model({"messages": messages}, None)
+    assert update is not None and update["messages"][1].text.startswith(SUMMARY_OPENING)

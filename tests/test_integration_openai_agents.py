@@ -106,6 +106,7 @@ async def run_turns(agent: Agent[Any], session: TimelineSession, turns: range) -
         await Runner.run(agent, f"check topic-{i}", session=session, run_config=config)
 
 
+@pytest.mark.slow
 def test_sixty_tool_turns_stay_within_budget(tmp_path: Path) -> None:
     """66 runs of three tool calls each at a 4,000-token budget: every model call inside
     every run fits (the filter), items valid for the SDK types, pairs intact, one summary

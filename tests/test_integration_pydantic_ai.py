@@ -105,6 +105,7 @@ def run_turns(
     return history
 
 
+@pytest.mark.slow
 def test_sixty_tool_turns_stay_within_budget(tmp_path: Path) -> None:
     """64 tool-using runs (sync then async) at a 4,000-token budget with the processed
     history fed back every run: every request fits, pairs intact, one summary once

@@ -135,6 +135,7 @@ def sessions(draw: st.DrawFn) -> list[Stream]:
     return out
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(session=sessions(), data=st.data())
 def test_rebased_payloads_equal_payloads_from_scratch(session: list[Stream], data: Any) -> None:

@@ -46,6 +46,7 @@ FEATURES = (
 )
 
 
+@pytest.mark.slow
 def test_generated_payloads_are_valid() -> None:
     """Thousands of payloads from the broad timeline generator pass the strict SDK
     validation and the provider rules, in all four formats."""

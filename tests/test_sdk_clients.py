@@ -89,6 +89,7 @@ def _last_body(srv: ThreadingHTTPServer) -> tuple[str, Any]:
     return srv.bodies[-1]  # type: ignore[attr-defined, no-any-return]
 
 
+@pytest.mark.slow
 def test_payloads_reach_the_server_unchanged(server: ThreadingHTTPServer) -> None:
     """Generated payloads of all four formats, sent through ``anthropic.Anthropic`` and
     ``openai.OpenAI``, arrive byte-for-byte as built (as JSON)."""

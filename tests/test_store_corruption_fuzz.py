@@ -36,6 +36,8 @@ from timeline import (
 )
 from timeline.cli import main
 
+pytestmark = pytest.mark.slow  # many scribbled store files
+
 SEEDS = int(os.environ.get("BT_STORE_FUZZ_SEEDS", "24"))
 POLICY = CompactionPolicy(max_tokens=1_500, keep_recent_turns=1)
 TYPED = (CorruptRecordError, NotFoundError)

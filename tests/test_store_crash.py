@@ -18,6 +18,8 @@ import index_store
 from index_store._common import encode_snapshot_row
 from timeline import Timeline
 
+pytestmark = pytest.mark.slow  # the crash loops and concurrent processes
+
 CHILD = str(Path(__file__).parent / "_crash_child.py")
 KILLS = 30
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from conftest import FixedClock
 
 from index_store._common import MAX_TERMS
@@ -28,6 +29,7 @@ def word(i: int) -> str:
     return "zq" + out
 
 
+@pytest.mark.slow
 def test_words_past_the_first_megabyte_are_found(store: Any) -> None:
     """A 3 MB tool output of distinct words: its first, middle and last words are found,
     and it loads back whole (PostgreSQL indexed only its first 256 KiB)."""

@@ -8,6 +8,7 @@ import contextlib
 from typing import Any
 
 import msgspec
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -103,6 +104,7 @@ def check_state(tl: Timeline) -> None:
         assert msgspec.json.decode(msgspec.json.encode(block.meta)) == block.meta
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(steps=STEPS, budget=st.integers(5_000, 12_000))
 def test_every_summary_is_its_state_rendered(steps: list[Any], budget: int) -> None:

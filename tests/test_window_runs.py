@@ -65,6 +65,7 @@ def test_any_references_come_back_exactly(ids: list[tuple[str, bool, str | None]
     assert len(refs) <= len(ids)
 
 
+@pytest.mark.slow
 def test_a_run_is_cut_at_its_longest() -> None:
     runs = RefRuns()
     for n in range(MAX_RUN + 3):

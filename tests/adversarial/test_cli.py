@@ -192,6 +192,7 @@ SUBPROCESS: dict[str, tuple[str, bytes]] = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("fmt", "raw"),
     [
@@ -225,6 +226,7 @@ def test_bad_file_in_a_real_process(db: str, fmt: str, raw: bytes, tmp_path: Pat
     _one_error_line(done.stderr)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("turns", [pytest.param("-1", id="typed-cli-process-demo-turns-negative")])
 def test_demo_turns_negative_in_a_real_process(tmp_path: Path, turns: str) -> None:
     """`timeline demo --turns -1` exits 2 with an error line, no traceback."""
@@ -251,6 +253,7 @@ def test_demo_turns_negative_in_a_real_process(tmp_path: Path, turns: str) -> No
 HOSTILE = "</title></script><script>alert(1)</script><img src=x onerror=alert(2)>\"'"
 
 
+@pytest.mark.slow
 def test_hostile_conversation_page_runs_only_its_own_script(tmp_path: Path) -> None:
     """A conversation whose id, tool name, arguments, output, image mime and block type
     carry markup: inspect --html writes a page with exactly one executable script (the

@@ -21,6 +21,8 @@ import pytest
 from adversarial.cases import load, new_tl
 from timeline import StoreUnavailableError, blocks
 
+pytestmark = pytest.mark.slow  # a PostgreSQL server restarted
+
 BIN = sorted(glob.glob("/usr/lib/postgresql/*/bin"))
 
 

@@ -19,12 +19,19 @@ from pathlib import Path
 
 from timeline.model.errors import TimelineError
 
-__all__ = ["IntegrationError", "MissingExtraError", "missing_extra"]
+__all__ = ["IntegrationError", "InvalidItemError", "MissingExtraError", "missing_extra"]
 
 
 class IntegrationError(TimelineError, ValueError):
     """A framework handed the adapter something it cannot use (no thread id, a message
     it cannot convert)."""
+
+
+class InvalidItemError(IntegrationError, TypeError):
+    """A session was given an item it cannot store: not a mapping, or not JSON (a value
+    JSON has no form for, a lone surrogate, nesting deeper than the block model takes).
+    Nothing is written; also a ``TypeError``, as a session that serializes its items
+    raises for them."""
 
 
 class MissingExtraError(TimelineError, ImportError):

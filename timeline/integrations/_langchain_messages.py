@@ -9,7 +9,7 @@ import base64
 import binascii
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from timeline.formats._plan import MISSING_RESULT_TEXT, Part, part_text, plan_messages
@@ -43,6 +43,8 @@ __all__ = [
     "held_message",
     "is_own_summary",
     "message_blocks",
+    "message_head",
+    "own_summaries",
     "summary_message",
     "to_langchain",
     "with_cache_control",
@@ -67,9 +69,27 @@ def summary_message(block: Block) -> HumanMessage:
     )
 
 
-def is_own_summary(message: BaseMessage) -> bool:
-    """A summary message this module made (not mirrored back: the timeline holds it)."""
-    return isinstance(message, HumanMessage) and str(message.id or "").startswith(SUMMARY_ID_PREFIX)
+def own_summaries(blocks: Iterable[Block]) -> dict[str, Block]:
+    """The summary blocks among ``blocks`` (a timeline's), by the id of the summary
+    message :func:`summary_message` makes of each."""
+    return {f"{SUMMARY_ID_PREFIX}{b.id}": b for b in blocks if b.type == CONV_RANGE_SUMMARY}
+
+
+def is_own_summary(message: BaseMessage, summaries: Mapping[str, Block]) -> bool:
+    """A summary message this module made of one of ``summaries`` (see
+    :func:`own_summaries`): its id names the summary and it says what the summary says.
+    Recognised by what the timeline holds, so a message that only looks like one (an id
+    of the same shape) is the user's, mirrored like any other."""
+    if not isinstance(message, HumanMessage):
+        return False
+    block = summaries.get(str(message.id or ""))
+    return block is not None and message.content == f"{SUMMARY_PREFIX}{block.text}"
+
+
+def message_head(block: Block) -> str:
+    """The id of the first block of the message ``block`` belongs to (a message's blocks
+    are its first block's id, then that id with ``.1``, ``.2``...)."""
+    return block.id.split(".")[0]
 
 
 def _text_of(content: Any) -> str:

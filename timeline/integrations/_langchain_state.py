@@ -4,7 +4,8 @@
   by policy: dropped with a warning, or kept as text);
 * :func:`compaction_update`: the state update that puts a new summary in place of the
   messages it covers (``SummarizationMiddleware``'s shape: remove all, the summary, the
-  kept messages);
+  kept messages); :func:`state_update` adds the rewrite that gives a restarted
+  process's state the stored conversation back;
 * :func:`compose`: the model request's messages: the request's own messages, except the
   ones compaction replaced (the summary takes their place), those the render truncated
   (rendered), and cache checkpoints for ``ChatAnthropic``;
@@ -17,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import uuid
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Literal
 
 from timeline.core.timeline import Timeline
@@ -27,6 +28,8 @@ from timeline.integrations._langchain_messages import (
     block_id,
     is_own_summary,
     message_blocks,
+    message_head,
+    own_summaries,
     summary_message,
     to_langchain,
     with_cache_control,
@@ -64,6 +67,7 @@ __all__ = [
     "ensure_ids",
     "internal_calls",
     "mirror",
+    "state_update",
     "thread_id",
 ]
 
@@ -113,18 +117,24 @@ def _head(message: BaseMessage, position: int) -> str:
 def mirror(tl: Timeline, messages: Sequence[BaseMessage], orphans: OrphanPolicy = "drop") -> int:
     """Append the messages the timeline does not hold yet: those after the last one it
     knows (by message id). A human message starts a turn; this module's own summary
-    message is skipped (the timeline holds the summary). Returns how many were new."""
-    known = {b.id for b in tl.blocks}
+    message is skipped (the timeline holds the summary). All of them or none: a message
+    the timeline refuses raises and leaves the timeline as it was (no turn opened for
+    it). Returns how many were new."""
+    held = tl.blocks
+    known = {b.id for b in held}
     start = 0
     for i in range(len(messages) - 1, -1, -1):
         if _head(messages[i], i) in known:
             start = i + 1
             break
-    calls = {b.call_id for b in tl.blocks if b.type == REACT_TOOL_CALL}
+    summaries = own_summaries(held)
+    calls = {b.call_id for b in held if b.type == REACT_TOOL_CALL}
+    pending: list[Block] = []
+    in_turn = bool(tl.current_turn_id)
     added = 0
     for i in range(start, len(messages)):
         message = messages[i]
-        if is_own_summary(message):
+        if is_own_summary(message, summaries):
             continue
         blocks = message_blocks(message, i)
         if isinstance(message, ToolMessage) and message.tool_call_id not in calls:
@@ -139,11 +149,13 @@ def mirror(tl: Timeline, messages: Sequence[BaseMessage], orphans: OrphanPolicy 
                 continue
             text = f"[TOOL RESULT {message.name or ''} call_id={message.tool_call_id}]\n"
             blocks = [Block(**{**_fields(B.note(text + blocks[0].text)), "id": blocks[0].id})]
-        if isinstance(message, HumanMessage) or not tl.current_turn_id:
-            tl.begin_turn()
-        tl.extend(blocks)
+        if isinstance(message, HumanMessage) or not in_turn:
+            pending.append(B.turn_header())
+            in_turn = True
+        pending += blocks
         calls.update(b.call_id for b in blocks if b.type == REACT_TOOL_CALL)
         added += 1
+    tl.extend(pending)
     return added
 
 
@@ -157,35 +169,63 @@ def _summary(view: RenderedContext) -> Block | None:
 
 
 def compaction_update(
-    messages: Sequence[BaseMessage], view: RenderedContext
+    messages: Sequence[BaseMessage], view: RenderedContext, tl: Timeline
 ) -> dict[str, Any] | None:
     """The state update for a summary the state does not show yet: remove every
-    message, then the summary message, then the messages from the first one still
-    visible onward (None when there is nothing to change)."""
+    message, then the summary message, then the messages from the first one with a
+    block still visible onward (None when there is nothing to change). A message the
+    cut went through (an AI message whose text the summary covers and whose tool calls
+    stay) is kept whole, so its tool messages never lose their call."""
     summary = _summary(view)
     if summary is None:
         return None
-    own = summary_message(summary)
-    if messages and messages[0].id == own.id:
+    summaries = own_summaries(tl.blocks)
+    own = summary_message(tl.get(summary.id))  # as held: the render may show it truncated
+    if messages and messages[0].id == own.id and is_own_summary(messages[0], summaries):
         return None
-    visible = {b.id for b in view.blocks}
+    visible = {message_head(b) for b in view.blocks}
     kept: list[BaseMessage] = []
     for i, message in enumerate(messages):
-        if is_own_summary(message):
+        if is_own_summary(message, summaries):
             continue
         if kept or _head(message, i) in visible:
             kept.append(message)
     return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), own, *kept]}
 
 
+def state_update(
+    messages: Sequence[BaseMessage], restored: int, tl: Timeline, view: RenderedContext
+) -> dict[str, Any] | None:
+    """What ``before_model`` returns: a new summary in place of what it covers (see
+    :func:`compaction_update`); else, when the first ``restored`` of ``messages`` are the
+    timeline's history put back in front of a state that had lost it (a restarted
+    process), the state rewritten to hold them all; else None."""
+    update = compaction_update(messages, view, tl)
+    if update is None and restored:
+        return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *messages]}
+    return update
+
+
 def _checkpoint_ids(view: RenderedContext) -> set[str]:
     """Message ids whose message carries a cache checkpoint (a checkpoint on a tool call
     moves to the end of its results: ChatAnthropic drops it on a tool_use block)."""
-    out: set[str] = set()
-    for at in view.cache_points:
-        block = view.blocks[at]
-        out.add(block.id.split(".")[0])
-    return out
+    return {message_head(view.blocks[at]) for at in view.cache_points}
+
+
+def _as_rendered(
+    message: BaseMessage, blocks: Sequence[Block], provider: str | None
+) -> list[BaseMessage]:
+    """``message`` as the render shows it: ``blocks``, the part of it still visible,
+    truncated or hidden where the render did so. A tool message stays the answer to its
+    call; an AI message keeps only its own content (its results are their own
+    messages, never invented here)."""
+    if isinstance(message, ToolMessage):
+        return [message.model_copy(update={"content": "\n".join(b.text for b in blocks)})]
+    part = RenderedContext("", tuple(blocks), (), lambda: 0, None, len(blocks))
+    rendered = to_langchain(part, system=False, provider=provider)
+    if isinstance(message, AIMessage):
+        return [m for m in rendered if isinstance(m, AIMessage)]
+    return rendered
 
 
 def compose(
@@ -197,25 +237,29 @@ def compose(
     provider: str | None,
 ) -> list[BaseMessage]:
     """The model's messages: the request's own, with a new summary in place of the
-    messages it covers, rendered copies of the ones the render truncated or hid, and
-    cache checkpoints when ``cache_control``. Messages the timeline never held (another
-    middleware's) pass through in their place."""
-    held = {b.id: b for b in tl.blocks}
+    messages it covers, rendered copies of the ones the render truncated, hid or cut
+    through (only their visible part), and cache checkpoints when ``cache_control``.
+    Messages the timeline never held (another middleware's) pass through in their
+    place."""
+    mine = tl.blocks
+    held = {b.id: b for b in mine}
+    heads = {message_head(b) for b in mine}
+    summaries = own_summaries(mine)
     shown: dict[str, list[Block]] = {}
     for block in view.blocks[: view.stable_count]:
-        shown.setdefault(block.id.split(".")[0], []).append(block)
+        shown.setdefault(message_head(block), []).append(block)
     summary = _summary(view)
     own = summary_message(summary) if summary is not None else None
     out: list[BaseMessage] = []
     placed = False
     for i, message in enumerate(request_messages):
-        if is_own_summary(message):
+        if is_own_summary(message, summaries):
             if own is not None and message.id == own.id and not placed:
-                out.append(message)
+                out.append(message if message.content == own.content else own)
                 placed = True
             continue
         head = _head(message, i)
-        if head not in held:
+        if head not in heads:
             out.append(message)  # not the timeline's: another middleware's, or unrecorded
             continue
         if own is not None and not placed:
@@ -224,25 +268,25 @@ def compose(
         blocks = shown.get(head)
         if blocks is None:
             continue  # compacted: the summary took its place
-        if all(held.get(b.id) == b for b in blocks):
+        whole = blocks[0].id == head  # else the cut went through it: its start is summarized
+        if whole and all(held.get(b.id) == b for b in blocks):
             out.append(message)
-        else:  # truncated or hidden by the render: as rendered
-            part = RenderedContext("", tuple(blocks), (), lambda: 0, None, len(blocks))
-            out += to_langchain(part, system=False, provider=provider)
+        else:
+            out += _as_rendered(message, blocks, provider)
     if own is not None and not placed:
         out.insert(0, own)
-    return _with_checkpoints(out, view, tl) if cache_control else out
+    return _with_checkpoints(out, view, summaries) if cache_control else out
 
 
 def _with_checkpoints(
-    messages: list[BaseMessage], view: RenderedContext, tl: Timeline
+    messages: list[BaseMessage], view: RenderedContext, summaries: Mapping[str, Block]
 ) -> list[BaseMessage]:
     marked = _checkpoint_ids(view)
     summary = _summary(view)
     out: list[BaseMessage] = []
     carry = False  # a checkpoint on a tool call, moving to the last of its results
     for i, message in enumerate(messages):
-        own = is_own_summary(message)
+        own = is_own_summary(message, summaries)
         key = (
             summary.id
             if own and summary is not None

@@ -24,11 +24,13 @@ from typing import Any
 
 import msgspec
 
-from timeline.formats._plan import MISSING_RESULT_TEXT
+from timeline.formats._plan import CONVERSATION_START_TEXT, MISSING_RESULT_TEXT
+from timeline.integrations import InvalidItemError
 from timeline.model import constructors as B
 from timeline.model.block import REACT_TOOL_CALL, TURN_HEADER, Block
 from timeline.model.block_types import register_block_type
 from timeline.model.errors import EmptyPromptError, InvalidBlockError
+from timeline.model.json_text import check_json
 from timeline.model.native import openai_compaction, provider_block
 from timeline.model.reasoning import REASONING_MIME, openai_reasoning
 from timeline.render.context import RenderedContext
@@ -39,6 +41,7 @@ __all__ = [
     "PART",
     "Item",
     "as_item",
+    "as_items",
     "item_blocks",
     "item_key",
     "model_input",
@@ -54,18 +57,32 @@ OPAQUE = "openai.item"
 register_block_type(OPAQUE, role="assistant", label="[OPENAI ITEM]")
 
 
-def as_item(item: Any) -> Item:
-    """A JSON-plain copy of an item (a dict or an SDK object); ``TypeError`` when it
-    does not serialize, before anything is written."""
-    dump = getattr(item, "model_dump", None)
-    if callable(dump):
-        item = dump(mode="json", exclude_none=True, by_alias=True)
-    if not isinstance(item, Mapping):
-        raise TypeError(f"a session item must be a mapping, not {type(item).__name__}")
-    copied = json.loads(json.dumps(item))
-    if not isinstance(copied, dict):  # pragma: no cover - a Mapping dumps to an object
-        raise TypeError("a session item must be a mapping")
-    return copied
+def as_item(item: Any, where: str = "item") -> Item:
+    """A JSON-plain copy of an item (a dict or an SDK object); :class:`InvalidItemError`
+    when it is not one the timeline can hold (see :func:`as_items`)."""
+    return as_items([item], where)[0]
+
+
+def as_items(items: Sequence[Any], where: str = "items") -> list[Item]:
+    """JSON-plain copies of ``items`` (dicts or SDK objects), checked before anything is
+    written: :class:`InvalidItemError`, naming the item and the path inside it, for an
+    item that is not a mapping, holds a value JSON has no form for (bytes, NaN), a lone
+    surrogate, or is nested deeper than a block's ``meta`` takes."""
+    out: list[Item] = []
+    for i, item in enumerate(items):
+        dump = getattr(item, "model_dump", None)
+        if callable(dump):
+            item = dump(mode="json", exclude_none=True, by_alias=True)
+        if not isinstance(item, Mapping):
+            raise InvalidItemError(
+                f"{where}[{i}]: a session item must be a mapping, not {type(item).__name__}"
+            )
+        try:
+            out.append(json.loads(json.dumps(item)))
+        except (TypeError, ValueError, RecursionError) as exc:
+            raise InvalidItemError(f"{where}[{i}] is not JSON: {exc}") from exc
+    check_json(out, where, InvalidItemError)  # the depth an item has in a block's meta
+    return out
 
 
 def content_text(content: Any) -> str:
@@ -181,12 +198,16 @@ def item_key(item: Mapping[str, Any]) -> str:
 
 
 def rendered_items(blocks: Sequence[Block]) -> list[Item]:
-    """Responses input items rendered from ``blocks`` (no system prompt)."""
+    """Responses input items rendered from ``blocks`` (no system prompt): the blocks'
+    own items only, never the ``[conversation start]`` message a whole payload opening
+    on the assistant side gets (these items go in the middle of a history)."""
     view = RenderedContext("", tuple(blocks), (), lambda: 0, None, len(blocks))
     try:
         items = view.to_openai_responses()
     except EmptyPromptError:
         return []
+    if items and _is_lead(items[0]) and not (blocks and blocks[0].text == CONVERSATION_START_TEXT):
+        items = items[1:]
     # an assistant message without a response id is valid input in the easy form only
     return [
         {"type": "message", "role": "assistant", "content": content_text(i["content"])}
@@ -196,6 +217,13 @@ def rendered_items(blocks: Sequence[Block]) -> list[Item]:
     ]
 
 
+def _is_lead(item: Item) -> bool:
+    """The message a payload puts before an assistant message it opens on."""
+    return item.get("role") == "user" and content_text(item.get("content")) == (
+        CONVERSATION_START_TEXT
+    )
+
+
 def _rendered_one(block: Block) -> list[Item]:
     items = rendered_items([block])
     if block.type == REACT_TOOL_CALL:  # not the synthetic output the payload adds
@@ -203,11 +231,15 @@ def _rendered_one(block: Block) -> list[Item]:
     return items
 
 
-def stored_items(view: RenderedContext, held: Mapping[str, Block]) -> list[Item]:
+def stored_items(
+    view: RenderedContext, held: Mapping[str, Block], *, exact: bool = False
+) -> list[Item]:
     """The items of a rendered view, as stored: the summary (in the form the model gets
     it) where compaction replaced items, each other item exactly as it was added, and
-    the rendered form of a block the render changed (truncated or hidden) or that holds
-    no item (another adapter's, a seeded summary). ``held``: the timeline's blocks by id."""
+    the rendered form of a block that holds no item (another adapter's, a seeded
+    summary). ``held``: the timeline's blocks by id. A block the render changed
+    (truncated it to fit the budget, or hid it) is rendered too, unless ``exact``: then
+    its item is given as it was added (what a session's ``get_items`` gives back)."""
     out: list[Item] = []
     given = False  # the current item was given as stored (its parts go with it)
     for block in view.blocks[: view.stable_count]:
@@ -217,8 +249,9 @@ def stored_items(view: RenderedContext, held: Mapping[str, Block]) -> list[Item]
             if not given:
                 out += _rendered_one(block)
             continue
-        item = block.meta.get(ITEM)
-        given = isinstance(item, dict) and held.get(block.id) == block
+        stored = held.get(block.id)
+        item = stored.meta.get(ITEM) if stored is not None else None
+        given = isinstance(item, dict) and (exact or stored == block)
         if isinstance(item, dict) and given:
             out.append(copy.deepcopy(item))
         else:

@@ -171,7 +171,8 @@ def _response_blocks(message: ModelResponse) -> list[Block]:
             if texts:
                 out.append(B.assistant_completion("\n".join(texts)))
                 texts = []
-            out.append(Block(type=NATIVE, text=native, author="assistant"))
+            tool = isinstance(part, NativeToolReturnPart)  # what the tool produced
+            out.append(Block(type=NATIVE, text=native, author="tool" if tool else "assistant"))
     if texts or not out:
         out.append(B.assistant_completion("\n".join(texts)))
     if thinking:  # kept with the message so signed thinking goes back to the model

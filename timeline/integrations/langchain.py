@@ -41,14 +41,15 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra
     raise missing_extra("langchain", "langchain") from exc
 
 from timeline.integrations._langchain_messages import from_langchain, to_langchain
+from timeline.integrations._langchain_restore import restored
 from timeline.integrations._langchain_state import (
     OrphanPolicy,
     OrphanToolMessageWarning,
-    compaction_update,
     compose,
     ensure_ids,
     internal_calls,
     mirror,
+    state_update,
     thread_id,
 )
 from timeline.integrations._langchain_summarizers import (
@@ -169,13 +170,13 @@ class TimelineMiddleware(AgentMiddleware):
         ensure_ids(messages)
         system = self._systems.get(thread, "")
 
-        def change(tl: Timeline) -> RenderedContext:
-            mirror(tl, messages, self.orphan_tool_messages)
-            return self._render(tl, system)
+        def change(tl: Timeline) -> dict[str, Any] | None:
+            full = [*restored(tl, messages), *messages]
+            mirror(tl, full, self.orphan_tool_messages)
+            return state_update(full, len(full) - len(messages), tl, self._render(tl, system))
 
         with self.timelines.lock(thread).hold():
-            view = self.timelines.apply(thread, change)
-        return compaction_update(messages, view)
+            return self.timelines.apply(thread, change)
 
     async def abefore_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         """:meth:`before_model` for ``ainvoke`` / ``astream``."""
@@ -184,13 +185,14 @@ class TimelineMiddleware(AgentMiddleware):
         ensure_ids(messages)
         system = self._systems.get(thread, "")
 
-        async def change(tl: Timeline) -> RenderedContext:
-            mirror(tl, messages, self.orphan_tool_messages)
-            return await self._arender(tl, system)
+        async def change(tl: Timeline) -> dict[str, Any] | None:
+            full = [*restored(tl, messages), *messages]
+            mirror(tl, full, self.orphan_tool_messages)
+            view = await self._arender(tl, system)
+            return state_update(full, len(full) - len(messages), tl, view)
 
         async with self.timelines.lock(thread).ahold():
-            view = await self.timelines.aapply(thread, change)
-        return compaction_update(messages, view)
+            return await self.timelines.aapply(thread, change)
 
     # -- the model call -----------------------------------------------------------------
 

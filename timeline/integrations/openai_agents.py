@@ -36,6 +36,7 @@ from timeline.integrations._openai_items import (
     PART,
     Item,
     as_item,
+    as_items,
     counting_blocks,
     item_blocks,
     model_input,
@@ -191,17 +192,20 @@ class TimelineSession:
         """The session's timeline as this object holds it (loaded on first use)."""
         return self.timelines.get(self.session_id)
 
-    async def _items(self, tl: Timeline, system: str, tail: Sequence[Block] = ()) -> list[Item]:
+    async def _items(
+        self, tl: Timeline, system: str, tail: Sequence[Block] = (), *, exact: bool = True
+    ) -> list[Item]:
         """The history of ``tl`` as items, rendered (compacted when due) with ``system``
-        and ``tail``. A compaction is persisted at once; when another writer committed
-        first, theirs wins and the next call starts from it."""
+        and ``tail``: each item as it was added (``exact``), or as the render fits it
+        into the budget (for a model call). A compaction is persisted at once; when
+        another writer committed first, theirs wins and the next call starts from it."""
         view = await tl.arender(system, tail=tail)
         if view.compaction is not None:
             try:
                 await tl.apersist(self.store)
             except ConflictError:
                 self.timelines.forget(self.session_id)
-        return stored_items(view, {b.id: b for b in tl.blocks})
+        return stored_items(view, {b.id: b for b in tl.blocks}, exact=exact)
 
     # -- the Session protocol ------------------------------------------------------------
 
@@ -218,8 +222,10 @@ class TimelineSession:
         return items[-session_limit:] if session_limit > 0 else []
 
     async def add_items(self, items: list[Any]) -> None:
-        """Append the items (each one, duplicates too) and persist."""
-        new = [as_item(i) for i in items]  # TypeError before anything is written
+        """Append the items (each one, duplicates too) and persist. An item the session
+        cannot store raises :class:`~timeline.integrations.InvalidItemError` (also a
+        ``TypeError``) and none of them is written."""
+        new = as_items(items)
         if not new:
             return
 
@@ -254,7 +260,7 @@ class TimelineSession:
 
         async def replace_suffix(start: int, output: list[Any]) -> bool:
             expected = items[start:]
-            new = [as_item(i) for i in output]
+            new = as_items(output, "compacted output")
             if not expected:
                 return False
 
@@ -296,14 +302,14 @@ class TimelineSession:
         session's history as ``get_items`` gives it (compacted when the run's items push
         it over the trigger) plus the run's items the SDK has not stored yet, counted
         against the budget with the agent's instructions."""
-        items = [as_item(i) for i in data.model_data.input]
+        items = as_items(data.model_data.input, "model input")
         instructions = data.model_data.instructions or ""
         async with self._lock.ahold():
             tl = await self.timelines.afresh(self.session_id)
             held = {b.id: b for b in tl.blocks}
             stored = stored_items(_plain_view(tl), held)
             tail = unsaved_tail(items, stored)
-            history = await self._items(tl, instructions, counting_blocks(tail))
+            history = await self._items(tl, instructions, counting_blocks(tail), exact=False)
         return ModelInputData(
             input=model_input([*history, *tail]),  # type: ignore[arg-type]
             instructions=instructions or None,

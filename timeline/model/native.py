@@ -61,6 +61,7 @@ __all__ = [
     "openai_compaction",
     "pair_id",
     "provider_block",
+    "tool_output",
     "with_native",
 ]
 
@@ -110,6 +111,39 @@ def pair_id(item: Mapping[str, Any]) -> str | None:
     if item.get("type") in _PAIRED_BY_ID and isinstance(item.get("id"), str) and item["id"]:
         return cast("str", item["id"])
     return None
+
+
+_NOT_TOOL_OUTPUT: Final = frozenset(
+    {
+        # a model asking for a tool: its call, not what the tool produced
+        "server_tool_use",
+        "mcp_tool_use",
+        "computer_call",
+        "local_shell_call",
+        "shell_call",
+        "apply_patch_call",
+        "custom_tool_call",
+        "mcp_approval_request",
+        # a user's answer, the provider's bookkeeping, a whole message, an audio reply
+        "mcp_approval_response",
+        "item_reference",
+        "compaction",
+        "system",
+        "audio",
+    }
+)
+
+
+def tool_output(block: Block) -> bool:
+    """Whether an opaque provider block holds what a tool produced: a server tool's
+    result, a hosted tool's item with its results (web or file search, code
+    interpreter, an MCP call), what the client sends back for a tool call (a shell's or
+    a computer's output), or an item of a kind the library does not know. Not a model's
+    request for a tool, a user's approval, a compaction or a whole message: those have
+    an author of their own."""
+    if block.type not in (PROVIDER_ITEM, PROVIDER_INPUT):
+        return False
+    return block.meta.get("kind") not in _NOT_TOOL_OUTPUT
 
 
 def _check_provider(provider: Any) -> Provider:

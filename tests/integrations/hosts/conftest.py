@@ -21,9 +21,48 @@ DELIBERATE: dict[str, str] = {
         "with (docs/integrations.md, deliberate differences)"
     ),
     "test_langchain_summarization.py::test_summarization_middleware_keep_messages": (
-        "one conversation per thread: unrelated states given to one middleware continue "
-        "that thread's conversation, measured as compacted, not as the state passed in "
+        "the message trigger bounds what is kept: trigger=('messages', 5) as max_blocks=8 "
+        "keeps keep_ratio * 8 = 5 blocks, the cut at the third-newest message's prompt, so "
+        "three of the five messages stay where keep=('messages', 2) keeps two; its third "
+        "state then continues the thread's conversation as compacted, not the six "
+        "messages passed in (docs/integrations.md, deliberate differences)"
+    ),
+    "test_langchain_summarization.py::test_summarization_middleware_full_workflow": (
+        "built with SummarizationMiddleware's deprecated max_tokens_before_summary / "
+        "messages_to_keep, whose DeprecationWarning it expects (the library never had "
+        "them), and, like its async twin, a token counter assigned after construction "
         "(docs/integrations.md, deliberate differences)"
+    ),
+    "test_langchain_summarization.py::test_backward_compatibility_tuple_trigger": (
+        "a token counter over messages assigned after construction, as in "
+        "full_workflow_async (docs/integrations.md, deliberate differences)"
+    ),
+    "test_langchain_summarization.py::test_summarization_middleware_profile_inference_triggers_summary": (
+        "its token counter gives every message list 200 tokens; the timeline counts each "
+        "text, its own framing included, so the four messages already pass the 810-token "
+        "trigger and no render fits the 1,000-token window (BudgetError) "
+        "(docs/integrations.md, deliberate differences)"
+    ),
+    "test_langchain_summarization.py::test_summarization_middleware_skips_when_no_safe_cutoff": (
+        "its token counter gives every message list 1,500 tokens; counted per text, the "
+        "prompt's own framing alone is over the 1,000-token budget, so the render raises "
+        "BudgetError where SummarizationMiddleware, finding nothing to cut, returns None "
+        "(docs/integrations.md, deliberate differences)"
+    ),
+    "test_langchain_summarization.py::test_summarization_middleware_skips_when_no_safe_cutoff_async": (
+        "as its sync twin: a token counter giving every message list 1,500 tokens "
+        "(docs/integrations.md, deliberate differences)"
+    ),
+    "test_langchain_summarization.py::test_summarization_middleware_token_retention_preserves_ai_tool_pairs": (
+        "at one token a character the library's summary of the first three messages (the "
+        "model's text, the user request it carries verbatim, the file lists) would not be "
+        "smaller than what it replaces, so no compaction is made; where one is made, the "
+        "cut moves later past a tool pair, not earlier (docs/integrations.md, deliberate "
+        "differences)"
+    ),
+    "test_langchain_summarization.py::test_empty_list_trigger_never_summarizes": (
+        "it reads SummarizationMiddleware's private _trigger_conditions; trigger=[] "
+        "itself maps to compaction off (docs/integrations.md, deliberate differences)"
     ),
     "test_pydantic_ai_agent_history.py::test_run_with_history_new": (
         "one conversation per TimelineHistory: a run that branches from an earlier point "
@@ -50,15 +89,25 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_call(item: pytest.Item) -> Any:
-    """Note whether a ported Agents SDK test case built a ``TimelineSession``."""
+def pytest_runtest_setup(item: pytest.Item) -> Any:
+    """Count from before the fixtures: a fixture may build the session."""
     from tests.integrations.hosts import agents_port
 
-    before = agents_port.BUILT
+    item.stash[_BEFORE] = agents_port.BUILT
     yield
-    item.stash[_BUILT] = agents_port.BUILT > before
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Any:
+    """Note whether a ported Agents SDK test case built a ``TimelineSession`` (in its
+    fixtures or its body)."""
+    from tests.integrations.hosts import agents_port
+
+    yield
+    item.stash[_BUILT] = agents_port.BUILT > item.stash.get(_BEFORE, agents_port.BUILT)
+
+
+_BEFORE = pytest.StashKey[int]()
 _BUILT = pytest.StashKey[bool]()
 
 

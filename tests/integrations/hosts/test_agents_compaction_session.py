@@ -26,13 +26,12 @@ from agents.memory import (
     OpenAIResponsesCompactionSession,
     Session,
     SessionSettings,
-    SQLiteSession,
 )
 from agents.testing import ScriptedModel
 from openai import AsyncOpenAI
 
 from tests.integrations.hosts.agents_model_helpers import get_response_obj
-from tests.integrations.hosts.agents_port import make_session
+from tests.integrations.hosts.agents_port import SQLiteSession, make_session
 from tests.integrations.hosts.agents_responses import (
     get_text_message,
 )
@@ -270,7 +269,7 @@ class TestOpenAIResponsesCompactionSession:
             )
         ]
 
-        class Gatedmake_session(SQLiteSession):
+        class GatedSQLiteSession(SQLiteSession):
             def __init__(self, session_id: str, db_path: str) -> None:
                 super().__init__(session_id, db_path)
                 self.add_calls = 0
@@ -292,7 +291,7 @@ class TestOpenAIResponsesCompactionSession:
                     await self.allow_restore_clear.wait()
                 await super().clear_session()
 
-        underlying = Gatedmake_session("lock-test", str(tmp_path / "compaction_lock.db"))
+        underlying = GatedSQLiteSession("lock-test", str(tmp_path / "compaction_lock.db"))
         await underlying.add_items(history)
         underlying.add_calls = 0
         underlying.clear_calls = 0
@@ -351,7 +350,7 @@ class TestOpenAIResponsesCompactionSession:
             )
         ]
 
-        class ExceptionThenGateRestoremake_session(SQLiteSession):
+        class ExceptionThenGateRestoreSQLiteSession(SQLiteSession):
             def __init__(self, session_id: str, db_path: str) -> None:
                 super().__init__(session_id, db_path)
                 self.add_calls = 0
@@ -377,7 +376,7 @@ class TestOpenAIResponsesCompactionSession:
                 self.clear_calls += 1
                 await super().clear_session()
 
-        underlying = ExceptionThenGateRestoremake_session(
+        underlying = ExceptionThenGateRestoreSQLiteSession(
             "exception-cancel-restore", str(tmp_path / "exception_cancel_restore.db")
         )
         await underlying.add_items(history)

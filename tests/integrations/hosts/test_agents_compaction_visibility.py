@@ -18,7 +18,7 @@ from unittest.mock import AsyncMock, MagicMock
 import pytest
 from agents import Agent, HostedMCPTool, RunConfig, Runner, RunState
 from agents.items import TResponseInputItem
-from agents.memory import OpenAIResponsesCompactionSession, Session, SQLiteSession
+from agents.memory import OpenAIResponsesCompactionSession, Session
 from agents.memory.session import SessionABC
 from agents.result import RunResult, RunResultStreaming
 from agents.run_config import CallModelData, ModelInputData
@@ -27,7 +27,7 @@ from openai.types.responses import ResponseReasoningItem
 from openai.types.responses.response_output_item import McpApprovalRequest
 
 from tests.integrations.hosts.agents_model_helpers import get_exact_output_stream_step
-from tests.integrations.hosts.agents_port import make_session
+from tests.integrations.hosts.agents_port import SQLiteSession, make_session
 from tests.integrations.hosts.agents_responses import (
     get_function_tool,
     get_function_tool_call,

@@ -2,11 +2,13 @@
 of openai-agents 0.24.0 (https://github.com/openai/openai-agents-python, MIT licence (LICENSES.md),
 Copyright (c) 2025 OpenAI).
 
-Only the construction changed: every ``SQLiteSession(...)`` of the original builds a
-``TimelineSession`` on the same database file (``make_session``, in ``agents_port.py``);
-the tests and their assertions are the SDK's own. The module's tests that build no
-``SQLiteSession`` test other parts of the SDK and are left out, as are those that drive
-``SQLiteSession``'s own connections or inserts (docs/integrations.md lists them).
+Only the construction changed: every ``SQLiteSession`` of the original (built or
+subclassed) is ``agents_port.SQLiteSession``, a ``TimelineSession`` on the same database
+file; the tests and their assertions are the SDK's own. The module's tests that build no
+``SQLiteSession`` test other parts of the SDK and are left out, as are those that test
+the authenticated pop ``EncryptedSession`` runs inside ``SQLiteSession``'s own SQL
+transaction (for that class alone) or read its SQL table (docs/integrations.md lists
+them).
 """
 
 from __future__ import annotations
@@ -30,7 +32,6 @@ from agents import (
     Runner,
     RunState,
     SessionSettings,
-    SQLiteSession,
     TResponseInputItem,
 )
 from agents.decorators import tool
@@ -40,7 +41,7 @@ from agents.memory.openai_responses_compaction_session import OpenAIResponsesCom
 from agents.testing import ModelStep, ScriptedModel
 from cryptography.fernet import Fernet
 
-from tests.integrations.hosts.agents_port import make_session
+from tests.integrations.hosts.agents_port import SQLiteSession
 from tests.integrations.hosts.agents_responses import get_function_tool_call, get_text_message
 
 # Mark all tests in this file as asyncio
@@ -84,7 +85,67 @@ def underlying_session():
     """Fixture for an underlying SQLite session."""
     temp_dir = tempfile.mkdtemp()
     db_path = Path(temp_dir) / "test_encrypt.db"
-    return make_session("test_session", db_path)
+    return SQLiteSession("test_session", db_path)
+
+
+async def test_encrypted_session_basic_functionality(
+    agent: Agent, encryption_key: str, underlying_session: SQLiteSession
+):
+    """Test basic encryption/decryption functionality."""
+    session = EncryptedSession(
+        session_id="test_session",
+        underlying_session=underlying_session,
+        encryption_key=encryption_key,
+        ttl=600,
+    )
+
+    items: list[TResponseInputItem] = [
+        {"role": "user", "content": "Hello"},
+        {"role": "assistant", "content": "Hi there!"},
+    ]
+    await session.add_items(items)
+
+    retrieved = await session.get_items()
+    assert len(retrieved) == 2
+    assert retrieved[0].get("content") == "Hello"
+    assert retrieved[1].get("content") == "Hi there!"
+
+    encrypted_items = await underlying_session.get_items()
+    assert encrypted_items[0].get("__enc__") == 1
+    assert "payload" in encrypted_items[0]
+    assert encrypted_items[0].get("content") != "Hello"
+
+    underlying_session.close()
+
+
+async def test_encrypted_session_with_runner(
+    agent: Agent, encryption_key: str, underlying_session: SQLiteSession
+):
+    """Test that EncryptedSession works with Runner."""
+    session = EncryptedSession(
+        session_id="test_session",
+        underlying_session=underlying_session,
+        encryption_key=encryption_key,
+    )
+
+    assert isinstance(agent.model, ScriptedModel)
+    agent.model.enqueue([get_text_message("San Francisco")])
+    result1 = await Runner.run(
+        agent,
+        "What city is the Golden Gate Bridge in?",
+        session=session,
+    )
+    assert result1.final_output == "San Francisco"
+
+    agent.model.enqueue([get_text_message("California")])
+    result2 = await Runner.run(agent, "What state is it in?", session=session)
+    assert result2.final_output == "California"
+
+    last_input = agent.model.calls[-1].input
+    assert len(last_input) > 1
+    assert any("Golden Gate Bridge" in str(item.get("content", "")) for item in last_input)
+
+    underlying_session.close()
 
 
 async def _run_encrypted_session(
@@ -115,7 +176,7 @@ async def test_runner_skips_unencrypted_stored_history(
     tmp_path: Path,
     set_fernet_time: Any,
 ) -> None:
-    backend = make_session("authenticated-history", tmp_path / "history.db")
+    backend = SQLiteSession("authenticated-history", tmp_path / "history.db")
     session = EncryptedSession(backend.session_id, backend, encryption_key, ttl=10)
     history: list[TResponseInputItem] = [{"role": "user", "content": "retained history"}]
     try:
@@ -141,7 +202,7 @@ async def test_runner_skips_unencrypted_stored_history(
 async def test_encrypted_compaction_skips_unencrypted_stored_history(
     encryption_key: str, tmp_path: Path
 ) -> None:
-    backend = make_session("authenticated-compaction", tmp_path / "history.db")
+    backend = SQLiteSession("authenticated-compaction", tmp_path / "history.db")
     compacted = {"type": "compaction", "id": "cmp-1", "encrypted_content": "summary"}
     client = MagicMock()
     client.responses.compact = AsyncMock(return_value=SimpleNamespace(output=[compacted]))
@@ -198,7 +259,7 @@ def _decrypt_stored_items(
 async def test_runner_encrypts_items_around_compaction(
     streamed: bool, encryption_key: str, tmp_path: Path
 ) -> None:
-    backend = make_session("encrypted-compaction", tmp_path / "history.db")
+    backend = SQLiteSession("encrypted-compaction", tmp_path / "history.db")
     session = EncryptedSession(
         backend.session_id,
         OpenAIResponsesCompactionSession(
@@ -233,7 +294,7 @@ async def test_encrypted_compaction_replaces_complete_logical_history_after_expi
     tmp_path: Path,
     set_fernet_time: Any,
 ) -> None:
-    backend = make_session("encrypted-active-compaction", tmp_path / "history.db")
+    backend = SQLiteSession("encrypted-active-compaction", tmp_path / "history.db")
     compacted = {"type": "compaction", "id": "cmp-1", "encrypted_content": "summary"}
     client = MagicMock()
     client.responses.compact = AsyncMock(return_value=SimpleNamespace(output=[compacted]))
@@ -311,7 +372,7 @@ async def test_encrypted_compaction_replaces_complete_logical_history_after_expi
 async def test_runner_decrypts_existing_compaction_history_with_ttl_and_limit(
     streamed: bool, encryption_key: str, tmp_path: Path, set_fernet_time: Any
 ) -> None:
-    backend = make_session("encrypted-history", tmp_path / "history.db")
+    backend = SQLiteSession("encrypted-history", tmp_path / "history.db")
     session = EncryptedSession(
         backend.session_id,
         OpenAIResponsesCompactionSession(
@@ -342,7 +403,7 @@ async def test_runner_decrypts_existing_compaction_history_with_ttl_and_limit(
 async def test_runner_defers_compaction_using_decrypted_candidates(
     encryption_key: str, tmp_path: Path
 ) -> None:
-    backend = make_session("encrypted-deferred", tmp_path / "history.db")
+    backend = SQLiteSession("encrypted-deferred", tmp_path / "history.db")
     client = MagicMock()
     client.responses.compact = AsyncMock(return_value=SimpleNamespace(output=[]))
     decisions: list[dict[str, Any]] = []
@@ -408,7 +469,7 @@ async def test_encrypted_compaction_restores_original_tokens_before_concurrent_a
     release_replacement = asyncio.Event()
     append_started = asyncio.Event()
 
-    class Pausingmake_session(SQLiteSession):
+    class PausingSQLiteSession(SQLiteSession):
         """Control a committed replacement failure at the real storage boundary."""
 
         fail_replacement = False
@@ -421,7 +482,7 @@ async def test_encrypted_compaction_restores_original_tokens_before_concurrent_a
                 await release_replacement.wait()
                 raise RuntimeError("replacement acknowledgement lost")
 
-    backend = Pausingmake_session("encrypted-rollback", tmp_path / "history.db")
+    backend = PausingSQLiteSession("encrypted-rollback", tmp_path / "history.db")
     compacted = {"type": "compaction", "id": "cmp-1", "encrypted_content": "summary"}
     client = MagicMock()
     client.responses.compact = AsyncMock(return_value=SimpleNamespace(output=[compacted]))
@@ -489,7 +550,7 @@ async def test_clear_revokes_encrypted_deferred_compaction(
     )
     clear_started, backend_clear_started = asyncio.Event(), asyncio.Event()
 
-    class Observedmake_session(SQLiteSession):
+    class ObservedSQLiteSession(SQLiteSession):
         async def clear_session(self) -> None:
             backend_clear_started.set()
             await super().clear_session()
@@ -515,7 +576,7 @@ async def test_clear_revokes_encrypted_deferred_compaction(
                 await release_snapshot.wait()
             return items
 
-    backend = Observedmake_session("encrypted-deferred-clear", tmp_path / "history.db")
+    backend = ObservedSQLiteSession("encrypted-deferred-clear", tmp_path / "history.db")
     client = MagicMock()
     client.responses.compact = AsyncMock(return_value=SimpleNamespace(output=[]))
     session = PausingEncryptedSession(
@@ -593,8 +654,45 @@ async def test_clear_revokes_encrypted_deferred_compaction(
         backend.close()
 
 
+async def test_encrypted_session_preserves_optional_compaction_delegation(
+    encryption_key: str, tmp_path: Path
+) -> None:
+    calls: list[Any] = []
+
+    class CustomCompactionSession(SQLiteSession):
+        async def run_compaction(self, args=None) -> None:
+            calls.append(args)
+
+    backend = CustomCompactionSession("encrypted-custom-compaction", tmp_path / "history.db")
+    session = EncryptedSession(backend.session_id, backend, encryption_key)
+
+    @tool
+    async def lookup() -> str:
+        return "private lookup result"
+
+    model = ScriptedModel(
+        [
+            ModelStep(
+                output=[get_function_tool_call("lookup", "{}", call_id="lookup-custom")],
+                response_id="resp-tool",
+            ),
+            ModelStep(output=[get_text_message("private answer")], response_id="resp-final"),
+        ]
+    )
+    try:
+        result = await _run_encrypted_session(
+            Agent(name="test", model=model, tools=[lookup]), "private input", session, False
+        )
+        assert result.final_output == "private answer"
+        assert not hasattr(session, "_defer_compaction")
+        assert [args["response_id"] for args in calls] == ["resp-final"]
+        assert len(_decrypt_stored_items(session, await backend.get_items())) == 4
+    finally:
+        backend.close()
+
+
 async def test_compaction_wrapping_encrypted_storage(encryption_key: str, tmp_path: Path) -> None:
-    backend = make_session("inner-encryption", tmp_path / "history.db")
+    backend = SQLiteSession("inner-encryption", tmp_path / "history.db")
     encrypted = EncryptedSession(backend.session_id, backend, encryption_key)
     compacted = {"type": "compaction", "id": "cmp-1", "encrypted_content": "summary"}
     client = MagicMock()
@@ -615,7 +713,7 @@ async def test_compaction_wrapping_encrypted_storage(encryption_key: str, tmp_pa
 async def test_runner_recovers_encrypted_resumed_append(
     streamed: bool, encryption_key: str, tmp_path: Path
 ) -> None:
-    class LostAckmake_session(SQLiteSession):
+    class LostAckSQLiteSession(SQLiteSession):
         """Fail after a real committed batch to exercise public Runner recovery."""
 
         fail_after_commit = False
@@ -626,7 +724,7 @@ async def test_runner_recovers_encrypted_resumed_append(
                 self.fail_after_commit = False
                 raise RuntimeError("append acknowledgement lost")
 
-    backend = LostAckmake_session("encrypted-resume", tmp_path / "history.db")
+    backend = LostAckSQLiteSession("encrypted-resume", tmp_path / "history.db")
     session = EncryptedSession(
         backend.session_id,
         OpenAIResponsesCompactionSession(
@@ -702,7 +800,7 @@ async def test_encrypted_runner_skips_compaction_after_interleaved_outer_write(
                 paused.set()
                 await release.wait()
 
-    backend = make_session("encrypted-concurrent", tmp_path / "history.db")
+    backend = SQLiteSession("encrypted-concurrent", tmp_path / "history.db")
     client = MagicMock()
     client.responses.compact = AsyncMock(return_value=SimpleNamespace(output=[]))
     session = PausingEncryptedSession(
@@ -749,10 +847,73 @@ async def test_encrypted_runner_skips_compaction_after_interleaved_outer_write(
         backend.close()
 
 
+async def test_encrypted_session_pop_item(encryption_key: str, underlying_session: SQLiteSession):
+    """Test pop_item functionality."""
+    session = EncryptedSession(
+        session_id="test_session",
+        underlying_session=underlying_session,
+        encryption_key=encryption_key,
+    )
+
+    items: list[TResponseInputItem] = [
+        {"role": "user", "content": "First"},
+        {"role": "assistant", "content": "Second"},
+    ]
+    await session.add_items(items)
+
+    popped = await session.pop_item()
+    assert popped is not None
+    assert popped.get("content") == "Second"
+
+    remaining = await session.get_items()
+    assert len(remaining) == 1
+    assert remaining[0].get("content") == "First"
+
+    underlying_session.close()
+
+
+async def test_encrypted_pop_delegates_to_overridden_sqlite_pop(tmp_path: Path) -> None:
+    class CustomPopSession(SQLiteSession):
+        pop_calls = 0
+
+        async def pop_item(self) -> TResponseInputItem | None:
+            self.pop_calls += 1
+            return await super().pop_item()
+
+    backend = CustomPopSession("test_session", tmp_path / "history.db")
+    session = EncryptedSession("test_session", backend, "correct-key")
+    try:
+        saved: TResponseInputItem = {"role": "user", "content": "saved"}
+        await session.add_items([saved])
+        assert await session.pop_item() == saved
+        assert backend.pop_calls == 1
+        assert await session.get_items() == []
+    finally:
+        backend.close()
+
+
+async def test_encrypted_pop_skips_plaintext_with_inherited_sqlite_behavior(
+    tmp_path: Path,
+) -> None:
+    class InheritedSession(SQLiteSession):
+        pass
+
+    backend = InheritedSession("test_session", tmp_path / "history.db")
+    session = EncryptedSession("test_session", backend, "correct-key")
+    try:
+        saved: TResponseInputItem = {"role": "user", "content": "encrypted history"}
+        await session.add_items([saved])
+        await backend.add_items([{"role": "system", "content": "unencrypted history"}])
+        assert await session.pop_item() == saved
+        assert await session.pop_item() is None
+    finally:
+        backend.close()
+
+
 async def test_encrypted_pop_preserves_compaction_wrapper(
     encryption_key: str, tmp_path: Path
 ) -> None:
-    backend = make_session("test_session", tmp_path / "history.db")
+    backend = SQLiteSession("test_session", tmp_path / "history.db")
     client = MagicMock()
     client.responses.compact = AsyncMock(return_value=SimpleNamespace(output=[]))
     compaction = OpenAIResponsesCompactionSession(
@@ -776,11 +937,232 @@ async def test_encrypted_pop_preserves_compaction_wrapper(
         backend.close()
 
 
+async def test_encrypted_session_clear(encryption_key: str, underlying_session: SQLiteSession):
+    """Test clear_session functionality."""
+    session = EncryptedSession(
+        session_id="test_session",
+        underlying_session=underlying_session,
+        encryption_key=encryption_key,
+    )
+
+    await session.add_items([{"role": "user", "content": "Test"}])
+    await session.clear_session()
+
+    items = await session.get_items()
+    assert len(items) == 0
+
+    underlying_session.close()
+
+
+async def test_encrypted_session_ttl_expiration(
+    encryption_key: str, underlying_session: SQLiteSession, set_fernet_time
+):
+    """Test TTL expiration - expired items are silently skipped."""
+    set_fernet_time(1_000)
+    session = EncryptedSession(
+        session_id="test_session",
+        underlying_session=underlying_session,
+        encryption_key=encryption_key,
+        ttl=1,  # 1 second TTL
+    )
+
+    items: list[TResponseInputItem] = [
+        {"role": "user", "content": "Hello"},
+        {"role": "assistant", "content": "Hi"},
+    ]
+    await session.add_items(items)
+
+    set_fernet_time(1_002)
+
+    retrieved = await session.get_items()
+    assert len(retrieved) == 0
+
+    underlying_items = await underlying_session.get_items()
+    assert len(underlying_items) == 2
+
+    underlying_session.close()
+
+
+async def test_encrypted_session_pop_expired(
+    encryption_key: str, underlying_session: SQLiteSession, set_fernet_time
+):
+    """Test pop_item with expired data."""
+    set_fernet_time(1_000)
+    session = EncryptedSession(
+        session_id="test_session",
+        underlying_session=underlying_session,
+        encryption_key=encryption_key,
+        ttl=1,
+    )
+
+    await session.add_items([{"role": "user", "content": "Test"}])
+    set_fernet_time(1_002)
+
+    popped = await session.pop_item()
+    assert popped is None
+
+    underlying_session.close()
+
+
+async def test_encrypted_session_pop_mixed_expired_valid(
+    encryption_key: str, underlying_session: SQLiteSession, set_fernet_time
+):
+    """Test pop_item auto-retry with mixed expired and valid items."""
+    set_fernet_time(1_000)
+    session = EncryptedSession(
+        session_id="test_session",
+        underlying_session=underlying_session,
+        encryption_key=encryption_key,
+        ttl=2,  # 2 second TTL
+    )
+
+    await session.add_items(
+        [
+            {"role": "user", "content": "Old message 1"},
+            {"role": "assistant", "content": "Old response 1"},
+        ]
+    )
+
+    set_fernet_time(1_003)
+
+    await session.add_items(
+        [
+            {"role": "user", "content": "New message"},
+            {"role": "assistant", "content": "New response"},
+        ]
+    )
+
+    popped = await session.pop_item()
+    assert popped is not None
+    assert popped.get("content") == "New response"
+
+    popped2 = await session.pop_item()
+    assert popped2 is not None
+    assert popped2.get("content") == "New message"
+
+    popped3 = await session.pop_item()
+    assert popped3 is None
+
+    underlying_session.close()
+
+
+async def test_encrypted_session_raw_string_key(underlying_session: SQLiteSession):
+    """Test using raw string as encryption key (not base64)."""
+    session = EncryptedSession(
+        session_id="test_session",
+        underlying_session=underlying_session,
+        encryption_key="my-secret-password",  # Raw string, not Fernet key
+    )
+
+    await session.add_items([{"role": "user", "content": "Test"}])
+    items = await session.get_items()
+    assert len(items) == 1
+    assert items[0].get("content") == "Test"
+
+    underlying_session.close()
+
+
+async def test_encrypted_session_get_items_limit(
+    encryption_key: str, underlying_session: SQLiteSession
+):
+    """Test get_items with limit parameter."""
+    session = EncryptedSession(
+        session_id="test_session",
+        underlying_session=underlying_session,
+        encryption_key=encryption_key,
+    )
+
+    items: list[TResponseInputItem] = [
+        {"role": "user", "content": f"Message {i}"} for i in range(5)
+    ]
+    await session.add_items(items)
+
+    limited = await session.get_items(limit=2)
+    assert len(limited) == 2
+    assert limited[0].get("content") == "Message 3"  # Latest 2
+    assert limited[1].get("content") == "Message 4"
+
+    underlying_session.close()
+
+
+async def test_encrypted_session_get_items_limit_skips_invalid_latest_envelope(
+    encryption_key: str, underlying_session: SQLiteSession
+):
+    """Test that limit counts valid decrypted items, not encrypted envelopes."""
+    session = EncryptedSession(
+        session_id="test_session",
+        underlying_session=underlying_session,
+        encryption_key=encryption_key,
+    )
+
+    await session.add_items([{"role": "user", "content": "older valid"}])
+    await underlying_session.add_items([_invalid_encrypted_envelope()])
+
+    all_items = await session.get_items()
+    assert [item.get("content") for item in all_items] == ["older valid"]
+
+    limited = await session.get_items(limit=1)
+    assert [item.get("content") for item in limited] == ["older valid"]
+
+    underlying_session.close()
+
+
+async def test_encrypted_session_get_items_limit_returns_latest_valid_items_after_invalids(
+    encryption_key: str, underlying_session: SQLiteSession
+):
+    """Test that invalid envelopes do not hide earlier valid items from limit."""
+    session = EncryptedSession(
+        session_id="test_session",
+        underlying_session=underlying_session,
+        encryption_key=encryption_key,
+    )
+
+    await session.add_items(
+        [
+            {"role": "user", "content": "valid 0"},
+            {"role": "assistant", "content": "valid 1"},
+        ]
+    )
+    await underlying_session.add_items([_invalid_encrypted_envelope()])
+    await session.add_items([{"role": "user", "content": "valid 2"}])
+
+    limited = await session.get_items(limit=2)
+    assert [item.get("content") for item in limited] == ["valid 1", "valid 2"]
+
+    underlying_session.close()
+
+
+async def test_encrypted_session_get_items_session_settings_limit_skips_invalid_envelopes(
+    encryption_key: str, underlying_session: SQLiteSession
+):
+    """Test that session settings limit counts valid decrypted items."""
+    underlying_session.session_settings = SessionSettings(limit=3)
+    session = EncryptedSession(
+        session_id="test_session",
+        underlying_session=underlying_session,
+        encryption_key=encryption_key,
+    )
+
+    await session.add_items(
+        [
+            {"role": "user", "content": "valid 0"},
+            {"role": "assistant", "content": "valid 1"},
+            {"role": "user", "content": "valid 2"},
+        ]
+    )
+    await underlying_session.add_items([_invalid_encrypted_envelope()])
+
+    items = await session.get_items()
+    assert [item.get("content") for item in items] == ["valid 0", "valid 1", "valid 2"]
+
+    underlying_session.close()
+
+
 @pytest.mark.parametrize("budget", [0, -1])
 async def test_encrypted_session_rejects_nonpositive_scan_budget(
     budget: int, encryption_key: str, tmp_path: Path
 ) -> None:
-    backend = make_session("budget", tmp_path / "history.db")
+    backend = SQLiteSession("budget", tmp_path / "history.db")
     try:
         with pytest.raises(ValueError, match="max_scan_items must be positive"):
             EncryptedSession(backend.session_id, backend, encryption_key, max_scan_items=budget)
@@ -792,7 +1174,7 @@ async def test_encrypted_session_rejects_nonpositive_scan_budget(
 async def test_encrypted_session_scan_budget_rejects_negative_limit_before_read(
     use_settings: bool, encryption_key: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    backend = make_session("budget", tmp_path / "history.db")
+    backend = SQLiteSession("budget", tmp_path / "history.db")
     session = EncryptedSession(backend.session_id, backend, encryption_key)
     items: list[TResponseInputItem] = [{"role": "user", "content": "retained history"}]
     try:
@@ -818,7 +1200,7 @@ async def test_encrypted_session_scan_budget_rejects_negative_limit_before_read(
 async def test_encrypted_session_scan_budget_counts_overlapping_expired_windows(
     encryption_key: str, tmp_path: Path, set_fernet_time: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    backend = make_session("budget", tmp_path / "history.db")
+    backend = SQLiteSession("budget", tmp_path / "history.db")
     session = EncryptedSession(backend.session_id, backend, encryption_key, 10, max_scan_items=13)
     try:
         await session.add_items([{"role": "user", "content": f"old {i}"} for i in range(20)])
@@ -845,7 +1227,7 @@ async def test_encrypted_session_scan_budget_counts_overlapping_expired_windows(
 async def test_encrypted_session_scan_budget_backfills_in_chronological_order(
     encryption_key: str, tmp_path: Path, set_fernet_time: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    backend = make_session("budget", tmp_path / "history.db")
+    backend = SQLiteSession("budget", tmp_path / "history.db")
     session = EncryptedSession(backend.session_id, backend, encryption_key, 10, max_scan_items=6)
     try:
         await session.add_items([{"role": "user", "content": "expires"}])
@@ -876,7 +1258,7 @@ async def test_encrypted_session_scan_budget_backfills_in_chronological_order(
 async def test_encrypted_session_scan_budget_rejects_incomplete_full_window(
     limit: int | None, encryption_key: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    backend = make_session("budget", tmp_path / "history.db")
+    backend = SQLiteSession("budget", tmp_path / "history.db")
     session = EncryptedSession(backend.session_id, backend, encryption_key, max_scan_items=3)
     try:
         await session.add_items([{"role": "user", "content": f"item {i}"} for i in range(3)])
@@ -893,7 +1275,7 @@ async def test_encrypted_session_scan_budget_rejects_incomplete_full_window(
 async def test_encrypted_session_scan_budget_accepts_short_empty_and_zero_reads(
     encryption_key: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    backend = make_session("budget", tmp_path / "history.db")
+    backend = SQLiteSession("budget", tmp_path / "history.db")
     session = EncryptedSession(backend.session_id, backend, encryption_key, max_scan_items=3)
     try:
         assert await session.get_items() == []
@@ -921,7 +1303,7 @@ async def test_runner_encrypted_scan_budget_with_session_settings(
     set_fernet_time: Any,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    backend = make_session(
+    backend = SQLiteSession(
         "budget", tmp_path / "history.db", session_settings=SessionSettings(limit=100)
     )
     session = EncryptedSession(backend.session_id, backend, encryption_key, 10, max_scan_items=2)
@@ -968,6 +1350,31 @@ async def test_runner_encrypted_scan_budget_with_session_settings(
         backend.close()
 
 
+async def test_encrypted_session_unicode_content(
+    encryption_key: str, underlying_session: SQLiteSession
+):
+    """Test encryption of international text content."""
+    session = EncryptedSession(
+        session_id="test_session",
+        underlying_session=underlying_session,
+        encryption_key=encryption_key,
+    )
+
+    items: list[TResponseInputItem] = [
+        {"role": "user", "content": "Hello world"},
+        {"role": "assistant", "content": "Special chars: áéíóú"},
+        {"role": "user", "content": "Numbers and symbols: 123!@#"},
+    ]
+    await session.add_items(items)
+
+    retrieved = await session.get_items()
+    assert retrieved[0].get("content") == "Hello world"
+    assert retrieved[1].get("content") == "Special chars: áéíóú"
+    assert retrieved[2].get("content") == "Numbers and symbols: 123!@#"
+
+    underlying_session.close()
+
+
 class CustomSession(SQLiteSession):
     """Mock custom session with additional methods for testing delegation."""
 
@@ -978,6 +1385,33 @@ class CustomSession(SQLiteSession):
     async def custom_async_method(self) -> str:
         """Custom async method for testing delegation."""
         return "custom_async_result"
+
+
+async def test_encrypted_session_delegation():
+    """Test that custom methods on underlying session are accessible through delegation."""
+    temp_dir = tempfile.mkdtemp()
+    db_path = Path(temp_dir) / "test_delegation.db"
+    underlying_session = CustomSession("test_session", db_path)
+
+    encryption_key = str(Fernet.generate_key().decode("utf-8"))
+    session = EncryptedSession(
+        session_id="test_session",
+        underlying_session=underlying_session,
+        encryption_key=encryption_key,
+    )
+
+    stats = session.get_stats()
+    assert stats == {"custom_method_calls": 42, "test_value": 123}
+
+    result = await session.custom_async_method()
+    assert result == "custom_async_result"
+
+    await session.add_items([{"role": "user", "content": "Test delegation"}])
+    items = await session.get_items()
+    assert len(items) == 1
+    assert items[0].get("content") == "Test delegation"
+
+    underlying_session.close()
 
 
 # ============================================================================
@@ -991,7 +1425,7 @@ async def test_session_settings_delegated_to_underlying(encryption_key: str):
 
     temp_dir = tempfile.mkdtemp()
     db_path = Path(temp_dir) / "test_settings.db"
-    underlying = make_session("test_session", db_path, session_settings=SessionSettings(limit=5))
+    underlying = SQLiteSession("test_session", db_path, session_settings=SessionSettings(limit=5))
 
     session = EncryptedSession(
         session_id="test_session",
@@ -1012,7 +1446,7 @@ async def test_session_settings_get_items_uses_underlying_limit(encryption_key: 
 
     temp_dir = tempfile.mkdtemp()
     db_path = Path(temp_dir) / "test_settings_limit.db"
-    underlying = make_session("test_session", db_path, session_settings=SessionSettings(limit=3))
+    underlying = SQLiteSession("test_session", db_path, session_settings=SessionSettings(limit=3))
 
     session = EncryptedSession(
         session_id="test_session",
@@ -1043,7 +1477,7 @@ async def test_session_settings_explicit_limit_overrides_settings(encryption_key
 
     temp_dir = tempfile.mkdtemp()
     db_path = Path(temp_dir) / "test_override.db"
-    underlying = make_session("test_session", db_path, session_settings=SessionSettings(limit=5))
+    underlying = SQLiteSession("test_session", db_path, session_settings=SessionSettings(limit=5))
 
     session = EncryptedSession(
         session_id="test_session",
@@ -1076,7 +1510,7 @@ async def test_runner_with_session_settings_override(encryption_key: str):
 
     temp_dir = tempfile.mkdtemp()
     db_path = Path(temp_dir) / "test_runner_override.db"
-    underlying = make_session("test_session", db_path, session_settings=SessionSettings(limit=100))
+    underlying = SQLiteSession("test_session", db_path, session_settings=SessionSettings(limit=100))
 
     session = EncryptedSession(
         session_id="test_session",

@@ -36,7 +36,7 @@ from agents.items import (
     TResponseInputItem,
 )
 from agents.lifecycle import RunHooks
-from agents.memory import OpenAIResponsesCompactionSession, Session, SQLiteSession
+from agents.memory import OpenAIResponsesCompactionSession, Session
 from agents.result import RunResultStreaming, ToInputListMode
 from agents.run import RunConfig
 from agents.run_context import RunContextWrapper
@@ -50,7 +50,7 @@ from agents.tool_guardrails import (
     ToolOutputGuardrailData,
 )
 
-from tests.integrations.hosts.agents_port import make_session
+from tests.integrations.hosts.agents_port import SQLiteSession, make_session
 from tests.integrations.hosts.agents_responses import get_function_tool_call, get_text_message
 from tests.integrations.hosts.agents_simple_session import SimpleListSession
 
@@ -121,7 +121,7 @@ class _FailSecondAddItemsSessionWithYield(_FailSecondAddItemsSession):
         await super().add_items(items)
 
 
-class _LostAckmake_session(SQLiteSession):
+class _LostAckSQLiteSession(SQLiteSession):
     fail_after_commit = False
     error = RuntimeError("session append failed")
 
@@ -527,7 +527,7 @@ async def _partially_approved_session_state(streamed: bool):
 async def test_resumed_committed_append_refreshes_compaction_input(
     streamed: bool, round_trip: bool, tmp_path: Path
 ) -> None:
-    backend = _LostAckmake_session("compaction-recovery", tmp_path / "history.db")
+    backend = _LostAckSQLiteSession("compaction-recovery", tmp_path / "history.db")
     compaction_inputs: list[list[TResponseInputItem]] = []
     compact_enabled = False
 
@@ -576,7 +576,7 @@ async def test_resumed_committed_append_refreshes_compaction_input(
 async def test_compaction_reload_preserves_session_retrieval_window(
     mode: Literal["input", "auto"], tmp_path: Path
 ) -> None:
-    backend = _LostAckmake_session(
+    backend = _LostAckSQLiteSession(
         "bounded-compaction", tmp_path / "history.db", session_settings={"limit": 1}
     )
     compaction_inputs: list[list[TResponseInputItem]] = []

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from langchain.agents import AgentState, create_agent
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.language_models import ModelProfile
 from langchain_core.language_models.base import LanguageModelInput
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
@@ -27,10 +28,13 @@ from langchain_core.messages import (
     BaseMessage,
     HumanMessage,
     MessageLikeRepresentation,
+    RemoveMessage,
+    ToolMessage,
 )
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
 from pydantic import Field
 from typing_extensions import override
@@ -66,6 +70,26 @@ class MockChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         return ChatResult(generations=[ChatGeneration(message=AIMessage(content="Summary"))])
+
+    @property
+    def _llm_type(self) -> str:
+        return "mock"
+
+
+class ProfileChatModel(BaseChatModel):
+    """Mock chat model with profile for testing."""
+
+    @override
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content="Summary"))])
+
+    profile: ModelProfile | None = ModelProfile(max_input_tokens=1000)
 
     @property
     def _llm_type(self) -> str:
@@ -242,6 +266,200 @@ def test_summarization_middleware_e2e_failure_raises_without_corrupting_history(
     )
 
 
+def test_summarization_middleware_profile_inference_triggers_summary() -> None:
+    """Ensure automatic profile inference triggers summarization when limits are exceeded."""
+
+    def token_counter(messages: Iterable[MessageLikeRepresentation]) -> int:
+        return len(list(messages)) * 200
+
+    middleware = summarization_middleware(
+        model=ProfileChatModel(),
+        trigger=("fraction", 0.81),
+        keep=("fraction", 0.5),
+        token_counter=token_counter,
+    )
+
+    state = AgentState[Any](
+        messages=[
+            HumanMessage(content="Message 1"),
+            AIMessage(content="Message 2"),
+            HumanMessage(content="Message 3"),
+            AIMessage(content="Message 4"),
+        ]
+    )
+
+    # Test we don't engage summarization
+    # we have total_tokens = 4 * 200 = 800
+    # and max_input_tokens = 1000
+    # since 0.81 * 1000 == 810 > 800 -> summarization not triggered
+    result = middleware.before_model(state, Runtime())
+    assert result is None
+
+    # Engage summarization
+    # since 0.80 * 1000 == 800 <= 800
+    middleware = summarization_middleware(
+        model=ProfileChatModel(),
+        trigger=("fraction", 0.80),
+        keep=("fraction", 0.5),
+        token_counter=token_counter,
+    )
+    result = middleware.before_model(state, Runtime())
+    assert result is not None
+    assert isinstance(result["messages"][0], RemoveMessage)
+    summary_message = result["messages"][1]
+    assert isinstance(summary_message, HumanMessage)
+    assert summary_message.text.startswith("Here is a summary of the conversation")
+    assert len(result["messages"][2:]) == 2  # Preserved messages
+    assert [message.content for message in result["messages"][2:]] == [
+        "Message 3",
+        "Message 4",
+    ]
+
+    # With keep=("fraction", 0.6) the target token allowance becomes 600,
+    # so the cutoff shifts to keep the last three messages instead of two.
+    middleware = summarization_middleware(
+        model=ProfileChatModel(),
+        trigger=("fraction", 0.80),
+        keep=("fraction", 0.6),
+        token_counter=token_counter,
+    )
+    result = middleware.before_model(state, Runtime())
+    assert result is not None
+    assert [message.content for message in result["messages"][2:]] == [
+        "Message 2",
+        "Message 3",
+        "Message 4",
+    ]
+
+    # Once keep=("fraction", 0.8) the inferred limit equals the full
+    # context (target tokens = 800), so token-based retention keeps everything
+    # and summarization is skipped entirely.
+    middleware = summarization_middleware(
+        model=ProfileChatModel(),
+        trigger=("fraction", 0.80),
+        keep=("fraction", 0.8),
+        token_counter=token_counter,
+    )
+    assert middleware.before_model(state, Runtime()) is None
+
+    # Test with tokens_to_keep as absolute int value
+    middleware_int = summarization_middleware(
+        model=ProfileChatModel(),
+        trigger=("fraction", 0.80),
+        keep=("tokens", 400),  # Keep exactly 400 tokens (2 messages)
+        token_counter=token_counter,
+    )
+    result = middleware_int.before_model(state, Runtime())
+    assert result is not None
+    assert [message.content for message in result["messages"][2:]] == [
+        "Message 3",
+        "Message 4",
+    ]
+
+    # Test with tokens_to_keep as larger int value
+    middleware_int_large = summarization_middleware(
+        model=ProfileChatModel(),
+        trigger=("fraction", 0.80),
+        keep=("tokens", 600),  # Keep 600 tokens (3 messages)
+        token_counter=token_counter,
+    )
+    result = middleware_int_large.before_model(state, Runtime())
+    assert result is not None
+    assert [message.content for message in result["messages"][2:]] == [
+        "Message 2",
+        "Message 3",
+        "Message 4",
+    ]
+
+
+def test_summarization_middleware_token_retention_preserves_ai_tool_pairs() -> None:
+    """Ensure token retention preserves AI/Tool message pairs together."""
+
+    def token_counter(messages: Iterable[MessageLikeRepresentation]) -> int:
+        return sum(len(getattr(message, "content", "")) for message in messages)
+
+    middleware = summarization_middleware(
+        model=ProfileChatModel(),
+        trigger=("fraction", 0.1),
+        keep=("fraction", 0.5),
+        token_counter=token_counter,
+    )
+
+    # Total tokens: 300 + 200 + 50 + 180 + 160 = 890
+    # Target keep: 500 tokens (50% of 1000)
+    # Binary search finds cutoff around index 2 (ToolMessage)
+    # We move back to index 1 to preserve the AIMessage with its ToolMessage
+    messages: list[AnyMessage] = [
+        HumanMessage(content="H" * 300),
+        AIMessage(
+            content="A" * 200,
+            tool_calls=[{"name": "test", "args": {}, "id": "call-1"}],
+        ),
+        ToolMessage(content="T" * 50, tool_call_id="call-1"),
+        HumanMessage(content="H" * 180),
+        HumanMessage(content="H" * 160),
+    ]
+
+    state = AgentState[Any](messages=messages)
+    result = middleware.before_model(state, Runtime())
+    assert result is not None
+
+    preserved_messages = result["messages"][2:]
+    # We move the cutoff back to include the AIMessage with its ToolMessage
+    # So we preserve messages from index 1 onward (AI + Tool + Human + Human)
+    assert preserved_messages == messages[1:]
+
+    # Verify the AI/Tool pair is preserved together
+    assert isinstance(preserved_messages[0], AIMessage)
+    assert preserved_messages[0].tool_calls
+    assert isinstance(preserved_messages[1], ToolMessage)
+    assert preserved_messages[1].tool_call_id == preserved_messages[0].tool_calls[0]["id"]
+
+
+def test_summarization_middleware_full_workflow() -> None:
+    """Test SummarizationMiddleware complete summarization workflow."""
+    with pytest.warns(DeprecationWarning, match="messages_to_keep is deprecated"):
+        # keep test for functionality
+        middleware = summarization_middleware(
+            model=MockChatModel(), max_tokens_before_summary=1000, messages_to_keep=2
+        )
+
+    # Mock high token count to trigger summarization
+    def mock_token_counter(_: Iterable[MessageLikeRepresentation]) -> int:
+        return 1500  # Above threshold
+
+    middleware.token_counter = mock_token_counter
+
+    messages: list[AnyMessage] = [
+        HumanMessage(content="1"),
+        HumanMessage(content="2"),
+        HumanMessage(content="3"),
+        HumanMessage(content="4"),
+        HumanMessage(content="5"),
+    ]
+
+    state = AgentState[Any](messages=messages)
+    result = middleware.before_model(state, Runtime())
+
+    assert result is not None
+    assert "messages" in result
+    assert len(result["messages"]) > 0
+
+    # Should have RemoveMessage for cleanup
+    assert isinstance(result["messages"][0], RemoveMessage)
+    assert result["messages"][0].id == REMOVE_ALL_MESSAGES
+
+    # Should have summary message
+    summary_message = None
+    for msg in result["messages"]:
+        if isinstance(msg, HumanMessage) and "summary of the conversation" in msg.content:
+            summary_message = msg
+            break
+
+    assert summary_message is not None
+    assert "Generated summary" in summary_message.content
+
+
 async def test_summarization_middleware_full_workflow_async() -> None:
     """Test SummarizationMiddleware complete summarization workflow."""
 
@@ -354,6 +572,132 @@ def test_summarization_middleware_keep_messages() -> None:
     middleware_disabled = summarization_middleware(model=MockChatModel(), trigger=None)
     result = middleware_disabled.before_model(state_above, Runtime())
     assert result is None
+
+
+def test_summarization_middleware_multiple_triggers() -> None:
+    """Test middleware with multiple trigger conditions."""
+    # Test with multiple triggers - should activate when ANY condition is met
+    middleware = summarization_middleware(
+        model=MockChatModel(),
+        trigger=[("messages", 10), ("tokens", 500)],
+        keep=("messages", 2),
+    )
+
+    # Mock token counter to return low count
+    def mock_low_tokens(_: Iterable[MessageLikeRepresentation]) -> int:
+        return 100
+
+    middleware.token_counter = mock_low_tokens
+
+    # Should not trigger - neither condition met
+    messages: list[AnyMessage] = [HumanMessage(content=str(i)) for i in range(5)]
+    state = AgentState[Any](messages=messages)
+    result = middleware.before_model(state, Runtime())
+    assert result is None
+
+    # Should trigger - message count threshold met
+    messages = [HumanMessage(content=str(i)) for i in range(10)]
+    state = AgentState[Any](messages=messages)
+    result = middleware.before_model(state, Runtime())
+    assert result is not None
+
+    # Test token trigger
+    def mock_high_tokens(_: Iterable[MessageLikeRepresentation]) -> int:
+        return 600
+
+    middleware.token_counter = mock_high_tokens
+    messages = [HumanMessage(content=str(i)) for i in range(5)]
+    state = AgentState[Any](messages=messages)
+    result = middleware.before_model(state, Runtime())
+    assert result is not None
+
+
+def test_summarization_middleware_skips_when_no_safe_cutoff() -> None:
+    """Do not summarize when message retention leaves no older history to drop."""
+
+    def token_counter(_: Iterable[MessageLikeRepresentation]) -> int:
+        return 1500
+
+    middleware = summarization_middleware(
+        model=MockChatModel(),
+        trigger=("tokens", 1000),
+        keep=("messages", 1),
+        token_counter=token_counter,
+    )
+    state = AgentState[Any](messages=[HumanMessage(content="Current request")])
+
+    assert middleware.before_model(state, Runtime()) is None
+
+
+async def test_summarization_middleware_skips_when_no_safe_cutoff_async() -> None:
+    """Do not summarize when async message retention has no older history to drop."""
+
+    def token_counter(_: Iterable[MessageLikeRepresentation]) -> int:
+        return 1500
+
+    middleware = summarization_middleware(
+        model=MockChatModel(),
+        trigger=("tokens", 1000),
+        keep=("messages", 1),
+        token_counter=token_counter,
+    )
+    state = AgentState[Any](messages=[HumanMessage(content="Current request")])
+
+    assert await middleware.abefore_model(state, Runtime()) is None
+
+
+def test_backward_compatibility_tuple_trigger() -> None:
+    """Test backward compatibility with existing tuple-based triggers."""
+    model = FakeToolCallingModel()
+
+    # Single tuple trigger
+    middleware_single = summarization_middleware(
+        model=model,
+        trigger=("tokens", 1000),
+        keep=("messages", 1),
+    )
+
+    def token_counter_high(_messages: Iterable[MessageLikeRepresentation]) -> int:
+        return 1500
+
+    middleware_single.token_counter = token_counter_high
+    state = AgentState(messages=[HumanMessage(content=str(i)) for i in range(3)])
+    result = middleware_single.before_model(state, Runtime())
+    assert result is not None, "Single tuple trigger should work"
+
+    # List of tuples trigger
+    middleware_list = summarization_middleware(
+        model=model,
+        trigger=[("tokens", 1000), ("messages", 5)],
+        keep=("messages", 2),
+    )
+
+    # Should trigger with high tokens (first condition met)
+    middleware_list.token_counter = token_counter_high
+    state = AgentState(messages=[HumanMessage(content=str(i)) for i in range(3)])
+    result = middleware_list.before_model(state, Runtime())
+    assert result is not None, "List of tuples should trigger when any condition met"
+
+    # Should trigger with many messages (second condition met)
+    def token_counter_low(_messages: Iterable[MessageLikeRepresentation]) -> int:
+        return 100
+
+    middleware_list.token_counter = token_counter_low
+    state = AgentState(messages=[HumanMessage(content=str(i)) for i in range(6)])
+    result = middleware_list.before_model(state, Runtime())
+    assert result is not None, "List of tuples should trigger when second condition met"
+
+
+def test_empty_list_trigger_never_summarizes() -> None:
+    """An empty trigger list normalizes to no conditions and never summarizes."""
+    middleware = summarization_middleware(
+        model=FakeToolCallingModel(),
+        trigger=[],
+        token_counter=lambda _: 10_000,
+    )
+    assert middleware._trigger_conditions == []
+    state = AgentState(messages=[HumanMessage(content=str(i)) for i in range(50)])
+    assert middleware.before_model(state, Runtime()) is None
 
 
 class TestSummarizationStreamingEndToEnd:

@@ -1,4 +1,6 @@
-"""Ported from pydantic-ai's own tests: ``tests/test_agent.py`` (its message-history tests) of pydantic/pydantic-ai at commit
+"""Ported from pydantic-ai's own tests: ``tests/test_agent.py`` (its message-history tests,
+and those of a run's ``run_id`` and ``conversation_id`` across message histories) of
+pydantic/pydantic-ai at commit
 4fda38988 (the stored snapshot nearest to pydantic-ai-slim 2.68.0, the version pinned in
 the extras; https://github.com/pydantic/pydantic-ai, MIT licence (LICENSES.md),
 Copyright (c) Pydantic Services Inc. 2024 to present).
@@ -36,6 +38,7 @@ from pydantic_ai import (
 from pydantic_ai.capabilities import ProcessHistory
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.test import TestModel
+from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults
 from pydantic_ai.usage import RequestUsage, RunUsage
 
 from tests.integrations.hosts.pydantic_ai_port import (
@@ -698,3 +701,469 @@ Summarize this conversation to include all important facts about the user and
             ),
         ]
     )
+
+
+def test_agent_message_history_includes_run_id() -> None:
+    agent = Agent(
+        TestModel(custom_output_text="testing run_id"),
+        capabilities=[ProcessHistory(make_history())],
+    )
+
+    result = agent.run_sync("Hello")
+    history = result.all_messages()
+
+    run_ids = [message.run_id for message in history]
+    assert run_ids == snapshot([IsStr(), IsStr()])
+    assert len({*run_ids}) == snapshot(1)
+
+
+def test_agent_message_history_includes_conversation_id() -> None:
+    agent = Agent(
+        TestModel(custom_output_text="testing conv_id"),
+        capabilities=[ProcessHistory(make_history())],
+    )
+
+    result = agent.run_sync("Hello")
+
+    assert result.conversation_id != result.run_id
+    conversation_ids = [message.conversation_id for message in result.all_messages()]
+    assert conversation_ids == [result.conversation_id, result.conversation_id]
+
+
+def test_agent_conversation_id_resolves_from_message_history() -> None:
+    agent = Agent(
+        TestModel(custom_output_text="continuation"), capabilities=[ProcessHistory(make_history())]
+    )
+
+    first = agent.run_sync("first turn")
+    second = agent.run_sync("second turn", message_history=first.all_messages())
+
+    assert second.conversation_id == first.conversation_id
+    new_conv_ids = [m.conversation_id for m in second.new_messages()]
+    assert all(cid == first.conversation_id for cid in new_conv_ids)
+
+
+def test_agent_conversation_id_new_sentinel_forks() -> None:
+    agent = Agent(
+        TestModel(custom_output_text="fork"), capabilities=[ProcessHistory(make_history())]
+    )
+
+    first = agent.run_sync("first")
+    forked = agent.run_sync("branch", message_history=first.all_messages(), conversation_id="new")
+
+    assert forked.conversation_id != first.conversation_id
+    new_conv_ids = [m.conversation_id for m in forked.new_messages()]
+    assert all(cid == forked.conversation_id for cid in new_conv_ids)
+
+
+def test_agent_run_id_not_inherited_from_message_history() -> None:
+    agent = Agent(
+        TestModel(custom_output_text="continuation"), capabilities=[ProcessHistory(make_history())]
+    )
+
+    first = agent.run_sync("first turn", run_id="run-first")
+    second = agent.run_sync("second turn", message_history=first.all_messages())
+
+    assert second.run_id != first.run_id
+    assert all(m.run_id == second.run_id for m in second.new_messages())
+
+
+async def test_agent_run_id_fresh_on_deferred_resume() -> None:
+    """Deferred-tool resume is a new agent run — it gets a fresh `run_id`, not the paused run's."""
+
+    def llm(messages: list[ModelMessage], _info: AgentInfo) -> ModelResponse:
+        if len(messages) == 1:
+            return ModelResponse(
+                parts=[ToolCallPart(tool_name="needs_approval", args={}, tool_call_id="approve-me")]
+            )
+        return ModelResponse(parts=[TextPart(content="done")])
+
+    agent = Agent(
+        FunctionModel(llm),
+        output_type=[str, DeferredToolRequests],
+        capabilities=[ProcessHistory(make_history())],
+    )
+
+    @agent.tool_plain(requires_approval=True)
+    def needs_approval() -> str:
+        return "approved"
+
+    paused = await agent.run("go", run_id="run-hitl-1")
+    assert isinstance(paused.output, DeferredToolRequests)
+    assert paused.run_id == "run-hitl-1"
+
+    resumed = await agent.run(
+        message_history=paused.all_messages(),
+        deferred_tool_results=DeferredToolResults(approvals={"approve-me": True}),
+    )
+    assert resumed.run_id != paused.run_id
+    assert all(m.run_id == resumed.run_id for m in resumed.new_messages())
+    # History from the paused run keeps its original stamps.
+    assert all(
+        m.run_id == "run-hitl-1" for m in resumed.all_messages()[: len(paused.all_messages())]
+    )
+
+
+def test_agent_run_id_reuse_in_message_history_raises() -> None:
+    agent = Agent(TestModel(custom_output_text="ok"), capabilities=[ProcessHistory(make_history())])
+
+    first = agent.run_sync("first", run_id="run-reuse-me")
+    with pytest.raises(
+        UserError, match=r"`run_id='run-reuse-me'` already appears in `message_history`"
+    ):
+        agent.run_sync("second", message_history=first.all_messages(), run_id="run-reuse-me")
+
+
+def test_agent_run_id_duplicate_on_model_response_raises() -> None:
+    """The duplicate check scans responses too, not just requests.
+
+    Not a VCR test: the guard raises before any model request is made.
+    """
+    agent = Agent(TestModel(custom_output_text="ok"), capabilities=[ProcessHistory(make_history())])
+    history: list[ModelMessage] = [
+        ModelRequest(parts=[UserPromptPart(content="prior")]),
+        ModelResponse(parts=[TextPart(content="prior answer")], run_id="run-dup"),
+    ]
+    with pytest.raises(UserError, match=r"`run_id='run-dup'` already appears in `message_history`"):
+        agent.run_sync("hi", message_history=history, run_id="run-dup")
+
+
+def test_agent_preserves_model_response_run_id() -> None:
+    """Model responses that already carry a `run_id` (e.g. Prefect cache hits) keep it.
+
+    Soft-fill via `fill_run_metadata`: a pre-set producer `run_id` is preserved on the
+    shared object and in history (same policy as main / #6313).
+    """
+    cached = ModelResponse(parts=[TextPart(content="ok")], run_id="stale-from-cache")
+
+    def llm(_messages: list[ModelMessage], _info: AgentInfo) -> ModelResponse:
+        return cached
+
+    agent = Agent(FunctionModel(llm), capabilities=[ProcessHistory(make_history())])
+    result = agent.run_sync("hi", run_id="run-current")
+
+    assert result.run_id == "run-current"
+    responses = [m for m in result.all_messages() if isinstance(m, ModelResponse)]
+    assert responses
+    assert all(m.run_id == "stale-from-cache" for m in responses)
+    assert cached.run_id == "stale-from-cache"
+
+
+async def test_message_history():
+    def llm(messages: list[ModelMessage], _info: AgentInfo) -> ModelResponse:
+        return ModelResponse(parts=[TextPart("ok here is text")])
+
+    agent = Agent(FunctionModel(llm), capabilities=[ProcessHistory(make_history())])
+
+    async with agent.iter(
+        message_history=[
+            ModelRequest(parts=[UserPromptPart(content="Hello")]),
+        ],
+    ) as run:
+        async for _ in run:
+            pass
+        assert run.new_messages() == snapshot(
+            [
+                ModelResponse(
+                    parts=[TextPart(content="ok here is text")],
+                    usage=RequestUsage(input_tokens=51, output_tokens=4),
+                    model_name="function:llm:",
+                    model_id="function:function:llm:",
+                    timestamp=IsDatetime(),
+                    run_id=IsStr(),
+                    conversation_id=IsStr(),
+                ),
+            ]
+        )
+        assert run.new_messages_json().startswith(b'[{"parts":[{"content":"ok here is text",')
+        assert run.all_messages() == snapshot(
+            [
+                ModelRequest(
+                    parts=[
+                        UserPromptPart(
+                            content="Hello",
+                            timestamp=IsDatetime(),
+                        )
+                    ],
+                    timestamp=IsNow(tz=timezone.utc),
+                    run_id=IsStr(),
+                    conversation_id=IsStr(),
+                ),
+                ModelResponse(
+                    parts=[TextPart(content="ok here is text")],
+                    usage=RequestUsage(input_tokens=51, output_tokens=4),
+                    model_name="function:llm:",
+                    model_id="function:function:llm:",
+                    timestamp=IsDatetime(),
+                    run_id=IsStr(),
+                    conversation_id=IsStr(),
+                ),
+            ]
+        )
+        assert run.all_messages_json().startswith(b'[{"parts":[{"content":"Hello",')
+
+
+def test_instructions_with_message_history():
+    agent = Agent(
+        "test",
+        instructions="You are a helpful assistant.",
+        capabilities=[ProcessHistory(make_history())],
+    )
+    result = agent.run_sync(
+        "Hello",
+        message_history=[
+            ModelRequest(parts=[SystemPromptPart(content="You are a helpful assistant")])
+        ],
+    )
+    assert result.all_messages() == snapshot(
+        [
+            ModelRequest(
+                parts=[
+                    SystemPromptPart(
+                        content="You are a helpful assistant", timestamp=IsNow(tz=timezone.utc)
+                    )
+                ]
+            ),
+            ModelRequest(
+                parts=[UserPromptPart(content="Hello", timestamp=IsNow(tz=timezone.utc))],
+                timestamp=IsNow(tz=timezone.utc),
+                instructions="You are a helpful assistant.",
+                run_id=IsStr(),
+                conversation_id=IsStr(),
+            ),
+            ModelResponse(
+                parts=[TextPart(content="success (no tool calls)")],
+                usage=RequestUsage(input_tokens=56, output_tokens=4),
+                model_name="test",
+                model_id="test:test",
+                timestamp=IsNow(tz=timezone.utc),
+                provider_name="test",
+                run_id=IsStr(),
+                conversation_id=IsStr(),
+            ),
+        ]
+    )
+
+    assert result.new_messages() == result.all_messages()[-2:]
+
+
+async def test_consecutive_model_responses_in_history():
+    received_messages: list[ModelMessage] | None = None
+
+    def llm(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        nonlocal received_messages
+        received_messages = messages
+        return ModelResponse(
+            parts=[
+                TextPart("All right then, goodbye!"),
+            ]
+        )
+
+    history: list[ModelMessage] = [
+        ModelRequest(parts=[UserPromptPart(content="Hello...")]),
+        ModelResponse(parts=[TextPart(content="...world!")]),
+        ModelResponse(parts=[TextPart(content="Anything else I can help with?")]),
+    ]
+
+    m = FunctionModel(llm)
+    agent = Agent(m, capabilities=[ProcessHistory(make_history())])
+    result = await agent.run("No thanks", message_history=history)
+
+    assert result.all_messages() == snapshot(
+        [
+            ModelRequest(
+                parts=[
+                    UserPromptPart(
+                        content="Hello...",
+                        timestamp=IsDatetime(),
+                    )
+                ]
+            ),
+            ModelResponse(
+                parts=[
+                    TextPart(content="...world!"),
+                    TextPart(content="Anything else I can help with?"),
+                ],
+                timestamp=IsDatetime(),
+            ),
+            ModelRequest(
+                parts=[
+                    UserPromptPart(
+                        content="No thanks",
+                        timestamp=IsDatetime(),
+                    )
+                ],
+                timestamp=IsNow(tz=timezone.utc),
+                run_id=IsStr(),
+                conversation_id=IsStr(),
+            ),
+            ModelResponse(
+                parts=[TextPart(content="All right then, goodbye!")],
+                usage=RequestUsage(input_tokens=54, output_tokens=12),
+                model_name="function:llm:",
+                model_id="function:function:llm:",
+                timestamp=IsDatetime(),
+                run_id=IsStr(),
+                conversation_id=IsStr(),
+            ),
+        ]
+    )
+
+    assert result.new_messages() == snapshot(
+        [
+            ModelRequest(
+                parts=[
+                    UserPromptPart(
+                        content="No thanks",
+                        timestamp=IsDatetime(),
+                    )
+                ],
+                timestamp=IsNow(tz=timezone.utc),
+                run_id=IsStr(),
+                conversation_id=IsStr(),
+            ),
+            ModelResponse(
+                parts=[TextPart(content="All right then, goodbye!")],
+                usage=RequestUsage(input_tokens=54, output_tokens=12),
+                model_name="function:llm:",
+                model_id="function:function:llm:",
+                timestamp=IsDatetime(),
+                run_id=IsStr(),
+                conversation_id=IsStr(),
+            ),
+        ]
+    )
+
+    assert received_messages == snapshot(
+        [
+            ModelRequest(
+                parts=[
+                    UserPromptPart(
+                        content="Hello...",
+                        timestamp=IsDatetime(),
+                    )
+                ]
+            ),
+            ModelResponse(
+                parts=[
+                    TextPart(content="...world!"),
+                    TextPart(content="Anything else I can help with?"),
+                ],
+                timestamp=IsDatetime(),
+            ),
+            ModelRequest(
+                parts=[
+                    UserPromptPart(
+                        content="No thanks",
+                        timestamp=IsDatetime(),
+                    )
+                ],
+                timestamp=IsNow(tz=timezone.utc),
+                run_id=IsStr(),
+                conversation_id=IsStr(),
+            ),
+        ]
+    )
+
+
+def test_continuation_request_reuses_history_instructions() -> None:
+    call_count = 0
+    instruction_parts_by_call: list[list[str] | None] = []
+    instructions_by_call: list[str | None] = []
+
+    def model_fn(_messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        nonlocal call_count
+        call_count += 1
+        instruction_parts = info.model_request_parameters.instruction_parts
+        instruction_parts_by_call.append(
+            [part.content for part in instruction_parts] if instruction_parts else None
+        )
+        instructions_by_call.append(info.instructions)
+        if call_count == 1:
+            return ModelResponse(parts=[TextPart("paused")], state="suspended")
+        return ModelResponse(parts=[TextPart("done")])
+
+    agent = Agent(
+        FunctionModel(model_fn),
+        instructions="Agent instructions.",
+        capabilities=[ProcessHistory(make_history())],
+    )
+
+    result = agent.run_sync("test")
+
+    assert result.output.endswith("done")
+    assert instruction_parts_by_call == [["Agent instructions."], ["Agent instructions."]]
+    assert instructions_by_call == ["Agent instructions.", "Agent instructions."]
+
+
+async def test_run_with_unapproved_tool_call_in_history():
+    def should_not_call_model(_messages: list[ModelMessage], _info: AgentInfo) -> ModelResponse:
+        raise ValueError("The agent should not call the model.")  # pragma: no cover
+
+    agent = Agent(
+        model=FunctionModel(function=should_not_call_model),
+        output_type=[str, DeferredToolRequests],
+        capabilities=[ProcessHistory(make_history())],
+    )
+
+    @agent.tool_plain(requires_approval=True)
+    def delete_file() -> None:
+        print("File deleted.")  # pragma: no cover
+
+    messages = [
+        ModelRequest(parts=[UserPromptPart(content="Hello")]),
+        ModelResponse(parts=[ToolCallPart(tool_name="delete_file")]),
+    ]
+
+    result = await agent.run(message_history=messages)
+
+    assert result.all_messages() == messages
+    assert result.output == snapshot(
+        DeferredToolRequests(
+            approvals=[ToolCallPart(tool_name="delete_file", tool_call_id=IsStr())]
+        )
+    )
+
+
+async def test_deferred_tool_results_reject_duplicate_tool_call_ids_in_history():
+    def model_function(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        return ModelResponse(parts=[TextPart("done")])  # pragma: no cover
+
+    agent = Agent(
+        FunctionModel(model_function),
+        output_type=[str, DeferredToolRequests],
+        capabilities=[ProcessHistory(make_history())],
+    )
+
+    def safe_tool(item: str) -> str:
+        return f"safe:{item}"  # pragma: no cover
+
+    def danger_tool(item: str) -> str:
+        return f"danger:{item}"  # pragma: no cover
+
+    agent.tool_plain(requires_approval=True)(safe_tool)
+    agent.tool_plain(requires_approval=True)(danger_tool)
+
+    message_history = [
+        ModelRequest(parts=[UserPromptPart(content="approve the safe operation")]),
+        ModelResponse(
+            parts=[
+                ToolCallPart(
+                    tool_name="safe_tool",
+                    args={"item": "visible-safe"},
+                    tool_call_id="duplicate-id",
+                ),
+                ToolCallPart(
+                    tool_name="danger_tool",
+                    args={"item": "hidden-danger"},
+                    tool_call_id="duplicate-id",
+                ),
+            ]
+        ),
+    ]
+
+    with pytest.raises(UserError, match="duplicate tool_call_id"):
+        await agent.run(
+            message_history=message_history,
+            deferred_tool_results=DeferredToolResults(approvals={"duplicate-id": True}),
+        )

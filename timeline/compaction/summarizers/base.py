@@ -13,6 +13,7 @@ from timeline.compaction.sections import SummarySections
 from timeline.compaction.truncation import cut_at_word
 from timeline.model.block import Block
 from timeline.model.block_types import block_type
+from timeline.model.native import tool_output
 
 __all__ = [
     "AsyncSummarizer",
@@ -109,7 +110,9 @@ def block_line(block: Block, cap: int = 400) -> str:
     Only the entry's first line starts with a role label: every further line of the
     content (any line break ``str.splitlines`` knows) is indented by
     :data:`CONTINUATION`, and the author is reduced to word characters, so no block can
-    write a line that reads as another author's message."""
+    write a line that reads as another author's message. What a tool produced reads as
+    ``[Tool]``, an opaque provider item too (a server tool's result, a shell's output):
+    never as the user's or the assistant's words."""
     spec = block_type(block.type)
     text = block.text.strip()
     if len(text) > cap:
@@ -121,7 +124,8 @@ def block_line(block: Block, cap: int = 400) -> str:
         text = f"{block.tool_id or 'tool'} -> {text}"
     elif spec.render == "attachment":
         text = f"attachment {block.meta.get('name', block.path)} ({block.mime}) {text}"
-    author = _LABEL_UNSAFE.sub("_", block.author or spec.default_author or "system")
+    author = "tool" if tool_output(block) else block.author or spec.default_author or "system"
+    author = _LABEL_UNSAFE.sub("_", author)
     first, *rest = text.splitlines() or [""]
     lines = [f"[{author.capitalize()}]: {first}"]
     lines += [f"{CONTINUATION}{line}" if line else "" for line in rest]
