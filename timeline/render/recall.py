@@ -52,20 +52,29 @@ class _Ask:
     """What the search's result depends on (the store besides: compared by identity)."""
 
 
-def _query(ledger: Ledger) -> tuple[str, frozenset[str]]:
-    """The newest user prompt and the newest tool call after it (what the agent is
-    doing for it), and their ids."""
+def _sources(ledger: Ledger) -> tuple[Block, ...]:
+    """The newest user prompt and the newest tool call after it (what the agent is doing
+    for it), whichever there are."""
     call: Block | None = None
     for b in reversed(ledger.blocks):
         if b.type == USER_PROMPT and not b.hidden:
-            texts = [b.text] + ([search_text(call)] if call is not None else [])
-            own = {b.id} | ({call.id} if call is not None else set())
-            return "\n".join(texts), frozenset(own)
+            return (b,) if call is None else (b, call)
         if call is None and block_type(b.type).render == "tool_call":
             call = b
-    if call is None:
-        return "", frozenset()
-    return search_text(call), frozenset({call.id})
+    return () if call is None else (call,)
+
+
+def _query(ledger: Ledger) -> tuple[str, tuple[str, ...], frozenset[str]]:
+    """The query's text, its terms and the ids of the blocks it comes from (analysed
+    again only when those blocks are others)."""
+    sources = _sources(ledger)
+    memo = ledger.recall
+    held = memo.query_sources
+    if len(held) != len(sources) or any(a is not b for a, b in zip(held, sources, strict=False)):
+        text = "\n".join(b.text if b.type == USER_PROMPT else search_text(b) for b in sources)
+        memo.query_sources = sources
+        memo.query = (text, tuple(query_terms(text)), frozenset(b.id for b in sources))
+    return memo.query
 
 
 def _room(ledger: Ledger, prep: Prep, budget: int, policy: RecallPolicy) -> int:
@@ -85,8 +94,7 @@ def _ask(ledger: Ledger, settings: Settings, prep: Prep, force: bool) -> _Ask | 
     budget = policy.budget
     if recall is None or force or not policy.active or budget is None:
         return None
-    query, own = _query(ledger)
-    terms = tuple(query_terms(query))
+    query, terms, own = _query(ledger)
     if not terms:
         return None
     room = _room(ledger, prep, budget, recall)

@@ -115,6 +115,10 @@ class RecallMemo:
     """What the last renders found and recalled, reused while the query, the archive
     and the room are the same (each key holds everything its result depends on)."""
 
+    query_sources: tuple[Block, ...] = ()
+    """The blocks the last query was taken from (compared by identity)."""
+    query: tuple[str, tuple[str, ...], frozenset[str]] = ("", (), frozenset())
+    """That query's text, its terms, and the ids of its blocks."""
     search_key: tuple[object, ...] | None = None
     store: IndexStore | None = None
     """The store searched for :attr:`found` (compared by identity)."""
