@@ -17,14 +17,14 @@ from typing import Final
 import attrs
 
 from timeline.compaction.recall import RecallPolicy
+from timeline.compaction.recall_rank import rank_candidates
 from timeline.compaction.recall_text import INTRO, entry_text, recalled_blocks
 from timeline.model import log as _log
 from timeline.model.block import CONV_RECALLED, USER_PROMPT, Block
 from timeline.model.block_types import block_type
 from timeline.model.errors import StoreError
 from timeline.model.persistence import IndexStore, SearchHit
-from timeline.model.ranking import fuse
-from timeline.model.search_text import query_terms, search_text
+from timeline.model.search_text import block_counts, query_terms, search_text
 from timeline.render.prepare import Prep, overhead, raw_tokens
 from timeline.render.settings import Settings
 from timeline.state.archive import Entry, Recall
@@ -35,6 +35,9 @@ __all__ = ["MIN_ROOM", "recall_async", "recall_sync", "with_recall"]
 MIN_ROOM: Final = 96
 """Less room than this (tokens) recalls nothing: the note and one heading would fill it."""
 RECALL_ID: Final = "recall"
+SEARCH_LIMIT: Final = 50
+COUNTS_HELD: Final = 4096
+"""The most stored blocks whose terms are remembered (the memo starts over past it)."""
 
 
 @attrs.frozen
@@ -106,7 +109,9 @@ def _ask(ledger: Ledger, settings: Settings, prep: Prep, force: bool) -> _Ask | 
 
 
 def _limit(ask: _Ask) -> int:
-    return 3 * ask.policy.max_blocks
+    """Candidates asked of each source: enough that the joint ranking, not one source's,
+    decides what comes back."""
+    return max(SEARCH_LIMIT, 3 * ask.policy.max_blocks)
 
 
 def _stored(
@@ -128,23 +133,37 @@ def _stored(
     return out
 
 
+def _counts(ledger: Ledger, entry: Entry) -> Mapping[str, int]:
+    """The terms a stored entry is found by (its block's, and its call's), analysed once
+    per block."""
+    call, block = entry
+    memo = ledger.recall.counts
+    held = memo.get(block.id)
+    if held is None or held[0] is not block:
+        if len(memo) > COUNTS_HELD:
+            memo.clear()
+        held = (block, block_counts(block, call))
+        memo[block.id] = held
+    return held[1]
+
+
 def _found(ledger: Ledger, ask: _Ask, hits: Sequence[SearchHit]) -> list[Entry]:
-    """The archive's best entries for ``ask``. With a store, it ranks everything it holds
-    and the in-memory archive only what was never persisted (blocks compacted since the
-    last persist); the two rankings are fused by rank when both found something."""
+    """The archive's best entries for ``ask``. With a store, it searches everything the
+    store holds and the in-memory archive only what was never persisted (blocks
+    compacted since the last persist); what both found is ranked together
+    (:func:`~timeline.compaction.recall_rank.rank_candidates`)."""
     archive = ledger.archive()
     memory = [i for i in archive.search(ask.terms, _limit(ask)) if i not in ask.own]
     if ask.store is not None and memory:
         unstored = set(ledger.new_ids)
         memory = [i for i in memory if i in unstored]
-    stored = _stored(ledger, ask, archive.blocks, hits)
     entries: dict[str, Entry] = {i: (archive.calls.get(i), archive.blocks[i]) for i in memory}
-    entries.update(stored)
-    if memory and stored:
-        order = [key for key, _ in fuse(memory, list(stored))]
-    else:
-        order = memory or list(stored)
-    return [entries[i] for i in order]
+    candidates = [(i, archive.counts(i)) for i in memory]
+    for bid, entry in _stored(ledger, ask, archive.blocks, hits).items():
+        if bid not in entries:
+            entries[bid] = entry
+            candidates.append((bid, _counts(ledger, entry)))
+    return [entries[key] for key, _ in rank_candidates(ask.terms, candidates)]
 
 
 def _pack(ledger: Ledger, ask: _Ask, found: list[Entry]) -> Recall | None:

@@ -89,6 +89,10 @@ class Archive:
                 self.calls[b.id] = call
             self.index.add_counts(b.id, held[2])
 
+    def counts(self, block_id: str) -> Mapping[str, int]:
+        """The term counts ``block_id`` is indexed by (its call's included)."""
+        return self._counts[block_id][2]
+
     def search(self, terms: Sequence[str], limit: int) -> list[str]:
         """The ids of the best blocks for ``terms``, best first."""
         if not self.blocks or not terms:
@@ -123,5 +127,7 @@ class RecallMemo:
     store: IndexStore | None = None
     """The store searched for :attr:`found` (compared by identity)."""
     found: list[Entry] = attrs.field(factory=list)
+    counts: dict[str, tuple[Block, dict[str, int]]] = attrs.field(factory=dict)
+    """Stored blocks' term counts by id (and the block they were counted for)."""
     pack_key: tuple[object, ...] | None = None
     packed: Recall | None = None
