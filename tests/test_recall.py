@@ -98,7 +98,8 @@ class TestWhatComesBack:
         last = view.blocks[-1]
         assert last.type == "conv.recalled"
         assert last.text.startswith("Earlier parts of this conversation")
-        assert f"--- {fact.path} | turn {fact.turn_id} | 2026-01-01 | user ---\n{FACT}" in last.text
+        heading = f"--- {fact.path} | turn {fact.turn_id} | Thursday 1 January 2026 | user ---"
+        assert f"{heading}\n{FACT}" in last.text
         assert FACT in view.to_text()
         assert view.tokens <= 2_000
 

@@ -1,10 +1,11 @@
 """The text of the recalled block: a short note saying what it is, then each recalled
-block under a line naming its path, turn, date and who wrote it (a tool result: the call
+block under a line naming its path, turn, day and who wrote it (a tool result: the call
 that produced it), quoted whole or, when too long, by the lines that match the query."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence, Set
+from datetime import datetime
 from typing import Final
 
 from timeline.compaction.clearing import call_signature
@@ -25,8 +26,18 @@ LINE_CHARS: Final = 400
 GAP: Final = "[...]"
 
 
+def _date(ts: str) -> str:
+    """The day a block was written, as people write it (``Tuesday 8 May 2023``: the
+    weekday helps with "yesterday" and "last Friday"); ``ts`` as it is when unreadable."""
+    try:
+        when = datetime.fromisoformat(ts)
+    except ValueError:
+        return ts
+    return f"{when:%A} {when.day} {when:%B %Y}"
+
+
 def _heading(block: Block, call: Block | None) -> str:
-    when = block.ts[:10] if block.ts else ""
+    when = _date(block.ts) if block.ts else ""
     kind = block_type(block.type).render
     if kind == "tool_result":
         who = f"result of {call_signature(call, block.tool_id)}"
