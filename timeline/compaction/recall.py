@@ -15,7 +15,7 @@ from typing import Any
 
 import attrs
 
-from timeline.compaction.validators import int_type, positive_or_none, ratio
+from timeline.compaction.validators import float_type, int_type, positive_or_none, ratio
 from timeline.model.errors import PolicyError
 
 __all__ = ["RecallPolicy"]
@@ -25,6 +25,12 @@ def _positive(_: Any, attribute: attrs.Attribute[int], value: Any) -> None:
     int_type(attribute.name, value)
     if value <= 0:
         raise PolicyError(f"{attribute.name}: must be a positive integer, got {value!r}")
+
+
+def _share(_: Any, attribute: attrs.Attribute[float], value: Any) -> None:
+    float_type(attribute.name, value)
+    if not 0.0 <= value <= 1.0:
+        raise PolicyError(f"{attribute.name}: must be in [0, 1], got {value!r}")
 
 
 @attrs.frozen(kw_only=True)
@@ -40,6 +46,10 @@ class RecallPolicy:
     """The most of the budget the recalled block may take."""
     max_blocks: int = attrs.field(default=8, validator=_positive)
     """The most blocks recalled at one render."""
+    min_match: float = attrs.field(default=0.0, validator=_share)
+    """How much of the query a block must match to come back: its BM25 score over that of
+    a text holding every word of the query once (rare words weigh more, so a block that
+    shares only the query's common words scores low). 0: any match."""
     block_max_tokens: int | None = attrs.field(default=None, validator=positive_or_none)
     """A longer block comes back as its lines that match the query (None: half of the
     recalled block's room)."""

@@ -20,10 +20,13 @@ K = TypeVar("K", bound=Hashable)
 def rank_candidates(
     terms: Sequence[str], candidates: Sequence[tuple[K, Mapping[str, int]]]
 ) -> list[tuple[K, float]]:
-    """``candidates`` (a key and its term counts) best first with their scores; only
-    those holding a term of ``terms``; ties keep the order given."""
+    """``candidates`` (a key and its term counts) best first, each with how much of the
+    query it matches: its score over the score of a text holding every term once (1.0;
+    a term repeated counts a little more); only those holding a term of ``terms``; ties
+    keep the order given."""
     n = len(candidates)
     weights = [(t, idf(n, sum(1 for _, c in candidates if c.get(t)))) for t in terms]
+    whole = sum(w for _, w in weights) or 1.0
     scored: list[tuple[float, int, K]] = []
     for i, (key, counts) in enumerate(candidates):
         score = 0.0
@@ -32,6 +35,6 @@ def rank_candidates(
             if tf:
                 score += weight * tf * (K1 + 1.0) / (tf + K1)
         if score > 0:
-            scored.append((-score, i, key))
+            scored.append((-score / whole, i, key))
     scored.sort()
     return [(key, -neg) for neg, _, key in scored]

@@ -163,7 +163,9 @@ def _found(ledger: Ledger, ask: _Ask, hits: Sequence[SearchHit]) -> list[Entry]:
         if bid not in entries:
             entries[bid] = entry
             candidates.append((bid, _counts(ledger, entry)))
-    return [entries[key] for key, _ in rank_candidates(ask.terms, candidates)]
+    least = ask.policy.min_match
+    ranked = rank_candidates(ask.terms, candidates)
+    return [entries[key] for key, match in ranked if match >= least]
 
 
 def _pack(ledger: Ledger, ask: _Ask, found: list[Entry]) -> Recall | None:
