@@ -122,6 +122,19 @@ class TestWhatComesBack:
         assert said.id in ids(view.blocks)
         assert said.id not in ids(view.recalled)
 
+    def test_nothing_comes_back_for_words_already_in_view(self, make_tl: Make) -> None:
+        """When every word of the question is in view (the fact was said again lately),
+        nothing is recalled and the store is not searched: recall only brings back what
+        the prompt does not show."""
+        store = CountingStore(index_store.open("memory://"))
+        tl = make_tl(policy=policy())
+        fact = chat(tl, store=store)
+        tl.append(blocks.assistant_completion("Melanie: Caroline is still researching."))
+        store.searches.clear()
+        view = ask(tl)
+        assert (view.recalled, store.searches) == ((), [])
+        assert fact.id not in ids(view.blocks)
+
     def test_a_question_of_stop_words_only_recalls_nothing(self, make_tl: Make) -> None:
         """A prompt without a content word ("What is it?") searches nothing."""
         tl = make_tl(policy=policy())
@@ -132,9 +145,9 @@ class TestWhatComesBack:
         """After the prompt, the agent's newest tool call is part of the query: what was
         said about the file it opens comes back."""
         tl = make_tl(policy=policy())
-        tl.begin_turn()
-        note = tl.append(blocks.user_prompt("billing.py rounds totals half-up, keep it so"))
-        chat(tl)
+        chat(tl, turns=2)
+        note = tl.append(blocks.assistant_completion("Noted: billing.py rounds half-up."))
+        chat(tl, turns=10)
         tl.append(blocks.user_prompt("Fix the failing test"))
         tl.append(blocks.tool_call("read_file", {"path": "src/billing.py"}))
         view = tl.render(SYSTEM)

@@ -11,6 +11,7 @@ too: the memo's keys hold everything each result depends on.
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Final
 
@@ -48,6 +49,8 @@ class _Ask:
     terms: tuple[str, ...]
     own: frozenset[str]
     """The blocks the query was taken from (never recalled)."""
+    novel: tuple[str, ...]
+    """The query's terms the prompt does not show: a block comes back only for one."""
     room: int
     policy: RecallPolicy
     store: IndexStore | None
@@ -91,6 +94,19 @@ def _room(ledger: Ledger, prep: Prep, budget: int, policy: RecallPolicy) -> int:
     return min(want, budget - raw_tokens(stream, prep) - calibration)
 
 
+def _novel(
+    ledger: Ledger, prep: Prep, terms: Sequence[str], sources: Sequence[Block]
+) -> tuple[str, ...]:
+    """The ``terms`` no visible block holds but the query's own ``sources`` (the stream's
+    blocks, the caller's tail's)."""
+    visible = ledger.recall.visible
+    stream = ledger.stream()
+    visible.update(stream.version, stream.blocks)
+    own = Counter(t for b in sources for t in visible.terms_of(b))
+    shown = set().union(*(visible.terms_of(b) for b in prep.tail)) if prep.tail else set()
+    return tuple(t for t in terms if visible.counts[t] <= own[t] and t not in shown)
+
+
 def _ask(ledger: Ledger, settings: Settings, prep: Prep, force: bool) -> _Ask | None:
     policy = settings.policy
     recall = policy.recall
@@ -98,14 +114,15 @@ def _ask(ledger: Ledger, settings: Settings, prep: Prep, force: bool) -> _Ask | 
     if recall is None or force or not policy.active or budget is None:
         return None
     query, terms, own = _query(ledger)
-    if not terms:
-        return None
+    novel = _novel(ledger, prep, terms, ledger.recall.query_sources)
+    if not novel:
+        return None  # everything the query names is in view: nothing to bring back
     room = _room(ledger, prep, budget, recall)
     if room < MIN_ROOM:
         return None
     state = ledger.state
     key = (terms, own, state.structure_version, ledger.version, recall.max_blocks)
-    return _Ask(query, terms, own, room, recall, ledger.store, key)
+    return _Ask(query, terms, own, novel, room, recall, ledger.store, key)
 
 
 def _limit(ask: _Ask) -> int:
@@ -147,7 +164,9 @@ def _counts(ledger: Ledger, entry: Entry) -> Mapping[str, int]:
     return held[1]
 
 
-def _found(ledger: Ledger, ask: _Ask, hits: Sequence[SearchHit]) -> list[Entry]:
+def _found(
+    ledger: Ledger, ask: _Ask, hits: Sequence[SearchHit]
+) -> list[tuple[Entry, Mapping[str, int]]]:
     """The archive's best entries for ``ask``. With a store, it searches everything the
     store holds and the in-memory archive only what was never persisted (blocks
     compacted since the last persist); what both found is ranked together
@@ -164,8 +183,9 @@ def _found(ledger: Ledger, ask: _Ask, hits: Sequence[SearchHit]) -> list[Entry]:
             entries[bid] = entry
             candidates.append((bid, _counts(ledger, entry)))
     least = ask.policy.min_match
+    counts = dict(candidates)
     ranked = rank_candidates(ask.terms, candidates)
-    return [entries[key] for key, match in ranked if match >= least]
+    return [(entries[key], counts[key]) for key, match in ranked if match >= least]
 
 
 def _pack(ledger: Ledger, ask: _Ask, found: list[Entry]) -> Recall | None:
@@ -207,9 +227,11 @@ def _recalled(ledger: Ledger, ask: _Ask, hits: Sequence[SearchHit]) -> Recall | 
     if memo.search_key != ask.key or memo.store is not ask.store:
         memo.found = _found(ledger, ask, hits)
         memo.search_key, memo.store = ask.key, ask.store
-    pack_key = (ask.key, ask.room, ledger.state.current_turn_id)
+    pack_key = (ask.key, ask.novel, ask.room, ledger.state.current_turn_id)
     if memo.pack_key != pack_key:
-        memo.packed = _pack(ledger, ask, memo.found)
+        novel = ask.novel
+        wanted = [entry for entry, counts in memo.found if any(t in counts for t in novel)]
+        memo.packed = _pack(ledger, ask, wanted)
         memo.pack_key = pack_key
     return memo.packed
 

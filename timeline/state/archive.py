@@ -9,7 +9,9 @@ structure or the store version moved); each block's terms are analysed once, eve
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence, Set
+from typing import Final
 
 import attrs
 
@@ -17,9 +19,20 @@ from timeline.model.block import CONV_RANGE_SUMMARY, REACT_PLAN_HISTORY, Block
 from timeline.model.block_types import block_type
 from timeline.model.persistence import IndexStore
 from timeline.model.ranking import Bm25Index
-from timeline.model.search_text import block_counts
+from timeline.model.search_text import block_counts, search_text, term_counts
 
-__all__ = ["RECALLABLE", "Archive", "Entry", "Recall", "RecallMemo", "recallable"]
+__all__ = [
+    "RECALLABLE",
+    "Archive",
+    "Entry",
+    "Recall",
+    "RecallMemo",
+    "VisibleTerms",
+    "recallable",
+]
+
+TERMS_HELD: Final = 8192
+"""The most blocks whose terms :class:`VisibleTerms` remembers (it starts over past it)."""
 
 RECALLABLE = frozenset({"text", "attachment", "tool_call", "tool_result"})
 """Render kinds whose blocks may be recalled (not headers, summaries, thinking or opaque
@@ -100,6 +113,42 @@ class Archive:
         return [key for key, _ in self.index.search(terms, limit)]
 
 
+@attrs.define(eq=False)
+class VisibleTerms:
+    """How many blocks of the visible stream hold each search term, kept up to date as
+    the stream grows (counted again after anything else changed it): what the prompt
+    already shows, so that recall brings back only what it does not."""
+
+    counts: Counter[str] = attrs.field(factory=Counter)
+    version: int = -1
+    counted: int = 0
+    last: Block | None = None
+    _terms: dict[str, tuple[Block, frozenset[str]]] = attrs.field(factory=dict)
+
+    def terms_of(self, block: Block) -> frozenset[str]:
+        """The search terms of ``block`` as shown (analysed once per block)."""
+        held = self._terms.get(block.id)
+        if held is None or held[0] is not block:
+            if len(self._terms) > TERMS_HELD:
+                self._terms.clear()
+            held = (block, frozenset(term_counts(search_text(block))))
+            self._terms[block.id] = held
+        return held[1]
+
+    def update(self, version: int, shown: Sequence[Block]) -> None:
+        """Bring the counts up to ``shown`` (the stream's blocks at ``version``)."""
+        n = self.counted
+        same = version == self.version and n <= len(shown)
+        if not same or (n and shown[n - 1] is not self.last):
+            self.counts = Counter()
+            self.version = version
+            n = 0
+        for b in shown[n:]:
+            self.counts.update(self.terms_of(b))
+        self.counted = len(shown)
+        self.last = shown[-1] if shown else None
+
+
 Entry = tuple[Block | None, Block]
 """One thing recall found: a block, with its call when it is a tool result."""
 
@@ -126,8 +175,10 @@ class RecallMemo:
     search_key: tuple[object, ...] | None = None
     store: IndexStore | None = None
     """The store searched for :attr:`found` (compared by identity)."""
-    found: list[Entry] = attrs.field(factory=list)
+    found: list[tuple[Entry, Mapping[str, int]]] = attrs.field(factory=list)
+    """The candidates of the last search, best first, with their term counts."""
     counts: dict[str, tuple[Block, dict[str, int]]] = attrs.field(factory=dict)
     """Stored blocks' term counts by id (and the block they were counted for)."""
+    visible: VisibleTerms = attrs.field(factory=VisibleTerms)
     pack_key: tuple[object, ...] | None = None
     packed: Recall | None = None
