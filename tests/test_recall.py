@@ -14,6 +14,7 @@ import pytest
 import index_store
 from timeline import (
     Block,
+    ClearingPolicy,
     CompactionPolicy,
     PolicyError,
     RecallPolicy,
@@ -29,8 +30,10 @@ WORDS = [f"w{i}" for i in range(2_000)]
 Make = Callable[..., Timeline]
 
 
-def policy(budget: int = 2_000, **recall: Any) -> CompactionPolicy:
-    return CompactionPolicy(max_tokens=budget, recall=RecallPolicy(**recall))
+def policy(
+    budget: int = 2_000, clearing: ClearingPolicy | None = None, **recall: Any
+) -> CompactionPolicy:
+    return CompactionPolicy(max_tokens=budget, clearing=clearing, recall=RecallPolicy(**recall))
 
 
 def chat(tl: Timeline, turns: int = 12, per_turn: int = 10, store: Any = None) -> Block:
@@ -170,6 +173,24 @@ class TestWhatComesBack:
         assert 'result of read_file(path="src/settings.py")' in text
         assert "[...]\nMAX_RETRIES = 7  # how often a request is tried\n[...]" in text
         assert "OPTION_3 = 3" not in text
+
+    def test_a_cleared_result_comes_back(self, make_tl: Make) -> None:
+        """A tool result the clearing tier shows as a one-line placeholder is part of the
+        archive too: asked about, its matching lines come back."""
+        clearing = ClearingPolicy(keep_tool_results=1, dedupe_reads=False)
+        tl = make_tl(policy=policy(budget=3_000, clearing=clearing))
+        tl.begin_turn()
+        tl.append(blocks.user_prompt("Read the modules"))
+        results = []
+        for n in range(7):
+            call = tl.append(blocks.tool_call("read_file", {"path": f"src/m{n}.py"}))
+            body = "\n".join(f"LIMIT_{n}_{k} = {k}" for k in range(120))
+            results.append(tl.append(blocks.tool_result(call.call_id or "", body)))
+            tl.render(SYSTEM)
+        assert results[0].id in tl.cleared_ids
+        view = ask(tl, "What is LIMIT_0_17?")
+        assert results[0].id in ids(view.recalled)
+        assert "LIMIT_0_17 = 17" in view.blocks[-1].text
 
     def test_hidden_blocks_are_never_recalled(self, make_tl: Make) -> None:
         """A block the caller hid stays out of recall once compacted too."""

@@ -113,6 +113,8 @@ def _ask(ledger: Ledger, settings: Settings, prep: Prep, force: bool) -> _Ask | 
     budget = policy.budget
     if recall is None or force or not policy.active or budget is None:
         return None
+    if ledger.summary_index < 0 and not ledger.state.cleared:
+        return None  # nothing was compacted or cleared: all there is is in view
     query, terms, own = _query(ledger)
     novel = _novel(ledger, prep, terms, ledger.recall.query_sources)
     if not novel:
