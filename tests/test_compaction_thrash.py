@@ -42,7 +42,8 @@ def _render(tl: Timeline, tally: Tally) -> None:
     if stats is not None and stats.skipped is None:
         tally.at_compaction.append(tally.appended)
         tally.after.append(stats.tokens_after or 0)
-        kept = [tl.block_tokens(tl.get(b.id)) for b in view.blocks if b.type != SUMMARY]
+        stable = view.blocks[: view.stable_count]
+        kept = [tl.block_tokens(tl.get(b.id)) for b in stable if b.type != SUMMARY]
         tally.largest.append(max(kept, default=0))  # whole, not as truncated for the view
     assert view.budget is not None and view.tokens <= view.budget
 

@@ -59,10 +59,10 @@ class _Ask:
 
 
 def _sources(ledger: Ledger) -> tuple[Block, ...]:
-    """The newest user prompt and the newest tool call after it (what the agent is doing
-    for it), whichever there are."""
+    """The newest user prompt in view and the newest tool call after it (what the agent
+    is doing for it), whichever there are."""
     call: Block | None = None
-    for b in reversed(ledger.blocks):
+    for b in reversed(ledger.stream().blocks):
         if b.type == USER_PROMPT and not b.hidden:
             return (b,) if call is None else (b, call)
         if call is None and block_type(b.type).render == "tool_call":
