@@ -106,9 +106,15 @@ class TestWhatComesBack:
         assert FACT in view.to_text()
         assert view.tokens <= 2_000
 
-    def test_without_recall_nothing_comes_back(self, make_tl: Make) -> None:
-        """recall=None (the policy's default): no recalled block, view.recalled empty."""
+    def test_recall_is_on_by_default(self, make_tl: Make) -> None:
+        """A policy that says nothing about recall recalls the compacted fact."""
         tl = make_tl(policy=CompactionPolicy(max_tokens=2_000))
+        fact = chat(tl)
+        assert fact.id in ids(ask(tl).recalled)
+
+    def test_without_recall_nothing_comes_back(self, make_tl: Make) -> None:
+        """recall=None: no recalled block, view.recalled empty."""
+        tl = make_tl(policy=CompactionPolicy(max_tokens=2_000, recall=None))
         chat(tl)
         view = ask(tl)
         assert view.recalled == ()
@@ -206,7 +212,7 @@ class TestPlacementAndBudget:
         """The recalled block opens the tail: after every cache checkpoint, outside the
         stable stream; the payload before it is the one a render without recall sends."""
         with_recall = make_tl(policy=policy())
-        without = make_tl(policy=CompactionPolicy(max_tokens=2_000))
+        without = make_tl(policy=CompactionPolicy(max_tokens=2_000, recall=None))
         chat(with_recall)
         chat(without)
         view, plain = ask(with_recall), ask(without)
@@ -314,6 +320,8 @@ class TestPolicy:
         """from_mapping reads a recall section like clearing; errors name the field."""
         loaded = CompactionPolicy.from_mapping({"max_tokens": 8_000, "recall": {"share": 0.2}})
         assert loaded.recall == RecallPolicy(share=0.2)
+        assert CompactionPolicy.from_mapping({"max_tokens": 8_000}).recall == RecallPolicy()
+        assert CompactionPolicy.from_mapping({"max_tokens": 8_000, "recall": None}).recall is None
         with pytest.raises(PolicyError, match=r"compaction\.recall\.share: must be in \(0, 1\)"):
             CompactionPolicy.from_mapping({"max_tokens": 8_000, "recall": {"share": 1.5}})
         with pytest.raises(PolicyError, match=r"max_blocks: must be a positive integer"):

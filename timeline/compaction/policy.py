@@ -146,7 +146,7 @@ class CompactionPolicy:
     compaction (upstream v2)."""
     clearing: ClearingPolicy | None = attrs.field(default=None, validator=_clearing_type)
     """The clearing tier run before a summary (None: summarize only)."""
-    recall: RecallPolicy | None = attrs.field(default=None, validator=_recall_type)
+    recall: RecallPolicy | None = attrs.field(factory=RecallPolicy, validator=_recall_type)
     """Compacted blocks relevant to the newest prompt rendered back after the stable
     stream (None: no recall; :mod:`timeline.compaction.recall`)."""
     native: NativeCompaction | None = attrs.field(default=None, validator=_native_type)
