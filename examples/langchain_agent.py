@@ -3,12 +3,16 @@
 Runs offline: a scripted chat model stands in for a real one (swap in
 ``ChatAnthropic(model=...)`` and the cache checkpoints travel as ``cache_control``).
 
-    pip install 'block-timeline[langchain]'
+    pip install -e '.[langchain]'   # in a checkout of block-timeline
     python examples/langchain_agent.py
 """
 
 from __future__ import annotations
 
+# the adapter first: without the extra it says what to install (MissingExtraError)
+from timeline.integrations.langchain import TimelineMiddleware
+
+# isort: split
 from typing import Any
 
 from langchain.agents import create_agent
@@ -19,7 +23,6 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from timeline import CompactionPolicy
-from timeline.integrations.langchain import TimelineMiddleware
 
 
 @tool

@@ -2,12 +2,16 @@
 
 Runs offline: a scripted ``Model`` stands in for the OpenAI API.
 
-    pip install 'block-timeline[openai-agents]'
+    pip install -e '.[openai-agents]'   # in a checkout of block-timeline
     python examples/openai_agents_session.py
 """
 
 from __future__ import annotations
 
+# the adapter first: without the extra it says what to install (MissingExtraError)
+from timeline.integrations.openai_agents import TimelineSession
+
+# isort: split
 import asyncio
 import json
 from typing import Any
@@ -23,7 +27,6 @@ from openai.types.responses import (
 )
 
 from timeline import CompactionPolicy
-from timeline.integrations.openai_agents import TimelineSession
 
 
 @function_tool

@@ -2,19 +2,22 @@
 
 Runs offline: ``FunctionModel`` stands in for a real model.
 
-    pip install 'block-timeline[pydantic-ai]'
+    pip install -e '.[pydantic-ai]'   # in a checkout of block-timeline
     python examples/pydantic_ai_agent.py
 """
 
 from __future__ import annotations
 
+# the adapter first: without the extra it says what to install (MissingExtraError)
+from timeline.integrations.pydantic_ai import TimelineHistory
+
+# isort: split
 from pydantic_ai import Agent
 from pydantic_ai.capabilities import ProcessHistory
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from timeline import CompactionPolicy
-from timeline.integrations.pydantic_ai import TimelineHistory
 
 
 def scripted(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:

@@ -66,12 +66,18 @@ def sqlite_path(url: str) -> str | None:
     another backend (also for ``timeline import``, which builds a new store beside it)."""
     if not (url.startswith("sqlite://") or (url and "://" not in url)):
         return None
-    path = url[len("sqlite://") :] if url.startswith("sqlite://") else url
-    if url.startswith("sqlite://") and path.startswith("/"):
-        path = path[1:]
+    if not url.startswith("sqlite://"):
+        return url
+    path = url[len("sqlite://") :]
     if not path:
         raise StoreUnavailableError(f"no database path in {url!r}; use sqlite:///path.db")
-    return path
+    if not path.startswith("/"):  # sqlite://agent.db would silently name ./agent.db
+        raise StoreUnavailableError(
+            f"{url!r} has two slashes; a SQLite URL has three before a relative path "
+            f"(sqlite:///{path}) and four before an absolute one (sqlite:////abs/{path}), "
+            f"or give the plain path {path!r}"
+        )
+    return path[1:]
 
 
 def __getattr__(name: str) -> object:

@@ -45,11 +45,10 @@ from timeline.model.errors import (
     StoreUnavailableError,
     TimelineError,
 )
+from timeline.model.extras import install_hint
 from timeline.model.persistence import SearchHit, TimelineSnapshot
 
 __all__ = ["PostgresAsync"]
-
-_HINT = "install the extra: pip install 'block-timeline[postgres]' (psycopg[pool])"
 
 
 class PostgresAsync:
@@ -68,8 +67,9 @@ class PostgresAsync:
             try:
                 from psycopg_pool import AsyncConnectionPool
             except ImportError as exc:
+                hint = install_hint("postgres")
                 raise StoreUnavailableError(
-                    f"async PostgreSQL needs psycopg_pool; {_HINT}"
+                    f"async PostgreSQL needs psycopg_pool; install it with {hint}"
                 ) from exc
             for old in [lp for lp in self._apools if lp.is_closed()]:
                 del self._apools[old]  # a finished asyncio.run(): its connections died with it

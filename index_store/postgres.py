@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, ClassVar, Final
+from typing import Any, ClassVar
 
 import attrs
 
@@ -33,18 +33,19 @@ from index_store._rows import Row
 from index_store._sql import SqlStore
 from timeline.model.block import Block
 from timeline.model.errors import StoreUnavailableError, TimelineError
+from timeline.model.extras import install_hint
 from timeline.model.persistence import SearchHit
 
 __all__ = ["SCHEMA_VERSION", "PostgresStore"]
-
-_HINT: Final = "install the extra: pip install 'block-timeline[postgres]'"
 
 
 def _psycopg() -> Any:
     try:
         import psycopg
     except ImportError as exc:
-        raise StoreUnavailableError(f"PostgreSQL support needs psycopg 3; {_HINT}") from exc
+        raise StoreUnavailableError(
+            f"PostgreSQL support needs psycopg 3; install it with {install_hint('postgres')}"
+        ) from exc
     return psycopg
 
 

@@ -137,6 +137,8 @@ def view_decisions(view: RenderedContext) -> dict[str, Any]:
         "truncated_paths": view.truncated_paths,
         "system_cached": view.system_cached,
         "system_tokens": view.system_tokens,
+        "tools": view.tools,
+        "tools_tokens": view.tools_tokens,
         "compaction": stats_data(view.compaction),
         "recalled": blocks_data(view.recalled),
     }
@@ -241,10 +243,12 @@ class EnginePair:
         if self.setup.estimate_every_step:
             self.same(lambda tl: tl.estimate())
 
-    def render(self, system: str, force: bool, tail: Sequence[Block]) -> ViewPair | None:
+    def render(
+        self, system: str, force: bool, tail: Sequence[Block], tools: Any = ()
+    ) -> ViewPair | None:
         """Render both; the decisions (and a refusal) must match. The payloads and the
         lazily counted figures are read later (:meth:`read`)."""
-        a, b = self.both(lambda tl: tl.render(system, force_sanitize=force, tail=tail))
+        a, b = self.both(lambda tl: tl.render(system, tools=tools, force_sanitize=force, tail=tail))
         if a.error is not None:
             return None
         self.renders += 1

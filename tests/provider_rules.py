@@ -16,10 +16,16 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 
 import pydantic
 import typing_extensions
-from anthropic.types import ContentBlockParam, MessageCreateParams, MessageParam, TextBlockParam
+from anthropic.types import (
+    ContentBlockParam,
+    MessageCreateParams,
+    MessageParam,
+    TextBlockParam,
+    ToolParam,
+)
 from anthropic.types.beta import BetaContentBlockParam, BetaSystemMessageParam
-from openai.types.chat import ChatCompletionMessageParam
-from openai.types.responses import ResponseInputItemParam
+from openai.types.chat import ChatCompletionFunctionToolParam, ChatCompletionMessageParam
+from openai.types.responses import FunctionToolParam, ResponseInputItemParam
 
 NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 CALL_ID_RE = re.compile(r"^[a-zA-Z0-9_-]{1,40}$")
@@ -54,6 +60,9 @@ for _top in (
     BetaSystemMessageParam,
     ChatCompletionMessageParam,
     ResponseInputItemParam,
+    ToolParam,
+    ChatCompletionFunctionToolParam,
+    FunctionToolParam,
 ):
     _forbid_extra(_top)
 
@@ -100,6 +109,22 @@ ANTHROPIC_SYSTEM_MESSAGE = pydantic.TypeAdapter(BetaSystemMessageParam)
 again one by one against the param type their ``type`` names)."""
 CHAT_MESSAGES = pydantic.TypeAdapter(list[ChatCompletionMessageParam], config=_LIST)
 RESPONSES_INPUT = pydantic.TypeAdapter(list[ResponseInputItemParam], config=_LIST)
+ANTHROPIC_TOOLS = pydantic.TypeAdapter(list[ToolParam], config=_LIST)
+CHAT_TOOLS = pydantic.TypeAdapter(list[ChatCompletionFunctionToolParam], config=_LIST)
+RESPONSES_TOOLS = pydantic.TypeAdapter(list[FunctionToolParam], config=_LIST)
+"""Function tool definitions of each API (a request's ``tools``)."""
+
+
+def tools_errors(adapter: pydantic.TypeAdapter[Any], tools: Any, names: list[Any]) -> list[str]:
+    """What an API would reject in a request's ``tools`` (``names``: each tool's name):
+    the SDK type's complaints, a name the API refuses, a name given twice, no tool."""
+    errors = sdk_errors(adapter, tools)
+    if not names:
+        errors.append("tools: an empty list")
+    errors += [f"tools: name {n!r}" for n in names if not NAME_RE.match(str(n))]
+    if len(set(map(str, names))) != len(names):
+        errors.append("tools: a name given twice")
+    return errors
 
 
 def _drain(value: Any) -> None:
@@ -217,22 +242,28 @@ def _anthropic_sdk_errors(messages: Any) -> list[str]:
 
 
 def anthropic_errors(payload: Mapping[str, Any]) -> list[str]:
-    """Everything the Messages API would reject in ``payload`` (``{system?, messages}``)."""
+    """Everything the Messages API would reject in ``payload`` (``{tools?, system?,
+    messages}``)."""
     errors = _anthropic_sdk_errors(payload.get("messages"))
     if "system" in payload:
         errors += sdk_errors(ANTHROPIC_SYSTEM, payload["system"])
         errors += [
             f"system[{i}]: empty" for i, s in enumerate(payload["system"]) if _blank(s["text"])
         ]
-    if set(payload) - {"system", "messages"}:
-        errors.append(f"unexpected keys {sorted(set(payload) - {'system', 'messages'})}")
+    tools = payload.get("tools", [])
+    if "tools" in payload:
+        errors += tools_errors(ANTHROPIC_TOOLS, tools, [t.get("name") for t in tools])
+    if set(payload) - {"tools", "system", "messages"}:
+        errors.append(f"unexpected keys {sorted(set(payload) - {'tools', 'system', 'messages'})}")
     messages = payload.get("messages") or []
     if not messages:
         return [*errors, "no messages"]
     if messages[0]["role"] != "user":
         errors.append("first message is not user")
     cache_points = sum(1 for s in payload.get("system", []) if "cache_control" in s)
+    cache_points += sum(1 for t in tools if "cache_control" in t)
     pending: list[str] = []
+    used: set[str] = set()
     for i, m in enumerate(messages):
         role, content = m["role"], m.get("content", "")
         where = f"messages[{i}] role:{role}"
@@ -252,6 +283,8 @@ def anthropic_errors(payload: Mapping[str, Any]) -> list[str]:
         if sorted(map(str, results)) != sorted(pending):
             errors.append(f"{where}: results {results} do not answer the calls {pending}")
         pending = [str(p.get("id")) for p in parts if p.get("type") == "tool_use"]
+        errors += [f"{where}: tool_use id {i!r} used before" for i in pending if i in used]
+        used.update(pending)
         for j, part in enumerate(parts):
             cache_points += "cache_control" in part
             errors += _anthropic_part_errors(part, f"{where}.content[{j}]")
@@ -296,9 +329,20 @@ def _remote(url: str) -> bool:
     return url.startswith(("https://", "http://"))
 
 
-def chat_errors(messages: list[dict[str, Any]]) -> list[str]:
-    """Everything Chat Completions would reject in ``messages``."""
-    errors = sdk_errors(CHAT_MESSAGES, messages)
+def chat_errors(payload: list[dict[str, Any]] | dict[str, Any]) -> list[str]:
+    """Everything Chat Completions would reject in ``messages``, or in a request's
+    ``{"messages", "tools"?}``."""
+    errors: list[str] = []
+    if isinstance(payload, dict):
+        if set(payload) - {"messages", "tools"}:
+            errors.append(f"unexpected keys {sorted(set(payload) - {'messages', 'tools'})}")
+        if "tools" in payload:
+            names = [t.get("function", {}).get("name") for t in payload["tools"]]
+            errors += tools_errors(CHAT_TOOLS, payload["tools"], names)
+        messages = payload.get("messages", [])
+    else:
+        messages = payload
+    errors += sdk_errors(CHAT_MESSAGES, messages)
     if not [m for m in messages if m["role"] != "system"]:
         errors.append("no conversation messages")
     pending: list[str] = []
@@ -355,9 +399,20 @@ def chat_errors(messages: list[dict[str, Any]]) -> list[str]:
 # -- OpenAI Responses -----------------------------------------------------------------
 
 
-def responses_errors(items: list[dict[str, Any]]) -> list[str]:
-    """Everything the Responses API would reject in ``input``."""
-    errors = sdk_errors(RESPONSES_INPUT, items)
+def responses_errors(payload: list[dict[str, Any]] | dict[str, Any]) -> list[str]:
+    """Everything the Responses API would reject in ``input``, or in a request's
+    ``{"input", "tools"?}``."""
+    errors: list[str] = []
+    if isinstance(payload, dict):
+        if set(payload) - {"input", "tools"}:
+            errors.append(f"unexpected keys {sorted(set(payload) - {'input', 'tools'})}")
+        if "tools" in payload:
+            names = [t.get("name") for t in payload["tools"]]
+            errors += tools_errors(RESPONSES_TOOLS, payload["tools"], names)
+        items = payload.get("input", [])
+    else:
+        items = payload
+    errors += sdk_errors(RESPONSES_INPUT, items)
     if not [i for i in items if i.get("role") not in ("system", "developer")]:
         errors.append("no conversation items")
     calls: list[str] = []

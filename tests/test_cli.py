@@ -249,20 +249,24 @@ def test_not_json_is_a_runtime_error(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_inspect_shows_usage_by_type(imported: Path) -> None:
     """inspect: tokens per block type with bars, checkpoints."""
-    out = cli("inspect", "c1", "--db", str(imported), "--max-tokens", "200", "--system", "sys")
+    out = cli("inspect", "c1", "--db", str(imported), "--max-tokens", "240", "--system", "sys")
     assert out.returncode == 0, out.stderr
     assert "react.tool.result" in out.stdout and "█" in out.stdout
-    assert "of 200 tokens" in out.stdout and "cache checkpoints: system +" in out.stdout
+    assert "of 240 tokens" in out.stdout and "cache checkpoints: system +" in out.stdout
 
 
 @pytest.mark.slow
 def test_search(imported: Path) -> None:
-    """search prints scored hits with path and turn."""
+    """search prints scored hits with path and turn, each snippet with its matches
+    underlined (no colour in a pipe)."""
     out = cli("search", "c1", "backoff retry", "--db", str(imported))
     assert out.returncode == 0
-    paths = [line.split()[2] for line in out.stdout.splitlines() if "(turn " in line]
+    lines = out.stdout.splitlines()
+    paths = [line.split()[2] for line in lines if "(turn " in line]
     assert paths == ["tc:t1.tool_calls.call_1.out.json", "ar:t1.assistant.completion"]
-    assert "def [retry](): return [backoff](0)" in out.stdout
+    at = next(i for i, line in enumerate(lines) if "def retry(): return backoff(0)" in line)
+    marked = "".join(c for c, m in zip(lines[at], lines[at + 1], strict=False) if m == "^")
+    assert marked == "retrybackoff"
     none = cli("search", "c1", "zebra", "--db", str(imported))
     assert "no matches" in none.stdout
 
@@ -370,7 +374,14 @@ def test_demo_runs_the_pipeline(tmp_path: Path) -> None:
     lines = out.stdout.splitlines()
     assert lines[0].startswith("timeline demo: 12 turns, budget 8,000 tokens, conversation 'demo'")
     assert any(line.strip().startswith("12 ") for line in lines)
-    for key in ("compactions", "overflow retries", "blocks archived", "prefix reuse", "store size"):
+    for key in (
+        "compactions",
+        "overflow retries",
+        "blocks",
+        "window",
+        "prefix reuse",
+        "store size",
+    ):
         assert any(line.strip().startswith(key) for line in lines), key
     assert (tmp_path / "demo.db").exists()
 

@@ -78,35 +78,39 @@ def _usage_of(tmp_path: Path, reported: int | None) -> dict[str, Any]:
 
 @pytest.mark.slow
 def test_no_usage_report_means_no_provider_row(tmp_path: Path) -> None:
-    """Without a usage report there is no provider row; with one, a positive difference
-    is provider overhead and a negative one says the provider counted fewer."""
+    """Without a usage report there is no provider row and no calibration; with one, a
+    positive difference is a provider overhead row and a negative one only the
+    calibration figure, never a negative row."""
     none = _usage_of(tmp_path, None)
-    assert none["usage_report"] is None
-    assert {"provider overhead", "provider count below estimate"}.isdisjoint(none["types"])
+    assert (none["usage_report"], none["calibration"]) == (None, 0)
+    assert "provider overhead" not in none["types"]
     assert none["tokens"] == sum(t["tokens"] for t in none["types"].values())
     over = _usage_of(tmp_path, 40)
-    assert over["types"]["provider overhead"]["tokens"] == 40
+    assert over["types"]["provider overhead"]["tokens"] == over["calibration"] == 40
+    assert over["tokens"] == sum(t["tokens"] for t in over["types"].values())
     under = _usage_of(tmp_path, -7)
-    assert under["types"]["provider count below estimate"]["tokens"] == -7
-    assert "provider overhead" not in under["types"]
-    for usage in (over, under):
-        assert usage["tokens"] == sum(t["tokens"] for t in usage["types"].values())
+    assert under["calibration"] == -7 and "provider overhead" not in under["types"]
+    assert under["tokens"] == sum(t["tokens"] for t in under["types"].values()) - 7
+    assert all(v["tokens"] >= 0 for v in under["types"].values())
     assert all(v["tokens"] >= 0 for v in under["categories"].values())
 
 
 @pytest.mark.slow
 def test_categories_add_up_and_follow_the_bar_order(demo_db: Path) -> None:
     """inspect --json categories: the bar's order, free last; the slices are the
-    per-type counts (a negative calibration has none) and with free add up to the budget."""
+    per-type counts, and with free (the budget minus the calibrated tokens) add up to the
+    budget, less a negative calibration."""
     usage = json.loads(cli("inspect", "demo", "--db", str(demo_db), "--json").stdout)
     cats = usage["categories"]
     order = ["system", "summary", "user", "assistant", "tool calls", "tool results"]
     assert [c for c in cats if c in order] == [c for c in order if c in cats]
     assert list(cats)[-1] == "free" and {"system", "user", "tool results"} <= set(cats)
-    positive = sum(v["tokens"] for v in usage["types"].values() if v["tokens"] > 0)
-    assert sum(v["tokens"] for k, v in cats.items() if k != "free") == positive
-    assert sum(v["tokens"] for v in cats.values()) == usage["budget"]
-    assert round(sum(v["share"] for v in cats.values())) == 100
+    rows = sum(v["tokens"] for v in usage["types"].values())
+    assert sum(v["tokens"] for k, v in cats.items() if k != "free") == rows
+    assert cats["free"]["tokens"] == usage["free"] == usage["budget"] - usage["tokens"]
+    assert sum(v["tokens"] for v in cats.values()) == usage["budget"] - min(0, usage["calibration"])
+    over = -min(0, usage["calibration"]) / usage["budget"]
+    assert round(sum(v["share"] for v in cats.values())) == round(100 * (1 + over))
 
 
 @pytest.fixture
@@ -167,11 +171,11 @@ def _stdout_on_a_tty(*args: str) -> str:
 @pytest.mark.slow
 def test_search_highlights_matches_on_a_terminal(chatty: Path) -> None:
     """On a terminal the matched words are highlighted instead of bracketed; in a pipe
-    the brackets stay."""
+    they are underlined by a line of ``^``, with no colour."""
     shown = _stdout_on_a_tty("search", "c", "retry", "--db", str(chatty), "--limit", "1")
     assert "\x1b[1;33mretry\x1b[0m number" in shown and "[retry]" not in shown
     piped = cli("search", "c", "retry", "--db", str(chatty), "--limit", "1").stdout
-    assert "[retry] number" in piped and "\x1b" not in piped
+    assert "retry number 0\n          ^^^^^\n" in piped and "\x1b" not in piped
 
 
 @pytest.mark.slow
@@ -272,9 +276,9 @@ def test_delete(tmp_path: Path) -> None:
 def test_the_demo_reads_the_turn_log_a_fixed_number_of_times(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The demo's per-turn 'archived' column no longer re-reads the whole turn log every
+    """The demo's per-turn 'evicted' column does not re-read the whole turn log every
     turn (quadratic): the turn log is read the same few times for 3 or 30 turns, and the
-    column still counts every archived block."""
+    column counts every block of the turn log that is not in the window."""
     from timeline.cli.demo import run_demo
 
     reads: list[int] = []
@@ -294,6 +298,10 @@ def test_the_demo_reads_the_turn_log_a_fixed_number_of_times(
         lines = capsys.readouterr().out.splitlines()
         last = next(line for line in lines if line.split()[:1] == [str(turns)])
         store = index_store.open(db)
-        assert int(last.split()[-1].replace(",", "")) == len(real(store, "demo"))
+        window = store.load_window("demo")
+        assert window is not None
+        in_window = sum(b.type != "conv.range.summary" for b in window[1].blocks)
+        evicted = len(real(store, "demo")) - in_window
+        assert int(last.split()[-1].replace(",", "")) == evicted
         store.close()
     assert counts[0] == counts[1] <= 3

@@ -38,7 +38,9 @@ def test_demo_is_quiet_on_stderr_and_logs_with_debug(tmp_path: Path) -> None:
     """The demo (overflow retry included) writes nothing to stderr; --debug shows the log."""
     out = cli("demo", "--turns", "12", "--max-tokens", "8000", "--db", "q.db", cwd=tmp_path)
     assert out.returncode == 0 and out.stderr == ""
-    assert any(line.split()[5:6] == ["1"] for line in out.stdout.splitlines()[3:15])
+    lines = out.stdout.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.split()[:2] == ["turn", "request"])
+    assert any(line.split()[5:6] == ["1"] for line in lines[header + 1 : header + 13])
     debug = cli("demo", "--turns", "2", "--db", "q.db", "--debug", cwd=tmp_path)
     assert "timeline: persist conversation=demo" in debug.stderr
 

@@ -22,7 +22,17 @@ from tests.test_cli import LONG_MESSAGES, OPENAI_MESSAGES, cli, import_file
 from timeline.cli import _parser, flag_terms
 from timeline.render.usage import percent_shares, plural
 
-SUBCOMMANDS = ("demo", "import", "list", "render", "inspect", "search", "compact", "delete")
+SUBCOMMANDS = (
+    "demo",
+    "import",
+    "list",
+    "render",
+    "inspect",
+    "search",
+    "compact",
+    "export",
+    "delete",
+)
 
 
 def _subparsers() -> dict[str, argparse.ArgumentParser]:
@@ -73,6 +83,20 @@ def test_every_subcommand_has_help(command: str) -> None:
     out = cli(command, "--help")
     assert out.returncode == 0, out.stderr
     assert f"usage: timeline {command}" in out.stdout and "--debug" in out.stdout
+
+
+def test_every_default_and_limit_is_in_the_help() -> None:
+    """An option with a default says it in its help (``default: 40``, ``16,000``), and one
+    with a minimum above 1 says the minimum (``at least 1,000``)."""
+    for name, parser in _subparsers().items():
+        for action in parser._actions:
+            default = action.default
+            if default not in (None, False, argparse.SUPPRESS) and action.option_strings:
+                shown = f"{default:,}" if isinstance(default, int) else str(default)
+                assert f"default: {shown}" in str(action.help), (name, action.dest)
+            minimum = getattr(action.type, "minimum", 1)
+            if minimum > 1:
+                assert f"at least {minimum:,}" in str(action.help), (name, action.dest)
 
 
 @pytest.mark.slow
@@ -153,6 +177,7 @@ def test_inspect_json_shape(db: Path) -> None:
         "free",
         "used",
         "blocks",
+        "calibration",
         "types",
         "cache_checkpoints",
         "summaries",
@@ -175,7 +200,8 @@ def test_inspect_says_when_there_is_no_budget(db: Path) -> None:
 
 @pytest.mark.slow
 def test_search_json(db: Path) -> None:
-    """search --json: an array of hits with path, turn, kind, score, type, snippet."""
+    """search --json: an array of hits with path, turn, kind, score, type, snippet, and
+    the snippet's plain text with the matches' positions in it."""
     hits = json.loads(cli("search", "c1", "backoff", "--db", str(db), "--json").stdout)
     assert hits and set(hits[0]) == {
         "path",
@@ -185,6 +211,8 @@ def test_search_json(db: Path) -> None:
         "type",
         "block_id",
         "snippet",
+        "text",
+        "matches",
     }
     none = cli("search", "c1", "zebra", "--db", str(db), "--json")
     assert json.loads(none.stdout) == []

@@ -86,20 +86,36 @@ def test_load_or_create(tmp_path: Path) -> None:
 
 
 def test_missing_extra_hint_works_from_a_clone() -> None:
-    """The install hint names the index form and the clone form; run from this checkout,
-    the clone form is ``pip install -e '<checkout>[extra]'`` and pip accepts it as a
-    requirement of this project with that extra."""
+    """Run from this checkout, the install hint is ``pip install -e '<checkout>[extra]'``,
+    which pip accepts as a requirement of this project with that extra; it never names a
+    package index form that no index serves."""
     import shlex
 
     from timeline.integrations import missing_extra
 
     message = str(missing_extra("langchain", "langchain"))
-    assert "pip install 'block-timeline[langchain]'" in message
-    clone = message.split("pip install -e ", 1)[1].rstrip(")")
+    assert "block-timeline[langchain]'" not in message
+    clone = message.split("pip install -e ", 1)[1]
     root = Path(__file__).resolve().parent.parent
     (target,) = shlex.split(clone)
     assert target == f"{root}[langchain]"
     assert (root / "pyproject.toml").is_file()
+
+
+def test_missing_extra_hint_outside_a_checkout_names_the_packages(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Installed from a wheel (no checkout around the package), the hint installs the
+    extra's own packages, as the installed metadata lists them."""
+    import shlex
+
+    from timeline.integrations import missing_extra
+    from timeline.model import extras
+
+    monkeypatch.setattr(extras, "source_tree", lambda: None)
+    message = str(missing_extra("langchain", "langchain"))
+    line = message.split("pip install ", 1)[1].split(" (", 1)[0]
+    assert sorted(shlex.split(line)) == ["langchain<2,>=1.5.2", "langgraph<2,>=1.2.24"]
 
 
 DATA = Path(__file__).parent / "data"
@@ -107,7 +123,7 @@ DATA = Path(__file__).parent / "data"
 
 def test_the_window_state_keeps_the_last_budget_and_system_prompt(tmp_path: Path) -> None:
     """A render records its budget, trigger and system prompt in the persisted state; a
-    loaded timeline (any policy) still has them; a render without a budget records None."""
+    loaded timeline still has them; a render under a policy without a budget records None."""
     from timeline import CompactionPolicy, Timeline, blocks
 
     store = index_store.open(tmp_path / "s.db")
@@ -119,7 +135,7 @@ def test_the_window_state_keeps_the_last_budget_and_system_prompt(tmp_path: Path
     tl.persist(store)
     state = Timeline.load(store, "c").snapshot().state
     assert (state.budget, state.trigger_ratio, state.system) == (16_000, 0.8, "You are terse.")
-    plain = Timeline.load(store, "c")
+    plain = Timeline.load(store, "c", policy=CompactionPolicy())
     plain.render("")
     assert (plain.snapshot().state.budget, plain.snapshot().state.system) == (None, "")
     store.close()

@@ -10,6 +10,7 @@ payload cache). ``docs/testing.md`` says how to run it longer.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import msgspec
@@ -30,9 +31,12 @@ from timeline import (
     RecallPolicy,
     TimelineSnapshot,
     blocks,
+    tool_specs,
 )
 from timeline.model.block import CONV_RANGE_SUMMARY, PLAN_LATEST
 from timeline.model.block_types import block_type
+from timeline.model.call_ids import given_call_id
+from timeline.model.names import provider_call_id
 from timeline.model.reasoning import anthropic_thinking, openai_reasoning
 
 HUGE = "lorem ipsum dolor sit amet, " * 720  # ~20,000 characters
@@ -53,8 +57,30 @@ raw_texts = st.one_of(
 )
 texts = raw_texts.map(Shown)
 systems = long_text(*SYSTEMS).map(Shown)
+SCHEMA = {"type": "object", "properties": {"path": {"type": "string", "description": "a path"}}}
+TOOL_SETS: tuple[Any, ...] = (
+    (),
+    [{"name": "read_file", "description": "Read a file.", "input_schema": SCHEMA}],
+    [
+        {"name": f"tool_{i}", "description": "Does a thing. " * 60, "input_schema": SCHEMA}
+        for i in range(4)
+    ],
+    tool_specs([{"name": "bash", "parameters": SCHEMA}, {"name": "grep"}]),
+    [{"name": "not a name"}],
+)
+"""What a render sends: no tools, one, several large ones (over a small budget's share),
+the same checked specs each time, or a definition both engines must refuse alike."""
+tool_sets = long_text(*TOOL_SETS)
 tool_names = st.sampled_from(
-    ("read_file", "write_file", "bash", "web-search", "functions.fs_read", "my tool")
+    (
+        "read_file",
+        "write_file",
+        "bash",
+        "web-search",
+        "functions.fs_read",
+        "my tool",
+        *open_samples.HOSTILE_TOOL_NAMES,
+    )
 )
 
 
@@ -156,21 +182,29 @@ def raw_plain_blocks(draw: st.DrawFn) -> Block:
 plain_blocks = raw_plain_blocks().map(Shown)
 
 
-def tool_calls(draw: st.DrawFn, n: int) -> list[Block]:
-    ids = st.none() | st.sampled_from(("toolu_01Ab{}", "functions.fs_read:{}", "call {}"))
+def tool_calls(draw: st.DrawFn, n: int, used: Sequence[str] = ()) -> list[Block]:
+    """``n`` calls: generated ids, ids of other providers' shapes, ids a model reuses
+    (``call_0`` every turn, one an earlier call was given, the safe form of one) and ids
+    the library would generate itself (``call_b7``)."""
+    patterns = ("toolu_01Ab{}", "functions.fs_read:{}", "call {}", "call_0", "call_b{}")
+    reused = (*used, *(provider_call_id(u) for u in used))
+    ids = st.none() | st.sampled_from(patterns) | st.sampled_from(reused or ("call_0",))
     out = []
     for i in range(n):
         pattern = draw(ids)
-        call_id = None if pattern is None else pattern.format(draw(st.integers(0, 10**6)) + i)
+        number = draw(st.integers(0, 60) if pattern == "call_b{}" else st.integers(0, 10**6))
+        call_id = None if pattern is None else pattern.format(number + i)
         params = {"i": i, "path": draw(st.sampled_from(("a.py", "b.py", "c.py")))}
         out.append(blocks.tool_call(draw(tool_names), params, call_id=call_id))
     return out
 
 
 def result_for(draw: st.DrawFn, call: Block) -> Block:
+    """A result naming the call by its id, or now and then by the id it was given."""
     roll = draw(st.integers(0, 9))
+    name = given_call_id(call) if draw(st.integers(0, 3)) == 0 else call.call_id
     return blocks.tool_result(
-        call.call_id or "",
+        name or "",
         HUGE if roll == 0 else draw(texts).value,
         tool_id=call.tool_id,
         is_error=roll == 1,
@@ -248,8 +282,10 @@ class DifferentialMachine(RuleBasedStateMachine):
         if think:
             thought = reasoning_block(data.draw(st.integers(0, 2)), n)
             self.pair.atomic(lambda tl: tl.append(thought))
+        used = [given_call_id(c) for c in self.calls()]
         calls = [
-            self.pair.atomic(lambda tl, c=c: tl.append(c)).value for c in tool_calls(data.draw, n)
+            self.pair.atomic(lambda tl, c=c: tl.append(c)).value
+            for c in tool_calls(data.draw, n, used)
         ]
         for call in calls[:answered]:
             if call is not None:
@@ -292,6 +328,9 @@ class DifferentialMachine(RuleBasedStateMachine):
         if data.draw(st.booleans()):  # a server tool use and its result, a computer call...
             kind = data.draw(st.sampled_from((0, 2, 3)))
             batch += open_samples.opaque(kind, data.draw(st.integers(0, 99)))
+        if data.draw(st.integers(0, 3)) == 0:  # such a pair larger than the budget
+            number = data.draw(st.integers(0, 99))
+            batch += open_samples.big_pair(data.draw(st.integers(0, 1)), number, 20_000)
         if fail:
             batch.append(blocks.tool_result("no-such-call", "x"))
         self.pair.atomic(lambda tl: tl.extend(batch))
@@ -357,16 +396,24 @@ class DifferentialMachine(RuleBasedStateMachine):
         system=systems,
         force=st.booleans(),
         tail=st.lists(plain_blocks, max_size=2),
+        tools=tool_sets,
         data=st.data(),
     )
-    def render(self, system: Shown, force: bool, tail: list[Shown], data: st.DataObject) -> None:
+    def render(
+        self, system: Shown, force: bool, tail: list[Shown], tools: Any, data: st.DataObject
+    ) -> None:
         """Render both; read some payloads now (in a drawn order), perhaps the counts."""
-        self.render_now(data, system.value, force, [d.value for d in tail])
+        self.render_now(data, system.value, force, [d.value for d in tail], tools)
 
     def render_now(
-        self, data: st.DataObject, system: str = SYSTEMS[1], force: bool = False, tail: Any = ()
+        self,
+        data: st.DataObject,
+        system: str = SYSTEMS[1],
+        force: bool = False,
+        tail: Any = (),
+        tools: Any = (),
     ) -> None:
-        pair = self.pair.render(system, force, tail)
+        pair = self.pair.render(system, force, tail, tools)
         if pair is not None:
             formats = data.draw(st.permutations(pair.unread))
             now = data.draw(st.integers(0, len(formats)))
@@ -380,10 +427,10 @@ class DifferentialMachine(RuleBasedStateMachine):
         formats = data.draw(st.lists(st.sampled_from(pair.unread or ["text"]), unique=True))
         self.pair.read(pair, formats, counts=data.draw(st.booleans()))
 
-    @rule(system=systems, tail=st.lists(plain_blocks, max_size=2))
-    def estimate(self, system: Shown, tail: list[Shown]) -> None:
+    @rule(system=systems, tail=st.lists(plain_blocks, max_size=2), tools=tool_sets)
+    def estimate(self, system: Shown, tail: list[Shown], tools: Any) -> None:
         blocks_ = [d.value for d in tail]
-        self.pair.same(lambda tl: tl.estimate(system.value, blocks_))
+        self.pair.same(lambda tl: tl.estimate(system.value, blocks_, tools=tools))
 
     @precondition(lambda self: self.tl.blocks)
     @rule(data=st.data())
@@ -391,11 +438,18 @@ class DifferentialMachine(RuleBasedStateMachine):
         i = data.draw(st.integers(0, len(self.tl.blocks) - 1))
         self.pair.same(lambda tl: tl.block_tokens(tl.blocks[i]))
 
-    @rule(system=systems, keep=st.none() | st.integers(50, 2_000), force=st.booleans())
-    def compact(self, system: Shown, keep: int | None, force: bool) -> None:
+    @rule(
+        system=systems,
+        keep=st.none() | st.integers(50, 2_000),
+        force=st.booleans(),
+        tools=tool_sets,
+    )
+    def compact(self, system: Shown, keep: int | None, force: bool, tools: Any) -> None:
         """Manual compaction (``force``) or the same check a render runs first."""
         a, b = self.pair.both(
-            lambda tl: stats_data(tl.compact(system.value, force=force, keep_recent_tokens=keep))
+            lambda tl: stats_data(
+                tl.compact(system.value, tools=tools, force=force, keep_recent_tokens=keep)
+            )
         )
         assert_same_stats(a.value, b.value)
 

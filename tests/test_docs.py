@@ -11,6 +11,7 @@ is tested without being listed here. Anything that is not Python goes in a ```te
 from __future__ import annotations
 
 import re
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -143,3 +144,10 @@ def test_overflow_corpus_size_is_stated_right() -> None:
     text = (ROOT / "docs" / "overflow.md").read_text()
     total, yes, no = (len(OVERFLOWS) + len(NOT_OVERFLOWS), len(OVERFLOWS), len(NOT_OVERFLOWS))
     assert f"holds {total} real messages and bodies ({yes} overflows, {no} not)" in text
+
+
+def test_the_readmes_wheel_is_the_one_pip_builds() -> None:
+    """The wheel the README installs carries this version's file name."""
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert f"dist/block_timeline-{version}-py3-none-any.whl" in readme

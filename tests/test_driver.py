@@ -11,7 +11,13 @@ from test_render import check_anthropic
 import index_store
 from timeline import CompactionPolicy, ContextOverflowError, HeuristicCounter, Timeline
 from timeline.driver import DriverEvent, ModelReply, ReactDriver, ToolCallRequest, ToolOutput, Usage
-from timeline.driver.scripted import CodingSession, ProviderError, ScriptedModel, demo_tools
+from timeline.driver.scripted import (
+    DEMO_TOOL_SPECS,
+    CodingSession,
+    ProviderError,
+    ScriptedModel,
+    demo_tools,
+)
 from timeline.render.context import RenderedContext
 
 SYSTEM = "You are a coding agent. " * 20
@@ -195,7 +201,7 @@ def test_usage_calibrates_the_next_estimate() -> None:
     )
     driver = ReactDriver(tl, model, demo_tools(2), system=SYSTEM)
     result = driver.run_turn("fix it")
-    view = tl.render(SYSTEM)
+    view = tl.render(SYSTEM, tools=DEMO_TOOL_SPECS)
     assert 0 <= view.tokens - model.actual_tokens(view) <= 20
     assert result.usage.usage_tokens == model.sent_tokens[-1]
 
@@ -349,3 +355,74 @@ def test_driver_start_warms_the_tokenizer_up() -> None:
     tl = Timeline("w", token_counter=WarmableCounter())
     ReactDriver(tl, ScriptedModel(CodingSession(1)), demo_tools(1))
     assert WarmableCounter.warmed == 1
+
+
+def _read_file(path: str, limit: int = 10) -> str:
+    """Read a file.
+
+    Args:
+        path: the file's path
+        limit: lines to read at most
+    """
+    return f"{path}: {limit} lines"
+
+
+def test_plain_functions_are_declared_sent_and_called_with_keywords() -> None:
+    """Plain functions are tools: their names, docstrings and signatures are the
+    definitions every request sends (counted in its tokens), and the model's arguments
+    reach them as keywords."""
+    seen: list[RenderedContext] = []
+
+    def model(view: RenderedContext) -> ModelReply:
+        seen.append(view)
+        if len(seen) == 1:
+            return ModelReply(tool_calls=(ToolCallRequest("_read_file", {"path": "a.py"}),))
+        return ModelReply(text="It holds 10 lines.")
+
+    tl = make()
+    ReactDriver(tl, model, [_read_file], system=SYSTEM).run_turn("what is in a.py?")
+    (tool,) = seen[0].to_anthropic()["tools"]
+    assert tool["description"] == "Read a file."
+    assert tool["input_schema"] == {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "the file's path"},
+            "limit": {"type": "integer", "description": "lines to read at most", "default": 10},
+        },
+        "required": ["path"],
+    }
+    assert all(v.tools_tokens > 0 and v.tools == seen[0].tools for v in seen)
+    result = next(b for b in tl.blocks if b.type == "react.tool.result")
+    assert (result.text, result.tool_id) == ("a.py: 10 lines", "_read_file")
+
+
+def test_named_callables_are_declared_as_taking_any_object() -> None:
+    """A mapping of names to callables (the arguments as one mapping) still works, and
+    each is declared with its docstring and an open schema."""
+    views: list[RenderedContext] = []
+
+    def grep(params: Mapping[str, Any]) -> str:
+        """Search the files."""
+        return f"found {params['pattern']}"
+
+    def model(view: RenderedContext) -> ModelReply:
+        views.append(view)
+        if len(views) == 1:
+            return ModelReply(tool_calls=(ToolCallRequest("grep", {"pattern": "TODO"}),))
+        return ModelReply(text="done")
+
+    tl = make()
+    ReactDriver(tl, model, {"grep": grep}, system=SYSTEM).run_turn("find the TODOs")
+    chat = views[0].to_openai()
+    assert isinstance(chat, dict)
+    assert chat["tools"] == [
+        {
+            "type": "function",
+            "function": {
+                "name": "grep",
+                "description": "Search the files.",
+                "parameters": {"type": "object"},
+            },
+        }
+    ]
+    assert [b.text for b in tl.blocks if b.type == "react.tool.result"] == ["found TODO"]

@@ -25,6 +25,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import Field
+from samples import PNG_1x1
 
 import index_store
 from timeline import CompactionPolicy, TiktokenCounter, Timeline, blocks
@@ -181,7 +182,7 @@ def test_tool_messages_and_ids_mirror_idempotently() -> None:
 def test_converters_round_trip_calls_results_images_and_thinking() -> None:
     """from_langchain then to_langchain keeps text, tool calls with args, tool results
     (errors too), images and thinking blocks."""
-    png = base64.b64encode(b"\x89PNG fake").decode()
+    png = base64.b64encode(PNG_1x1).decode()
     messages: list[BaseMessage] = [
         HumanMessage(
             [
@@ -313,5 +314,16 @@ def test_missing_extra_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> 
     ):
         monkeypatch.setitem(sys.modules, module, None)
         monkeypatch.delitem(sys.modules, name, raising=False)
-        with pytest.raises(MissingExtraError, match=rf"pip install 'block-timeline\[{extra}\]'"):
+        with pytest.raises(MissingExtraError, match=rf"pip install -e .*\[{extra}\]'"):
             importlib.import_module(name)
+
+
+def test_the_tools_bound_to_the_model_are_counted() -> None:
+    """The tools the agent binds to each model call count against the budget: the
+    render records their definitions."""
+    mw = TimelineMiddleware("memory://", POLICY)
+    agent = create_agent(ScriptedChat(), [lookup], middleware=[mw], system_prompt="ops")
+    run_turns(agent, "t-tools", range(1))
+    (spec,) = mw.timeline("t-tools").snapshot().state.tools
+    assert (spec.name, spec.description) == ("lookup", "Look a topic up in the runbook.")
+    assert spec.input_schema["properties"] == {"topic": {"type": "string"}}

@@ -140,7 +140,10 @@ def test_the_next_request_after_such_a_compaction_is_valid() -> None:
     of it: the text the summary covers is not sent again."""
     calls = [{"name": "search", "args": {"i": i}, "id": f"c{i}"} for i in range(10)]
     model = recording(AIMessage("look" + LOREM * 200, tool_calls=calls), AIMessage("done"))
-    mw = TimelineMiddleware("memory://", CompactionPolicy(max_tokens=1000, keep_recent_tokens=100))
+    # the agent's tool definition (with the provider's tool-use instructions) takes about
+    # 400 tokens of the budget
+    policy = CompactionPolicy(max_tokens=1_500, keep_recent_tokens=100)
+    mw = TimelineMiddleware("memory://", policy)
     agent = create_agent(model, [search], middleware=[mw], checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": "t"}}
     state = agent.invoke({"messages": [HumanMessage("q" + LOREM * 1200)]}, config)["messages"]

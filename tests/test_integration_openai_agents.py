@@ -225,3 +225,13 @@ def test_mutating_returned_items_leaves_the_next_get_items_intact() -> None:
     expected, again = asyncio.run(main())
     assert again == expected
     assert any(isinstance(i.get("content"), list) for i in expected)
+
+
+def test_the_filter_counts_the_agents_function_tools() -> None:
+    """The input filter counts the agent's function tools against the budget (the
+    render records their definitions)."""
+    session = TimelineSession("tools", "memory://", POLICY)
+    agent = Agent(name="ops", model=Scripted(), tools=[lookup])
+    asyncio.run(run_turns(agent, session, range(1)))
+    (spec,) = session.timeline.snapshot().state.tools
+    assert (spec.name, spec.description) == ("lookup", "Look a topic up in the runbook.")

@@ -198,3 +198,17 @@ def test_multi_step_tool_run_new_messages_are_whole() -> None:
     again = TimelineHistory("steps", history.store, CompactionPolicy(max_tokens=100_000))
     follow_up = ModelRequest([UserPromptPart("and now?")])
     assert again.process([follow_up]) == [*new, follow_up]  # as stored, from the store
+
+
+def test_the_capability_counts_the_agents_tools() -> None:
+    """``history.capability()`` counts each request's tool definitions against the
+    budget (the render records them); the plain processor sees none."""
+    history = TimelineHistory("tools", "memory://", POLICY)
+    agent = Agent(FunctionModel(Scripted()), capabilities=[history.capability()])
+    agent.tool_plain(lookup)
+    agent.run_sync("check topic-1")
+    (spec,) = history.timeline.snapshot().state.tools
+    assert (spec.name, spec.description) == ("lookup", "Look a topic up in the runbook.")
+    plain = TimelineHistory("plain", "memory://", POLICY)
+    make_agent(Scripted(), plain).run_sync("check topic-1")
+    assert plain.timeline.snapshot().state.tools == ()

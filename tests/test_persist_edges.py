@@ -11,7 +11,7 @@ import pytest
 from test_compaction import coding_turn
 
 import index_store
-from timeline import NotFoundError, Timeline, blocks
+from timeline import NotFoundError, StoreError, Timeline, blocks
 
 
 class RecordingStore:
@@ -85,3 +85,24 @@ def test_a_pinned_block_is_stored_once_without_a_summary() -> None:
     again = Timeline.load(store, "c1")
     assert again.blocks == before
     assert again.pinned_ids == tl.pinned_ids
+
+
+@pytest.mark.parametrize("where", ["agent.db", "sqlite:///agent.db"])
+def test_persist_to_a_path_names_index_store_open(
+    where: str, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``tl.persist("agent.db")`` is a StoreError naming ``index_store.open``; nothing is
+    created and the timeline keeps its blocks."""
+    monkeypatch.chdir(tmp_path)
+    tl = Timeline("c")
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("hi"))
+    with pytest.raises(StoreError, match=rf"index_store\.open\('{where}'\)"):
+        tl.persist(where)  # type: ignore[arg-type]
+    with pytest.raises(StoreError, match=r"index_store\.open"):
+        asyncio.run(tl.apersist(where))  # type: ignore[arg-type]
+    with pytest.raises(StoreError, match=r"index_store\.open"):
+        Timeline.load(where, "c")  # type: ignore[arg-type]
+    assert list(tmp_path.iterdir()) == []
+    assert len(tl.blocks) == 2
+    assert tl.version == 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from timeline import CompactionPolicy, PolicyError, context_window_for
+from timeline import CompactionPolicy, PolicyError, Timeline, context_window_for
 
 
 def test_defaults_follow_v2() -> None:
@@ -72,3 +72,37 @@ def test_direct_construction_validates() -> None:
     """Constructing with bad values raises PolicyError too."""
     with pytest.raises(PolicyError, match="reserve_tokens"):
         CompactionPolicy(context_window=1_000, reserve_tokens=2_000)
+
+
+def test_a_positional_budget_names_the_keyword() -> None:
+    """``CompactionPolicy(8000)`` is a PolicyError saying ``max_tokens=8000``."""
+    with pytest.raises(PolicyError, match=r"CompactionPolicy\(max_tokens=8000\)"):
+        CompactionPolicy(8000)  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    ("keyword", "meant"), [("budget", "max_tokens"), ("keep_ratios", "keep_ratio")]
+)
+def test_an_unknown_keyword_names_the_field_meant(keyword: str, meant: str) -> None:
+    """A misspelt or guessed keyword is a PolicyError naming the field it most likely meant."""
+    with pytest.raises(PolicyError, match=f"no field '{keyword}'; did you mean {meant}"):
+        CompactionPolicy(**{keyword: 0.5})
+
+
+@pytest.mark.parametrize(
+    ("policy", "fix"),
+    [
+        (8000, r"policy=CompactionPolicy\(max_tokens=8000\)"),
+        ({"max_tokens": 8000}, r"CompactionPolicy\.from_mapping"),
+        (None, r"policy=CompactionPolicy\(max_tokens=\.\.\.\)"),
+    ],
+)
+def test_a_timeline_refuses_what_is_not_a_policy_at_once(policy: object, fix: str) -> None:
+    """``Timeline(policy=8000)`` or a mapping fails at the constructor with the call to write,
+    and assigning one later fails the same way, leaving the old policy."""
+    with pytest.raises(PolicyError, match=fix):
+        Timeline("c", policy=policy)  # type: ignore[arg-type]
+    tl = Timeline("c", policy=CompactionPolicy(max_tokens=8000))
+    with pytest.raises(PolicyError, match=fix):
+        tl.policy = policy  # type: ignore[assignment]
+    assert tl.policy == CompactionPolicy(max_tokens=8000)

@@ -16,6 +16,7 @@ from timeline_gen import IMPORTS, SVG, payload_cases
 
 from timeline import EmptyPromptError, HeuristicCounter, InvalidBlockError, Timeline, blocks
 from timeline.model.names import provider_call_id, provider_tool_name
+from timeline.tokens.payload import payload_tokens
 
 CHECKS = {
     "anthropic": anthropic_errors,
@@ -47,16 +48,21 @@ FEATURES = (
 
 
 @pytest.mark.slow
-def test_generated_payloads_are_valid() -> None:
+@pytest.mark.parametrize("tools", [False, True], ids=["without tools", "with tools"])
+def test_generated_payloads_are_valid(tools: bool) -> None:
     """Thousands of payloads from the broad timeline generator pass the strict SDK
-    validation and the provider rules, in all four formats."""
+    validation and the provider rules, in all four formats, with and without tool
+    definitions; ``view.tokens`` is never below a payload's own count."""
     counts: collections.Counter[str] = collections.Counter()
     imports_before = IMPORTS.copy()
     failures: list[str] = []
     for seed in range(SEEDS):
-        for fmt, payload in payload_cases(seed):
+        for fmt, payload, tokens in payload_cases(seed, tools=tools):
             counts[fmt] += 1
             failures += [f"seed {seed} {fmt}: {e}" for e in CHECKS[fmt](payload)]
+            if payload_tokens(payload, HeuristicCounter()) > tokens:
+                failures.append(f"seed {seed} {fmt}: payload over view.tokens ({tokens})")
+            counts["tools"] += isinstance(payload, dict) and "tools" in payload
             text = str(payload)
             for feature in FEATURES:
                 counts[feature] += feature in text
@@ -64,6 +70,7 @@ def test_generated_payloads_are_valid() -> None:
     assert sum(counts[f] for f in CHECKS) >= 4_000
     assert min(counts[f] for f in CHECKS) >= 1_000
     assert all(counts[f] >= 20 for f in FEATURES), counts  # the generator covers them all
+    assert (counts["tools"] >= 3_000) == tools
     imported = IMPORTS - imports_before
     assert all(imported[f] >= SEEDS // 2 for f in ("anthropic", "openai", "responses"))
 

@@ -57,6 +57,8 @@ PUBLIC_NAMES = frozenset(
         "TimelineState",
         "TokenCounter",
         "TokenizerUnavailableError",
+        "ToolNameError",
+        "ToolSpec",
         "TruncateSummarizer",
         "UnknownPathError",
         "blocks",
@@ -69,6 +71,7 @@ PUBLIC_NAMES = frozenset(
         "provider_tool_name",
         "register_block_type",
         "sequential_ids",
+        "tool_specs",
         "warm_up",
     }
 )

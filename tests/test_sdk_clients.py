@@ -92,23 +92,25 @@ def _last_body(srv: ThreadingHTTPServer) -> tuple[str, Any]:
 @pytest.mark.slow
 def test_payloads_reach_the_server_unchanged(server: ThreadingHTTPServer) -> None:
     """Generated payloads of all four formats, sent through ``anthropic.Anthropic`` and
-    ``openai.OpenAI``, arrive byte-for-byte as built (as JSON)."""
+    ``openai.OpenAI``, arrive byte-for-byte as built (as JSON), tools included."""
     url = f"http://127.0.0.1:{server.server_address[1]}"
     claude = anthropic.Anthropic(api_key="test", base_url=url, max_retries=0)
     gpt = openai.OpenAI(api_key="test", base_url=f"{url}/v1", max_retries=0)
     sent = 0
     for seed in range(20):
-        for fmt, payload in payload_cases(seed, renders=2):
+        for fmt, payload, _ in payload_cases(seed, renders=2, tools=seed % 2 == 1):
             if fmt in ("anthropic", "document"):
                 claude.messages.create(model="claude-test", max_tokens=64, **payload)
                 expected = {"model": "claude-test", "max_tokens": 64, **payload}
                 path = "/v1/messages"
-            elif fmt == "openai":
-                gpt.chat.completions.create(model="gpt-test", messages=payload)
-                expected, path = {"model": "gpt-test", "messages": payload}, "/v1/chat/completions"
+            elif fmt == "openai":  # the messages, or the request's keywords with tools
+                request = payload if isinstance(payload, dict) else {"messages": payload}
+                gpt.chat.completions.create(model="gpt-test", **request)
+                expected, path = {"model": "gpt-test", **request}, "/v1/chat/completions"
             else:
-                gpt.responses.create(model="gpt-test", input=payload)
-                expected, path = {"model": "gpt-test", "input": payload}, "/v1/responses"
+                request = payload if isinstance(payload, dict) else {"input": payload}
+                gpt.responses.create(model="gpt-test", **request)
+                expected, path = {"model": "gpt-test", **request}, "/v1/responses"
             assert _last_body(server) == (path, expected), f"seed {seed} {fmt}"
             sent += 1
     assert sent >= 150

@@ -21,6 +21,16 @@ def test_unknown_urls_are_refused(url: str) -> None:
         index_store.open(url)
 
 
+def test_a_sqlite_url_with_two_slashes_is_refused_and_creates_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``sqlite://missing.db`` (two slashes) names the three-slash form and creates no file."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(StoreUnavailableError, match=r"sqlite:///missing\.db"):
+        index_store.open("sqlite://missing.db")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_sqlite_is_wal_with_a_schema_version(tmp_path: Path) -> None:
     """A new SQLite store runs in WAL mode and records its schema version."""
     store = index_store.open(f"sqlite:///{tmp_path / 's.db'}")
@@ -61,7 +71,7 @@ def test_missing_psycopg_gives_the_install_hint(monkeypatch: pytest.MonkeyPatch)
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_psycopg)
-    with pytest.raises(StoreUnavailableError, match=r"block-timeline\[postgres\]"):
+    with pytest.raises(StoreUnavailableError, match=r"pip install -e .*\[postgres\]"):
         index_store.open("postgresql://nobody@127.0.0.1:1/none")
 
 

@@ -11,6 +11,8 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 from provider_rules import anthropic_errors, chat_errors, responses_errors
 
 from timeline import (
+    BudgetError,
+    CompactionPolicy,
     EmptyPromptError,
     HeuristicCounter,
     InvalidBlockError,
@@ -18,8 +20,11 @@ from timeline import (
     TimelineSnapshot,
     UnknownPathError,
     blocks,
+    provider_call_id,
 )
 from timeline.model.block_types import block_type
+from timeline.model.call_ids import given_call_id
+from timeline.render.context import RenderedContext
 
 
 class TimelineMachine(RuleBasedStateMachine):
@@ -40,10 +45,31 @@ class TimelineMachine(RuleBasedStateMachine):
         self.appended[b.id] = text
 
     @precondition(lambda self: self.tl.current_turn_id)
-    @rule(name=st.sampled_from(["read_file", "bash"]), n=st.integers(0, 3))
-    def call(self, name: str, n: int) -> None:
-        b = self.tl.append(blocks.tool_call(name, {"n": n}))
+    @rule(
+        name=st.sampled_from(["read_file", "bash", *open_samples.HOSTILE_TOOL_NAMES]),
+        n=st.integers(0, 3),
+        data=st.data(),
+    )
+    def call(self, name: str, n: int, data: st.DataObject) -> None:
+        """A call with a generated id, an id a model chose (``call_0``, the library's
+        next generated one), an id an earlier call was given (reused) or the safe form of
+        one (a literal collision after mapping)."""
+        given = [given_call_id(b) for b in self.tl.blocks if b.type == "react.tool.call"]
+        seq = self.tl.snapshot().state.block_seq
+        choices = [None, "call_0", f"call_b{seq + 1}", f"call_b{seq + 2}", "a.b", "a:b"]
+        choices += given + [provider_call_id(g) for g in given]
+        call_id = data.draw(st.sampled_from(choices))
+        b = self.tl.append(blocks.tool_call(name, {"n": n}, call_id=call_id))
         self.open_calls.append(b.call_id or "")
+        if call_id is not None and data.draw(st.booleans()):  # answered by the id it was given
+            r = self.tl.append(blocks.tool_result(call_id, f"by {call_id}"))
+            named = {
+                c.call_id
+                for c in self.tl.blocks
+                if c.type == "react.tool.call" and call_id in (c.call_id, given_call_id(c))
+            }
+            assert r.call_id in named  # a call that id names (the open one, else the latest)
+            self.appended[r.id] = r.text
 
     @precondition(lambda self: self.open_calls)
     @rule(text=st.text(max_size=40), data=st.data())
@@ -81,10 +107,31 @@ class TimelineMachine(RuleBasedStateMachine):
         ):
             with contextlib.suppress(EmptyPromptError):  # nothing to send: a typed error
                 assert not errors(build()), fmt
+        with contextlib.suppress(EmptyPromptError):
+            _pairs_whole(view)
+
+    @precondition(lambda self: self.tl.current_turn_id)
+    @rule(kind=st.integers(0, 1), n=st.integers(0, 99), budget=st.integers(600, 3_000))
+    def pair_over_budget(self, kind: int, n: int, budget: int) -> None:
+        """An opaque call/result pair larger than a budget, rendered (normal and forced)
+        by a copy under that budget: every payload valid, the pair sent whole or as text."""
+        for b in self.tl.extend(open_samples.big_pair(kind, n, 20_000)):
+            self.appended[b.id] = b.text
+            self.items[b.id] = b.data
+        small = Timeline("p", token_counter=HeuristicCounter())
+        small.restore(self.tl.snapshot())
+        small.policy = CompactionPolicy(max_tokens=budget)
+        for force in (False, True):
+            with contextlib.suppress(BudgetError, EmptyPromptError):
+                _pairs_whole(small.render("", force_sanitize=force))
 
     @rule(call_id=st.text(min_size=1, max_size=8))
     def orphan(self, call_id: str) -> None:
-        if call_id in self.open_calls:
+        if call_id in self.open_calls or any(
+            call_id in (b.call_id, given_call_id(b))
+            for b in self.tl.blocks
+            if b.type == "react.tool.call"
+        ):
             return
         before = self.tl.snapshot()
         with contextlib.suppress(InvalidBlockError):
@@ -155,6 +202,29 @@ class TimelineMachine(RuleBasedStateMachine):
             kinds = {block_type(b.type).render for b in view.blocks if b.path == path}
             if kinds <= {"text", "attachment"}:
                 assert shown_paths.count(path) == 1
+
+
+def _pairs_whole(view: RenderedContext) -> None:
+    """Every payload is valid, its call ids unique, and an opaque pair's items are sent
+    both or neither (a server tool use without its result, or a computer call without
+    its output, is what a provider rejects)."""
+    anthropic = view.to_anthropic()
+    chat, responses = view.to_openai(), view.to_openai_responses()
+    assert not anthropic_errors(anthropic)
+    assert not chat_errors(chat)
+    assert not responses_errors(responses)
+    parts = [
+        p for m in anthropic["messages"] if isinstance(m["content"], list) for p in m["content"]
+    ]
+    ids = [p["id"] for p in parts if p["type"] == "tool_use"]
+    ids_chat = [c["id"] for m in chat for c in m.get("tool_calls") or []]
+    ids_resp = [i["call_id"] for i in responses if i.get("type") == "function_call"]
+    for sent in (ids, ids_chat, ids_resp):
+        assert len(sent) == len(set(sent)), sent
+    kinds = [p["type"] for p in parts]
+    assert ("server_tool_use" in kinds) == ("web_search_tool_result" in kinds), kinds
+    types = [str(i.get("type")) for i in responses]
+    assert ("computer_call" in types) == ("computer_call_output" in types), types
 
 
 TestTimelineMachine = TimelineMachine.TestCase

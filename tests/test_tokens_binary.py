@@ -110,3 +110,92 @@ def test_other_binaries() -> None:
     assert binary_token_estimate(b"\x00" * 14, "application/octet-stream") == 4
     assert binary_token_estimate(b"", "application/octet-stream") == 1
     assert binary_token_estimate(png(300, 250), "application/octet-stream") == 8
+
+
+def wav(seconds: float, rate: int = 16_000, width: int = 2, extra: bytes = b"") -> bytes:
+    """A mono PCM WAV of ``seconds`` of silence (``extra``: chunks before the data)."""
+    data = b"\x00" * int(seconds * rate * width)
+    fmt = struct.pack("<HHIIHH", 1, 1, rate, rate * width, width, 8 * width)
+    body = b"WAVE" + b"fmt " + struct.pack("<I", len(fmt)) + fmt + extra
+    body += b"data" + struct.pack("<I", len(data)) + data
+    return b"RIFF" + struct.pack("<I", len(body)) + body
+
+
+def mp3(frames: int, bitrate_index: int = 9, id3: bytes = b"") -> bytes:
+    """``frames`` MPEG-1 layer III frames at 44.1 kHz (index 9: 128 kbit/s), each 1,152
+    samples, zero-filled; ``id3``: a tag before them."""
+    kbps = (0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320)[bitrate_index]
+    length = 144 * kbps * 1000 // 44_100
+    header = bytes([0xFF, 0xFB, bitrate_index << 4, 0x00])
+    return id3 + (header + b"\x00" * (length - 4)) * frames
+
+
+def id3_tag(size: int) -> bytes:
+    """An ID3v2 tag holding ``size`` bytes (its size as four 7-bit bytes)."""
+    syncsafe = bytes((size >> shift) & 0x7F for shift in (21, 14, 7, 0))
+    return b"ID3\x04\x00\x00" + syncsafe + b"\xff\xfb\x90\x00" * (size // 4)
+
+
+class TestAudioByDuration:
+    """Audio costs what OpenAI bills it: 10 tokens a second of its duration."""
+
+    def test_a_wav_by_its_data_chunk(self) -> None:
+        """A minute of 16 kHz mono WAV (1.9 MB) is 600 tokens, not one per 3 bytes; a
+        chunk before the data is skipped by its size."""
+        assert binary_token_estimate(wav(60), "audio/wav") == 600
+        assert (
+            binary_token_estimate(wav(2.5, extra=b"LIST\x03\x00\x00\x00abc\x00"), "audio/wav") == 25
+        )
+
+    def test_a_streamed_wav_counts_the_bytes_it_holds(self) -> None:
+        """A WAV whose data chunk declares more than the file holds (a stream) counts
+        what is there."""
+        clip = bytearray(wav(3))
+        at = clip.index(b"data") + 4
+        clip[at : at + 4] = b"\xff\xff\xff\xff"
+        assert binary_token_estimate(bytes(clip), "audio/wav") == 30
+
+    def test_an_mp3_by_its_frames(self) -> None:
+        """An MP3's frames add up to its duration, an ID3 tag before them skipped; a
+        frame length read wrong would stop the walk early."""
+        assert binary_token_estimate(mp3(383), "audio/mpeg") == 101  # 10.005 s
+        assert binary_token_estimate(mp3(383, id3=id3_tag(400)), "audio/mpeg") == 101
+        assert binary_token_estimate(mp3(100, bitrate_index=1), "audio/mpeg") == 27
+
+    def test_unreadable_audio_counts_as_16_kbit_per_second(self) -> None:
+        """Audio whose duration cannot be read counts as if it ran at 16 kbit/s."""
+        assert binary_token_estimate(b"\x00" * 20_000, "audio/ogg") == 100
+        assert binary_token_estimate(wav(1)[:30], "audio/wav") == 1
+
+
+def webp(kind: bytes, width: int, height: int) -> bytes:
+    """The header a WebP's size is read from, for each of its three encodings."""
+    if kind == b"VP8 ":
+        payload = b"\x00" * 3 + b"\x9d\x01\x2a" + struct.pack("<HH", width, height)
+    elif kind == b"VP8L":
+        bits = (width - 1) | (height - 1) << 14
+        payload = b"\x2f" + bits.to_bytes(4, "little")
+    else:
+        payload = (
+            b"\x00" * 4 + (width - 1).to_bytes(3, "little") + (height - 1).to_bytes(3, "little")
+        )
+    body = b"WEBP" + kind + struct.pack("<I", len(payload)) + payload
+    return b"RIFF" + struct.pack("<I", len(body)) + body
+
+
+@pytest.mark.parametrize("kind", [b"VP8 ", b"VP8L", b"VP8X"])
+def test_webp_tokens_from_the_header(kind: bytes) -> None:
+    """A WebP's size is read from each of its encodings (300x250: 100 tokens)."""
+    assert binary_token_estimate(webp(kind, 300, 250), "image/webp") == 100
+
+
+def test_pdf_pages_however_they_are_written() -> None:
+    """Page objects written without a space count; a PDF whose pages sit in compressed
+    object streams counts its page tree's /Count; with neither, a page per 50 kB."""
+    assert (
+        binary_token_estimate(b"%PDF-1.7 /Type/Pages /Type/Page /Type/Page", "application/pdf")
+        == 3000
+    )
+    compressed = b"%PDF-1.7 << /Type /Pages /Kids [4 0 R] /Count 12 >> stream..."
+    assert binary_token_estimate(compressed, "application/pdf") == 18_000
+    assert binary_token_estimate(b"%PDF-1.7" + b"\x00" * 120_000, "application/pdf") == 4500

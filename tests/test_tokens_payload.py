@@ -142,11 +142,12 @@ def test_other_data_strings_are_counted_as_text() -> None:
     assert payload_tokens([{"role": "user", "content": [part]}], Chars()) == 3 + 1 + 4 + 3
 
 
-def test_audio_input_is_charged_by_size() -> None:
-    """Chat ``input_audio`` is binary like an image source: its decoded bytes at one token
-    per 3 (never below one), its format as text; not its base64 as text."""
+def test_audio_input_is_charged_by_duration() -> None:
+    """Chat ``input_audio`` is binary like an image source: its decoded bytes by their
+    duration (bytes that are no readable clip: as if at 16 kbit/s, never below one
+    token), its format as text; not its base64 as text."""
     part = {"type": "input_audio", "input_audio": {"data": "QUJDREVG", "format": "wav"}}
-    assert payload_tokens([{"role": "user", "content": [part]}], Chars()) == 3 + 1 + 2 + 3
+    assert payload_tokens([{"role": "user", "content": [part]}], Chars()) == 3 + 1 + 1 + 3
 
 
 def test_referenced_media_is_estimated_like_an_unreadable_image() -> None:

@@ -59,7 +59,7 @@ def test_a_chat_image_url_that_is_not_an_object_is_only_text() -> None:
 def test_input_audio_is_binary_only_in_an_input_audio_part() -> None:
     """An ``input_audio`` mapping under another part type is ordinary text."""
     audio = {"data": "QUJDREVG", "format": "wav"}
-    assert walk({"type": "input_audio", "input_audio": audio}, COUNT) == 2 + 3
+    assert walk({"type": "input_audio", "input_audio": audio}, COUNT) == 1 + 3
     assert walk({"type": "custom", "input_audio": audio}, COUNT) == 8 + 3
 
 

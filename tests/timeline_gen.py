@@ -7,7 +7,8 @@ error results, images inside tool results, thinking and reasoning blocks, notes 
 custom blocks, opaque provider blocks (server tools, MCP, computer use, compaction, audio)
 and images and documents by URL or file id, hidden and pinned blocks, compaction under a
 small budget, forced renders, and timelines imported back from their own payloads.
-:func:`payload_cases` yields every render's four payloads.
+:func:`payload_cases` yields every render's four payloads, with the render's estimate;
+with ``tools=True`` every render sends one of :data:`TOOL_SETS` (the same timeline).
 """
 
 from __future__ import annotations
@@ -53,6 +54,56 @@ TEXTS = (
 )
 TOOL_NAMES = ("read_file", "bash", "web-search", "functions.fs_read", "my tool", "t" * 70)
 CALL_IDS = (None, None, "toolu_01AbCd{n}", "functions.fs_read:{n}", "call {n}", "c" * 80 + "{n}")
+TOOL_SETS: tuple[list[dict[str, Any]], ...] = (
+    [
+        {
+            "name": "read_file",
+            "description": "Read a file.",
+            "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}},
+        }
+    ],
+    [
+        {
+            "name": "search_code",
+            "description": "Search the repository (ünïcode ✓ 日本語 in a description).",
+            "input_schema": {
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string", "description": "words"},
+                    "mode": {"type": "string", "enum": ["regex", "literal"]},
+                    "scope": {
+                        "type": "object",
+                        "properties": {"paths": {"type": "array", "items": {"type": "string"}}},
+                        "required": ["paths"],
+                        "additionalProperties": False,
+                    },
+                    "limit": {"type": "integer", "minimum": 1, "default": 20},
+                },
+                "required": ["query", "mode", "scope", "limit"],
+                "additionalProperties": False,
+            },
+            "strict": True,
+        },
+        {"name": "list_files"},
+        {
+            "type": "function",
+            "function": {
+                "name": "web-search",
+                "description": "A Chat Completions definition.",
+                "parameters": {"type": "object", "properties": {"q": {"type": "string"}}},
+            },
+        },
+        {
+            "type": "function",
+            "name": "fs_write",
+            "description": "A Responses definition. " * 40,
+            "parameters": {"type": "object", "properties": {"text": {"type": "string"}}},
+            "strict": False,
+        },
+    ],
+)
+"""Tool definitions a render may send: one small tool, or several in every accepted form
+(neutral, Chat Completions, Responses; strict, nested, without a description, long)."""
 ATTACHMENTS: tuple[tuple[str, bytes | None, str], ...] = (
     ("image/png", PNG_1x1, ""),
     ("image/jpeg", JPEG, ""),
@@ -66,8 +117,9 @@ ATTACHMENTS: tuple[tuple[str, bytes | None, str], ...] = (
 
 
 class _Gen:
-    def __init__(self, seed: int) -> None:
+    def __init__(self, seed: int, tools: bool = False) -> None:
         self.rng = random.Random(seed)
+        self.tool_set = TOOL_SETS[seed % len(TOOL_SETS)] if tools else []
         budget = self.rng.choice((None, 900, 2_500, 8_000))
         recall = RecallPolicy(share=0.2) if seed % 2 else None  # no draw: seeds stay as they were
         self.tl = Timeline(
@@ -165,7 +217,8 @@ class _Gen:
         system = self.rng.choice(("You are a careful assistant.", "", "  "))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NoBudgetWarning)  # some timelines have no budget
-            return self.tl.render(system, force_sanitize=self.rng.random() < 0.15)
+            force = self.rng.random() < 0.15
+            return self.tl.render(system, tools=self.tool_set, force_sanitize=force)
 
 
 def _formats(view: RenderedContext) -> dict[str, Any]:
@@ -177,11 +230,14 @@ def _formats(view: RenderedContext) -> dict[str, Any]:
     }
 
 
-def payload_cases(seed: int, renders: int = 3) -> Iterator[tuple[str, Any]]:
-    """``(format, payload)`` for ``renders`` renders of timeline ``seed`` and of the
-    timelines imported back from its Anthropic, Chat and Responses payloads (an import
-    of a payload we built must succeed)."""
-    g = _Gen(seed)
+def payload_cases(
+    seed: int, renders: int = 3, tools: bool = False
+) -> Iterator[tuple[str, Any, int]]:
+    """``(format, payload, view.tokens)`` for ``renders`` renders of timeline ``seed`` and
+    of the timelines imported back from its Anthropic, Chat and Responses payloads (an
+    import of a payload we built must succeed), each render sending a tool set when
+    ``tools``."""
+    g = _Gen(seed, tools)
     g.tl.begin_turn()
     if g.rng.random() < 0.8:
         g.tl.append(blocks.user_prompt(g.text()))
@@ -197,7 +253,7 @@ def payload_cases(seed: int, renders: int = 3) -> Iterator[tuple[str, Any]]:
             last = _formats(view)
         except TimelineError:
             continue  # nothing to send: a typed error, never an invalid payload
-        yield from last.items()
+        yield from ((fmt, payload, view.tokens) for fmt, payload in last.items())
     for fmt, key in (("anthropic", "anthropic"), ("openai", "openai"), ("responses", "responses")):
         if key not in last:
             continue
@@ -206,7 +262,8 @@ def payload_cases(seed: int, renders: int = 3) -> Iterator[tuple[str, Any]]:
             imported = import_conversation(last[key], fmt, f"import{seed}")  # type: ignore[arg-type]
             IMPORTS[fmt] += 1
             try:
-                views = _formats(imported.timeline.render(imported.system))
+                again = imported.timeline.render(imported.system, tools=g.tool_set)
+                views = _formats(again)
             except EmptyPromptError:
                 continue
-        yield from views.items()
+        yield from ((fmt, payload, again.tokens) for fmt, payload in views.items())

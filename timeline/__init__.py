@@ -46,6 +46,7 @@ from timeline.model.errors import (
     StoreUnavailableError,
     TimelineError,
     TokenizerUnavailableError,
+    ToolNameError,
     UnknownPathError,
 )
 from timeline.model.names import provider_call_id, provider_tool_name
@@ -57,6 +58,7 @@ from timeline.model.persistence import (
     TimelineSnapshot,
     TimelineState,
 )
+from timeline.model.tools import ToolSpec, tool_specs
 from timeline.render.context import RenderedContext
 from timeline.tokens import HeuristicCounter, TiktokenCounter, TokenCounter, warm_up
 
@@ -108,6 +110,8 @@ __all__ = [
     "TimelineState",
     "TokenCounter",
     "TokenizerUnavailableError",
+    "ToolNameError",
+    "ToolSpec",
     "TruncateSummarizer",
     "UnknownPathError",
     "blocks",
@@ -120,5 +124,6 @@ __all__ = [
     "provider_tool_name",
     "register_block_type",
     "sequential_ids",
+    "tool_specs",
     "warm_up",
 ]

@@ -189,9 +189,9 @@ APPEND_ARGS: dict[str, tuple[Callable[[Timeline], object], type[Exception]]] = {
         lambda tl: tl.append(Block(type="user.prompt", text="x", id=tl.blocks[1].id)),
         DuplicateBlockIdError,
     ),
-    "append-duplicate-call-id": (
+    "append-reused-call-id": (  # models reuse ids: stored under a free one, never refused
         lambda tl: tl.append(blocks.tool_call("t", {}, call_id="call-1")),
-        IBE,
+        VALID,
     ),
     "append-type-padded": (lambda tl: tl.append(Block(type=" x")), IBE),
     "append-type-empty": (lambda tl: tl.append(Block(type="")), IBE),
@@ -248,9 +248,19 @@ CONSTRUCTOR_ARGS: dict[str, tuple[Callable[[Timeline], object], type[Exception]]
 """Bad arguments to the block constructors and register_block_type."""
 
 
+ARGUMENT_CHECKS: dict[str, Callable[[Timeline, Any], bool]] = {
+    "append-reused-call-id": lambda tl, call: (
+        call.call_id == "call-1#2" and call.meta == {"source_call_id": "call-1"}
+    ),
+}
+"""What the valid argument cases must produce."""
+
+
 def argument_cases() -> list[Case]:
     table = {**STATE_ARGS, **APPEND_ARGS, **CONSTRUCTOR_ARGS}
-    return [Case(name, run, expect) for name, (run, expect) in table.items()]
+    return [
+        Case(name, run, expect, ARGUMENT_CHECKS.get(name)) for name, (run, expect) in table.items()
+    ]
 
 
 POLICY_BAD: dict[str, dict[str, Any]] = {

@@ -80,12 +80,15 @@ def plan_checkpoints(
     state: CacheState,
     anchor: int | None,
     stream_positions: Sequence[int] | None = None,
+    has_tools: bool = False,
 ) -> tuple[tuple[int, ...], CacheState]:
-    """Breakpoint indices into ``stable`` and the state for the next render."""
+    """Breakpoint indices into ``stable`` and the state for the next render; the system
+    prompt's and the last tool's breakpoints (``has_system``, ``has_tools``) count
+    against the limit."""
     last = _last_content(stable, len(stable) - 1)
     if last < 0:
         return (), CacheState(version=version)
-    room = MAX_BREAKPOINTS - (1 if has_system else 0)
+    room = MAX_BREAKPOINTS - (1 if has_system else 0) - (1 if has_tools else 0)
     points = [last]
     pos = stream_positions if stream_positions is not None else positions(stable)
     prev = state.tail_index

@@ -1,4 +1,5 @@
-"""The ``timeline`` command: demo, import, list, render, inspect, search, compact, delete.
+"""The ``timeline`` command: demo, import, list, render, inspect, search, compact, export,
+delete.
 
 Exit codes: 0 ok, 1 runtime error (one ``error: ...`` line; --debug for the traceback),
 2 usage error. Errors name the command-line flags and files, not the library's argument

@@ -34,6 +34,7 @@ __all__ = [
 
 def cmd_demo(args: argparse.Namespace) -> int:
     from timeline.cli.demo import run_demo
+    from timeline.cli.output import invoked_as
 
     return run_demo(
         turns=args.turns,
@@ -42,6 +43,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         seed=args.seed,
         conversation=args.conversation,
         force=args.force,
+        program=invoked_as(),
     )
 
 
@@ -49,7 +51,7 @@ def cmd_render(args: argparse.Namespace) -> int:
     store = open_store(args.db)
     try:
         loaded = load(args, store)
-        view = loaded.timeline.render(loaded.system)
+        view = loaded.timeline.render(loaded.system, tools=loaded.tools)
     finally:
         store.close()
     if args.format == "text":
@@ -71,19 +73,19 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     store = open_store(args.db)
     try:
         loaded = load(args, store)
-        tl, system = loaded.timeline, loaded.system
+        tl, system, tools = loaded.timeline, loaded.system, loaded.tools
         if args.html:
             from timeline.cli.files import store_files, write_private
             from timeline.cli.html_view import timeline_html
 
             log = store.turn_log(args.conversation)
             summaries = store.summaries(args.conversation)
-            page = timeline_html(tl, system, log=log, summaries=summaries)
+            page = timeline_html(tl, system, tools, log=log, summaries=summaries)
             protected = store_files(getattr(store, "path", None))
             write_private(
                 args.html, page.encode(), flag="--html", force=args.force, protected=protected
             )
-        usage = context_usage(tl, system)
+        usage = context_usage(tl, system, tools)
     finally:
         store.close()
     if args.json:
@@ -176,16 +178,16 @@ def cmd_compact(args: argparse.Namespace) -> int:
     store = open_store(args.db)
     try:
         loaded = load(args, store)
-        tl, system = loaded.timeline, loaded.system
+        tl, system, tools = loaded.timeline, loaded.system, loaded.tools
         if tl.policy.budget is None and args.keep_recent is None:
             raise TimelineError(
                 "compact needs a budget: pass --max-tokens (the context budget) or "
                 "--keep-recent (tokens to keep verbatim)"
             )
-        stats = tl.compact(system, force=True, keep_recent_tokens=args.keep_recent)
+        stats = tl.compact(system, tools=tools, force=True, keep_recent_tokens=args.keep_recent)
         done = stats is not None and stats.skipped is None
         if done:
-            tl.render(system)  # records the budget and system prompt it was compacted with
+            tl.render(system, tools=tools)  # records what it was compacted with
         version = tl.persist(store) if done else tl.version
     finally:
         store.close()

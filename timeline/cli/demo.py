@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import textwrap
 import time
 from typing import Any, cast
 
@@ -20,12 +21,20 @@ from timeline.compaction.policy import CompactionPolicy
 from timeline.core.timeline import Timeline
 from timeline.driver import ReactDriver
 from timeline.driver.memory_tools import memory_read_tool
-from timeline.driver.scripted import CodingSession, ScriptedModel, demo_tools
-from timeline.model.block import USER_PROMPT
+from timeline.driver.scripted import DEMO_TOOL_SPECS, CodingSession, ScriptedModel, demo_tools
+from timeline.model.block import CONV_RANGE_SUMMARY, USER_PROMPT
 from timeline.model.errors import TimelineError
 from timeline.render.usage import plural
 
-__all__ = ["DEMO_SOURCE", "DEMO_SYSTEM_PROMPT", "created_by_demo", "prefix_reuse", "run_demo"]
+__all__ = [
+    "DEMO_SOURCE",
+    "DEMO_SYSTEM_PROMPT",
+    "HTML_PAGE",
+    "created_by_demo",
+    "next_commands",
+    "prefix_reuse",
+    "run_demo",
+]
 
 _RULES = (
     "Read a file before you edit it.",
@@ -83,14 +92,21 @@ def created_by_demo(store: Any, conversation: str) -> bool:
     return False
 
 
-def _next_commands(conversation: str, db: str) -> list[str]:
+HTML_PAGE = "timeline-demo.html"
+"""The page the demo suggests writing (``--force`` is suggested when it exists)."""
+
+
+def next_commands(conversation: str, db: str, program: str = "timeline") -> list[str]:
+    """What to try after the demo, each runnable as printed from the same directory:
+    ``program`` is how the CLI was started (:func:`~timeline.cli.output.invoked_as`)."""
     ref = f"{shlex.quote(conversation)} --db {shlex.quote(db)}"
+    force = " --force" if os.path.lexists(HTML_PAGE) else ""
     return [
-        f"timeline inspect {ref}",
-        f"timeline search {ref} 'connection leak'",
-        f"timeline render {ref} --format text",
-        f"timeline inspect {ref} --html timeline-demo.html",
-        f"timeline list --db {shlex.quote(db)}",
+        f"{program} inspect {ref}",
+        f"{program} search {ref} 'connection leak'",
+        f"{program} render {ref} --format text",
+        f"{program} inspect {ref} --html {HTML_PAGE}{force}",
+        f"{program} list --db {shlex.quote(db)}",
     ]
 
 
@@ -102,9 +118,11 @@ def run_demo(
     seed: int,
     conversation: str = "demo",
     force: bool = False,
+    program: str = "timeline",
 ) -> int:
     """Run the scripted session into ``conversation`` (replacing it only when the demo wrote
-    it, or with ``force``); prints a line per turn, a closing table and what to try next."""
+    it, or with ``force``); prints a line per turn, a closing table and what to try next
+    (commands starting with ``program``)."""
     import index_store
     from timeline.cli.output import progress
 
@@ -117,9 +135,17 @@ def run_demo(
                 "pass --force to replace it, or choose another --conversation or --db"
             )
         store.delete(conversation)
-        return _run(store, turns, max_tokens, db, seed, conversation, progress)
+        _run(store, turns, max_tokens, db, seed, conversation, progress)
+        version = store.load_window(conversation)
     finally:
         store.close()
+    print(
+        f"wrote conversation {printable(repr(conversation))} to {printable(db)} "
+        f"(version {version[0] if version else 0}); try next:"
+    )
+    for command in next_commands(conversation, db, program):
+        print(f"  {printable(command)}")
+    return 0
 
 
 @attrs.define
@@ -134,7 +160,7 @@ class _Totals:
 @attrs.define
 class _Counting:
     """The store, counting the blocks each commit adds to the turn log: the per-turn
-    'archived' column without reading the whole turn log back every turn (which made
+    'evicted' column without reading the whole turn log back every turn (which made
     the demo quadratic in its turns)."""
 
     store: Any
@@ -157,7 +183,7 @@ def _run(
     seed: int,
     conversation: str,
     progress: Any,
-) -> int:
+) -> None:
     session = CodingSession(seed)
     tl = Timeline(conversation, policy=CompactionPolicy(max_tokens=max_tokens))
     model = ScriptedModel(
@@ -175,14 +201,25 @@ def _run(
             advance(1)
     elapsed = time.perf_counter() - started
     _print_table(_closing_rows(store, tl, model, totals, turns, max_tokens, db, elapsed))
-    version = store.load_window(conversation)
-    print(
-        f"wrote conversation {printable(repr(conversation))} to {printable(db)} "
-        f"(version {version[0] if version else 0}); try next:"
-    )
-    for command in _next_commands(conversation, db):
-        print(f"  {printable(command)}")
-    return 0
+
+
+PATHS = (
+    "where a block lives: ar:<turn>.<type> a message or note, "
+    "tc:<turn>.tool_calls.<call>.in.json a tool call (.out.json its result), "
+    "su:<turn>.conv.range.summary a summary"
+)
+"""What the path prefixes mean, the first time the demo shows a path."""
+
+COLUMNS = (
+    "request = the largest request sent to the model in the turn, in tokens as the model "
+    "counted them; budget = its share of the budget; steps = model calls; compact = "
+    "compactions; retry = retries after the model said the prompt was too long; ckpts = "
+    "prompt-cache checkpoints of the next request (the tools' and the system prompt's "
+    "included); window = "
+    "blocks in the live window, the next prompt's source; evicted = blocks moved out of the "
+    "window into the store, where search finds them"
+)
+"""The legend of the per-turn table, printed above it."""
 
 
 def _print_header(turns: int, max_tokens: int, conversation: str, url: str) -> None:
@@ -190,13 +227,10 @@ def _print_header(turns: int, max_tokens: int, conversation: str, url: str) -> N
         f"timeline demo: {plural(turns, 'turn')}, budget {max_tokens:,} tokens, "
         f"conversation {printable(repr(conversation))}, store {printable(url)}"
     )
-    print(
-        "request = the largest request sent to the model in the turn, in tokens as the "
-        "model counted them; budget = its share of the budget"
-    )
+    print(textwrap.fill(COLUMNS, width=100))
     print(
         f"{'turn':>4} {'request':>8} {'budget':>6} {'steps':>5} {'compact':>7} {'retry':>5} "
-        f"{'ckpts':>5} {'window':>6} {'archived':>8}"
+        f"{'ckpts':>5} {'window':>6} {'evicted':>8}"
     )
 
 
@@ -215,15 +249,21 @@ def _run_turn(
     result = driver.run_turn(prompt)
     totals.compactions += len(result.compactions)
     totals.retries += result.overflow_retries
-    view = tl.render(DEMO_SYSTEM_PROMPT)
+    view = tl.render(DEMO_SYSTEM_PROMPT, tools=DEMO_TOOL_SPECS)  # the next request's
     largest = max(model.sent_tokens[-result.steps - result.overflow_retries :])
     totals.peak = max(totals.peak, largest)
-    archived = store.archived
     print(
         f"{t + 1:>4} {largest:>8,} {largest / max_tokens:>6.0%} {result.steps:>5} "
         f"{len(result.compactions):>7} {result.overflow_retries:>5} "
-        f"{len(view.cache_points) + 1:>5} {len(tl.blocks):>6} {archived:>8}"
+        f"{len(view.cache_points) + 2:>5} {len(tl.blocks):>6} {_evicted(tl, store):>8}"
     )
+
+
+def _evicted(tl: Timeline, store: _Counting) -> int:
+    """Blocks only in the store: every block it logged but those still in the window
+    (the window's summary is not a logged block)."""
+    in_window = sum(1 for b in tl.blocks if b.type != CONV_RANGE_SUMMARY)
+    return store.archived - in_window
 
 
 def _closing_rows(
@@ -238,6 +278,8 @@ def _closing_rows(
 ) -> list[tuple[str, str]]:
     conversation = tl.conversation_id
     size = store.size_bytes() if hasattr(store, "size_bytes") else 0
+    logged = len(store.turn_log(conversation))
+    evicted = logged - sum(1 for b in tl.blocks if b.type != CONV_RANGE_SUMMARY)
     hits = store.search(conversation, "connection leak", limit=1)
     return [
         ("turns", f"{turns}"),
@@ -249,21 +291,27 @@ def _closing_rows(
             f"{totals.peak:,} tokens (budget {max_tokens:,}): the largest 'request' above",
         ),
         (
-            "blocks archived",
-            f"{len(store.turn_log(conversation)):,} in the turn log, "
+            "blocks",
+            f"{logged:,} ({evicted:,} evicted to the store) and "
             f"{plural(len(store.summaries(conversation)), 'summary', 'summaries')}",
         ),
-        ("blocks in memory", f"{len(tl.blocks)}"),
+        ("window", plural(len(tl.blocks), "block")),
         ("prefix reuse", f"{prefix_reuse(model.received):.1%} of request characters"),
         ("store size", f"{size / 1024:,.0f} KiB ({os.path.basename(db)})"),
         ("search 'connection leak'", hits[0].path if hits else "no hits"),
+        ("paths", PATHS),
         ("elapsed", f"{elapsed:.2f}s"),
     ]
 
 
 def _print_table(rows: list[tuple[str, str]]) -> None:
+    """Key and value a line, long values wrapped under the value column."""
     width = max(len(k) for k, _ in rows)
+    indent = " " * (width + 4)
     print()
     for key, value in rows:
-        print(f"  {key:<{width}}  {value}")
+        lines = textwrap.wrap(value, 100 - len(indent)) or [""]
+        print(f"  {key:<{width}}  {lines[0]}")
+        for line in lines[1:]:
+            print(f"{indent}{line}")
     print()

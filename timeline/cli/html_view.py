@@ -11,6 +11,7 @@ from html import escape
 from timeline.compaction.policy import NoBudgetWarning
 from timeline.core.timeline import Timeline
 from timeline.model.block import CONV_RANGE_SUMMARY, Block
+from timeline.model.tools import ToolSpec
 from timeline.render.context import RenderedContext
 from timeline.render.html import Item, page, view_items
 from timeline.render.usage import plural
@@ -18,10 +19,10 @@ from timeline.render.usage import plural
 __all__ = ["timeline_html"]
 
 
-def _suppressed_render(tl: Timeline, system: str) -> RenderedContext:
+def _suppressed_render(tl: Timeline, system: str, tools: tuple[ToolSpec, ...]) -> RenderedContext:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NoBudgetWarning)
-        return tl.render(system)
+        return tl.render(system, tools=tools)
 
 
 def _summaries_after(tl: Timeline, summaries: Sequence[Block]) -> dict[str, list[Block]]:
@@ -87,6 +88,7 @@ def _chronology(
 def timeline_html(
     tl: Timeline,
     system: str = "",
+    tools: tuple[ToolSpec, ...] = (),
     *,
     log: Sequence[Block] = (),
     summaries: Sequence[Block] = (),
@@ -94,12 +96,15 @@ def timeline_html(
 ) -> str:
     """The page for a whole conversation: ``log`` (the store's turn log) adds the blocks
     evicted from memory and ``summaries`` the earlier compactions."""
-    view = _suppressed_render(tl, system)
+    view = _suppressed_render(tl, system, tools)
     prompt = view_items(view, tl.pinned_ids, tl.cleared_ids)
     chronology = _chronology(tl, view, log, summaries)
-    evicted = sum("evicted" in i.marks or "superseded" in i.marks for i in chronology)
+    logged = [i for i in chronology if i.block.type != CONV_RANGE_SUMMARY]
+    made = len(chronology) - len(logged)
+    evicted = sum("evicted" in i.marks for i in logged)
     head = (
         f"conversation {escape(repr(tl.conversation_id))}, version {tl.version}: "
-        f"{plural(len(chronology), 'block')}, {evicted:,} evicted to the store"
+        f"{plural(len(logged), 'block')} and {plural(made, 'summary', 'summaries')}; "
+        f"{plural(evicted, 'block')} evicted to the store"
     )
     return page(title or f"timeline {tl.conversation_id}", head, view, chronology, prompt)

@@ -6,14 +6,18 @@ what only one format has: Anthropic's ``tool_use`` / ``tool_result`` / ``thinkin
 and top-level ``system``; Chat Completions' ``tool_calls``, ``tool`` messages and
 ``image_url`` parts; Responses' typed items (``function_call``, ``message``...),
 ``input_text`` parts and top-level ``input``. A file of plain text messages reads the same
-in every format and imports as Chat Completions.
+in every format and imports as Chat Completions. A pipe, a FIFO or ``-`` (standard
+input) is read once: detection keeps the bytes it read and the import reads them again
+before the rest.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import os
+import sys
 from typing import IO, Any, Final
 
 import ijson
@@ -21,7 +25,12 @@ import ijson
 from timeline.cli.output import printable, progress
 from timeline.cli.stored import InputError, open_store
 from timeline.io.streamed import StreamedImport
-from timeline.model.errors import InvalidBlockError, StoreUnavailableError, TimelineError
+from timeline.model.errors import (
+    InvalidBlockError,
+    StoreError,
+    StoreUnavailableError,
+    TimelineError,
+)
 from timeline.model.persistence import TimelineState
 from timeline.render.usage import plural
 
@@ -67,9 +76,16 @@ def _evidence(prefix: str, event: str, value: Any) -> str | None:
 def detect_format(fh: IO[bytes]) -> str | None:
     """The format the file's first messages prove (None: plain messages that any format
     reads alike, or not JSON at all). Reads from the current position; rewinds to it."""
+    start = fh.tell()
+    found = _scan(fh)
+    fh.seek(start)
+    return found
+
+
+def _scan(fh: IO[bytes]) -> str | None:
+    """:func:`detect_format` without the rewind (the stream is read on from there)."""
     from timeline.io.stream import json_events
 
-    start = fh.tell()
     found: str | None = None
     try:
         for n, (prefix, event, value) in enumerate(json_events(fh)):
@@ -80,8 +96,56 @@ def detect_format(fh: IO[bytes]) -> str | None:
         found = None
     except InvalidBlockError:  # nested too deeply: the import names it
         found = None
-    fh.seek(start)
     return found
+
+
+class _Replayed(io.RawIOBase):
+    """A stream read once (a pipe) given again from its start: the bytes already read
+    (``head``), then the rest of it."""
+
+    def __init__(self, head: bytes, rest: IO[bytes]) -> None:
+        self._head = memoryview(head)
+        self._rest = rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self._head:
+            n = min(len(buffer), len(self._head))
+            buffer[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        data = self._rest.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+
+class _Recorded(io.RawIOBase):
+    """A stream read once that keeps what was read from it (for :class:`_Replayed`)."""
+
+    def __init__(self, source: IO[bytes]) -> None:
+        self.source = source
+        self.read_so_far = bytearray()
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.source.read(len(buffer))
+        self.read_so_far += data
+        buffer[: len(data)] = data
+        return len(data)
+
+
+def _detected(fh: IO[bytes]) -> tuple[str | None, IO[bytes]]:
+    """The format ``fh`` proves and the stream to import from: ``fh`` rewound, or, for
+    a stream that cannot seek (a pipe), one that gives the bytes detection read first."""
+    if fh.seekable():
+        return detect_format(fh), fh
+    recorded = _Recorded(fh)
+    found = _scan(io.BufferedReader(recorded))
+    return found, io.BufferedReader(_Replayed(bytes(recorded.read_so_far), fh))
 
 
 def _size(fh: Any) -> int | None:
@@ -121,8 +185,10 @@ def _stream(
         except TimelineError as exc:
             if str(exc).startswith("not valid JSON"):
                 raise InputError(f"{args.file}: {exc}") from exc
-            fh.seek(0)
-            guess = detect_format(fh) if args.format else None
+            guess = None
+            if args.format and fh.seekable():
+                fh.seek(0)
+                guess = detect_format(fh)
             if isinstance(exc, InvalidBlockError) and guess not in (None, fmt):
                 raise InvalidBlockError(f"{exc} (the file looks like --format {guess})") from exc
             raise
@@ -165,6 +231,16 @@ class _NewStore:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.temp + leftover)
 
+    def failed(self, exc: StoreError) -> StoreUnavailableError:
+        """``exc`` (the new store's own error) told as the import's: it names ``--db``,
+        never the file being built, which is gone."""
+        reason = str(exc).split(": ", 1)[-1].split("; rolled back")[0]
+        return StoreUnavailableError(
+            f"--db {self.path}: the import could not write the new store: {reason}; "
+            "nothing imported and no file left behind: check the disk (space, "
+            "permissions) and retry"
+        )
+
 
 def _open(db: str) -> tuple[Any, _NewStore | None]:
     """The store at ``--db``, or a new SQLite one built beside the path it names."""
@@ -178,29 +254,54 @@ def _open(db: str) -> tuple[Any, _NewStore | None]:
             raise
     new = _NewStore(path)
     new.discard()  # a leftover of an import this process id ran before
-    return open_store(new.temp, create=True), new
+    try:
+        return open_store(new.temp, create=True), new
+    except StoreError as exc:
+        new.discard()
+        raise new.failed(exc) from exc
+    except BaseException:
+        new.discard()
+        raise
+
+
+def _input(file: str) -> IO[bytes]:
+    """``FILE`` opened for reading (``-``: standard input)."""
+    if file == "-":
+        return os.fdopen(os.dup(sys.stdin.fileno()), "rb")
+    try:
+        return open(file, "rb")
+    except OSError as exc:
+        raise InputError(f"FILE {file}: cannot read it: {exc.strerror}") from exc
+
+
+def _into(db: str, fh: IO[bytes], fmt: str, args: argparse.Namespace) -> tuple[Any, int]:
+    """Stream the import into ``--db`` (a new store: built beside it, moved into place
+    once committed, removed whatever fails)."""
+    store, new = _open(db)
+    try:
+        try:
+            _exists(store, args.conversation, db)
+            streamed, version = _stream(store, fh, fmt, args)
+        finally:
+            store.close()
+        if new is not None:
+            new.publish()
+    except StoreError as exc:
+        if new is None or str(exc).startswith(f"--db {new.path}"):
+            raise
+        raise new.failed(exc) from exc
+    finally:
+        if new is not None:
+            new.discard()
+    return streamed, version
 
 
 def cmd_import(args: argparse.Namespace) -> int:
     """Import ``FILE`` into the new conversation ``--conversation`` of ``--db``."""
-    try:
-        fh = open(args.file, "rb")  # noqa: SIM115 (closed below, after the store work)
-    except OSError as exc:
-        raise InputError(f"FILE {args.file}: cannot read it: {exc.strerror}") from exc
-    with fh:
-        fmt = args.format or detect_format(fh) or "openai"
-        store, new = _open(args.db)
-        try:
-            try:
-                _exists(store, args.conversation, args.db)
-                streamed, version = _stream(store, fh, fmt, args)
-            finally:
-                store.close()
-            if new is not None:
-                new.publish()
-        finally:
-            if new is not None:
-                new.discard()
+    with _input(args.file) as given:
+        fmt, fh = (args.format, given) if args.format else _detected(given)
+        fmt = fmt or "openai"
+        streamed, version = _into(args.db, fh, fmt, args)
     notes = [] if args.format else [f"format {fmt} (detected)"]
     if streamed.system:
         notes.append(

@@ -3,10 +3,9 @@
 :func:`context_usage` is plain data (the documented ``timeline inspect --json`` shape);
 :func:`usage_report` prints it: a bar by category (system, summary, user, assistant, tool
 calls, tool results, thinking, free) drawn to the budget with the compaction trigger
-marked, then the rows by block type. Per-type tokens add up to the prompt's tokens and the
-shares to 100%: truncated blocks count at their truncated size, and the calibration from
-the provider's last usage report gets a row of its own (only when there is one). The
-colours are the HTML page's (:data:`~timeline.render.usage.CATEGORIES`).
+marked, then the rows by block type (the figures of :mod:`timeline.render.usage`, the
+calibration from the provider's last usage report said in words). The colours are the
+HTML page's (:data:`~timeline.render.usage.CATEGORIES`).
 """
 
 from __future__ import annotations
@@ -17,7 +16,15 @@ from typing import Any
 from timeline.cli.output import printable
 from timeline.compaction.policy import NoBudgetWarning, compaction_status
 from timeline.core.timeline import Timeline
-from timeline.render.usage import CATEGORIES, SYSTEM_ROW, UNDER_ROW, category_of, plural, view_usage
+from timeline.model.tools import ToolSpec
+from timeline.render.usage import (
+    CATEGORIES,
+    SYSTEM_ROW,
+    calibration_note,
+    category_of,
+    plural,
+    view_usage,
+)
 
 __all__ = ["BAR", "context_report", "context_usage", "usage_report"]
 
@@ -28,12 +35,14 @@ _ANSI = {c.name: c.ansi for c in CATEGORIES}
 _TRIGGER_MARK = "┃"
 
 
-def context_usage(tl: Timeline, system: str = "") -> dict[str, Any]:
+def context_usage(
+    tl: Timeline, system: str = "", tools: tuple[ToolSpec, ...] = ()
+) -> dict[str, Any]:
     """The ``inspect --json`` document: conversation, version and :func:`view_usage`,
     plus the provider's last usage report (``usage_report``, or None)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NoBudgetWarning)  # the report says it
-        usage = view_usage(tl.render(system))
+        usage = view_usage(tl.render(system, tools=tools))
     report = tl.snapshot().state.usage
     return {
         "conversation": tl.conversation_id,
@@ -95,9 +104,12 @@ def usage_report(usage: dict[str, Any], *, color: bool = False) -> str:
         used = f"{tokens:,} of {budget:,} tokens ({usage['used']:.1f}% of the budget)"
     else:
         used = plural(tokens, "token")
-    lines.append(f"next prompt: {used}, {plural(usage['blocks'], 'block')}")
+    tools = f", {plural(len(usage['tools']), 'tool')}" if usage["tools"] else ""
+    lines.append(f"next prompt: {used}, {plural(usage['blocks'], 'block')}{tools}")
     lines.append(usage["compaction"])
     lines += _category_bar(usage, color)
+    if usage["tools"]:
+        lines.append(f"tools: {printable(', '.join(usage['tools']))}")
     types: dict[str, dict[str, Any]] = usage["types"]
     names = {k: printable(k) for k in types}
     width = max([len(k) for k in names.values()] + [10])
@@ -111,15 +123,14 @@ def usage_report(usage: dict[str, Any], *, color: bool = False) -> str:
             f"  {names[name]:<{width}} {count:>12} {row['tokens']:>9,} tok  {bar} "
             f"{row['share']:5.1f}%"
         )
-    if UNDER_ROW in types and usage.get("usage_report"):
-        reported = usage["usage_report"]["prompt_tokens"]
-        lines.append(
-            f"  (the provider's last usage report, {reported:,} tokens, counted "
-            f"{-types[UNDER_ROW]['tokens']:,} fewer than this estimate of that prompt)"
-        )
+    note = calibration_note(usage)
+    if note:
+        lines.append(f"  ({note})")
     where = [printable(", ".join(usage["cache_checkpoints"]))] if usage["cache_checkpoints"] else []
     if SYSTEM_ROW in types:
         where.insert(0, "system")
+    if usage["tools"]:
+        where.insert(0, "tools")
     lines.append(f"cache checkpoints: {' + '.join(where) or 'none'}")
     for s in usage["summaries"]:
         lines.append(

@@ -6,12 +6,14 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
+import shutil
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import IO, Any
 
-__all__ = ["color_enabled", "emit_json", "paint", "printable", "progress"]
+__all__ = ["color_enabled", "emit_json", "invoked_as", "paint", "printable", "progress"]
 
 _CONTROL = re.compile(
     "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]"
@@ -43,6 +45,27 @@ def printable(text: str, *, lines: bool = False) -> str:
             for part in text.split("\n")
         )
     return _CONTROL.sub(_escape, text)
+
+
+def _runnable(path: str, name: str) -> str:
+    """``name`` when the shell finds it as ``path``; else ``path`` as given (relative to the
+    working directory when it was typed that way), quoted for the shell."""
+    found = shutil.which(name)
+    if found is not None and os.path.realpath(found) == os.path.realpath(path):
+        return name
+    return shlex.quote(path)
+
+
+def invoked_as(argv0: str | None = None) -> str:
+    """The command that runs this CLI again from the same shell, as the user started it:
+    ``timeline`` when it is on ``PATH``, else the script's own path
+    (``.venv/bin/timeline`` after an install into a venv that is not activated), or
+    ``<python> -m timeline``."""
+    argv0 = sys.argv[0] if argv0 is None else argv0
+    if os.path.basename(argv0) in ("__main__.py", "-m", "-c") or not os.path.exists(argv0):
+        python = sys.executable or "python3"
+        return f"{_runnable(python, os.path.basename(python))} -m timeline"
+    return _runnable(argv0, "timeline")
 
 
 def color_enabled(stream: IO[str]) -> bool:

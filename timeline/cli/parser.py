@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
 from typing import NoReturn, TypeAlias
 
 from timeline.cli.commands import (
@@ -18,6 +17,7 @@ from timeline.cli.commands import (
     cmd_render,
     cmd_search,
 )
+from timeline.cli.export import cmd_export
 from timeline.cli.output import paint
 
 __all__ = ["DESCRIPTION", "build_parser"]
@@ -31,7 +31,7 @@ Start with the demo, then look at what it stored:
   timeline inspect demo --db timeline-demo.db
   timeline inspect demo --db timeline-demo.db --html timeline.html
 
-Commands that only read (list, render, inspect, search) never create a store: a --db
+Commands that only read (list, render, inspect, search, export) never create a store: a --db
 that does not exist is an error. Stores and HTML pages are created readable by you only.
 
 Exit codes: 0 ok, 1 runtime error (one line; --debug shows the traceback), 2 usage error.
@@ -49,20 +49,23 @@ def _version() -> str:
         return "unknown"
 
 
-def _count(minimum: int) -> Callable[[str], int]:
-    """An argparse type: an integer >= ``minimum``, with the flag named on error."""
+class _Count:
+    """An argparse type: an integer >= ``minimum`` (the help says the minimum when it is
+    above 1), with the flag named on error."""
 
-    def parse(text: str) -> int:
+    __name__ = "integer"  # argparse names the type by it
+
+    def __init__(self, minimum: int) -> None:
+        self.minimum = minimum
+
+    def __call__(self, text: str) -> int:
         try:
             value = int(text.replace("_", ""))
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
+        if value < self.minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {self.minimum:,}, got {value}")
         return value
-
-    parse.__name__ = "integer"
-    return parse
 
 
 class _Parser(argparse.ArgumentParser):
@@ -110,7 +113,7 @@ def _stored(sub: Subparsers, name: str, help: str) -> argparse.ArgumentParser:
     _db(s)
     s.add_argument(
         "--max-tokens",
-        type=_count(1),
+        type=_Count(1),
         default=None,
         metavar="N",
         help="context budget in tokens (default: the budget the conversation was last "
@@ -135,15 +138,35 @@ def _query(text: str) -> str:
 
 def _add_demo(sub: Subparsers) -> None:
     d = _command(sub, "demo", "run a scripted coding-agent session on a local SQLite store")
-    d.add_argument("--turns", type=_count(1), default=40, metavar="N", help="turns to run")
     d.add_argument(
-        "--max-tokens", type=_count(1000), default=16_000, metavar="N", help="context budget"
+        "--turns", type=_Count(1), default=40, metavar="N", help="turns to run (default: 40)"
     )
     d.add_argument(
-        "--db", default="timeline-demo.db", metavar="PATH", help="the store (SQLite path or URL)"
+        "--max-tokens",
+        type=_Count(1000),
+        default=16_000,
+        metavar="N",
+        help="context budget in tokens, at least 1,000 (default: 16,000)",
     )
-    d.add_argument("--seed", type=int, default=7, metavar="N", help="seed of the scripted session")
-    d.add_argument("--conversation", default="demo", metavar="ID", help="conversation id to write")
+    d.add_argument(
+        "--db",
+        default="timeline-demo.db",
+        metavar="PATH",
+        help="the store, a SQLite path or a store URL (default: timeline-demo.db)",
+    )
+    d.add_argument(
+        "--seed",
+        type=int,
+        default=7,
+        metavar="N",
+        help="seed of the scripted session: another seed, other files and errors (default: 7)",
+    )
+    d.add_argument(
+        "--conversation",
+        default="demo",
+        metavar="ID",
+        help="conversation id to write (default: demo)",
+    )
     d.add_argument(
         "--force",
         action="store_true",
@@ -156,7 +179,9 @@ def _add_import(sub: Subparsers) -> None:
     i = _command(
         sub, "import", "import OpenAI Chat Completions, Anthropic Messages or Responses JSON"
     )
-    i.add_argument("file", metavar="FILE", help="the JSON file (a messages list, or an object)")
+    i.add_argument(
+        "file", metavar="FILE", help="the JSON file (a messages list, or an object); - reads stdin"
+    )
     i.add_argument(
         "--format",
         choices=("openai", "anthropic", "responses"),
@@ -212,9 +237,37 @@ def _add_search(sub: Subparsers) -> None:
     s.add_argument("conversation", metavar="ID", help="the conversation id")
     s.add_argument("query", metavar="QUERY", type=_query, help="words to look for")
     _db(s)
-    s.add_argument("--limit", type=_count(1), default=10, metavar="N", help="most hits to show")
+    s.add_argument(
+        "--limit", type=_Count(1), default=10, metavar="N", help="most hits to show (default: 10)"
+    )
     _json_flag(s, "the hits")
     s.set_defaults(func=cmd_search)
+
+
+def _add_export(sub: Subparsers) -> None:
+    e = _command(
+        sub,
+        "export",
+        "write a whole stored conversation, evicted history included, as provider JSON "
+        "(what import reads)",
+    )
+    e.add_argument("conversation", metavar="ID", help="the conversation id")
+    _db(e)
+    e.add_argument(
+        "--format",
+        choices=("anthropic", "openai", "responses"),
+        default="anthropic",
+        help="Anthropic Messages {system, messages}, Chat Completions messages or Responses "
+        "input items (default: anthropic)",
+    )
+    e.add_argument(
+        "--system",
+        default=None,
+        metavar="TEXT|@FILE",
+        help="system prompt text, or @FILE to read it from a file; default: the "
+        "conversation's own, kept in the store",
+    )
+    e.set_defaults(func=cmd_export)
 
 
 def _add_delete(sub: Subparsers) -> None:
@@ -234,7 +287,7 @@ def _add_compact(sub: Subparsers) -> None:
     )
     c.add_argument(
         "--keep-recent",
-        type=_count(1),
+        type=_Count(1),
         default=None,
         metavar="TOKENS",
         help="tokens of recent blocks to keep verbatim (needed without --max-tokens)",
@@ -274,6 +327,7 @@ def build_parser() -> argparse.ArgumentParser:
         _add_inspect,
         _add_search,
         _add_compact,
+        _add_export,
         _add_delete,
     ):
         add(sub)

@@ -11,6 +11,7 @@ import attrs
 
 from timeline.compaction.clearing import ClearingPolicy
 from timeline.compaction.policy import CompactionPolicy
+from timeline.compaction.stored_policy import budget_policy, stored_policy
 from timeline.core.timeline import Timeline
 from timeline.model.errors import (
     NotFoundError,
@@ -18,6 +19,7 @@ from timeline.model.errors import (
     StoreUnavailableError,
     TimelineError,
 )
+from timeline.model.tools import ToolSpec
 
 __all__ = ["InputError", "Loaded", "load", "open_store", "read_system", "require"]
 
@@ -62,24 +64,21 @@ def read_system(value: str) -> str:
 
 @attrs.frozen
 class Loaded:
-    """A stored conversation, loaded with the budget and system prompt to render it with."""
+    """A stored conversation, loaded with the budget, system prompt and tools to render
+    it with (the ones of its last render, kept in the store)."""
 
     timeline: Timeline
     system: str
+    tools: tuple[ToolSpec, ...] = ()
 
 
-def _policy(budget: int | None, trigger_ratio: float | None) -> CompactionPolicy:
-    """The policy for ``budget`` with the conversation's own trigger when it has one
-    (keep ratio scaled with it when the default would not sit below it)."""
-    if not budget:
-        return CompactionPolicy()
-    if trigger_ratio is None:
-        return CompactionPolicy(max_tokens=budget)
+def _with_budget(policy: CompactionPolicy, budget: int) -> CompactionPolicy:
+    """``--max-tokens``: the stored policy under another budget (its token-sized settings
+    dropped when they would not fit under it)."""
     try:
-        return CompactionPolicy(max_tokens=budget, trigger_ratio=trigger_ratio)
+        return attrs.evolve(policy, max_tokens=budget)
     except PolicyError:
-        keep = round(trigger_ratio * 7 / 9, 4)
-        return CompactionPolicy(max_tokens=budget, trigger_ratio=trigger_ratio, keep_ratio=keep)
+        return budget_policy(budget, policy.trigger_ratio)
 
 
 def load(args: argparse.Namespace, store: Any) -> Loaded:
@@ -92,10 +91,11 @@ def load(args: argparse.Namespace, store: Any) -> Loaded:
             conversation_id=args.conversation,
         )
     state = found[1].state
-    budget = args.max_tokens if args.max_tokens is not None else state.budget
-    policy = _policy(budget, state.trigger_ratio)
-    if getattr(args, "clear", False):  # compact --clear: the clearing tier first
+    policy = stored_policy(state)
+    if args.max_tokens is not None:
+        policy = _with_budget(policy, args.max_tokens)
+    if getattr(args, "clear", False) and policy.clearing is None:  # the clearing tier first
         policy = attrs.evolve(policy, clearing=ClearingPolicy())
     tl = Timeline.load(store, args.conversation, policy=policy)
     system = read_system(args.system) if args.system is not None else state.system or ""
-    return Loaded(tl, system)
+    return Loaded(tl, system, state.tools)

@@ -8,7 +8,7 @@ the top-level config, then the built-in model registry; otherwise compaction is 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final, Literal, get_args, get_origin
+from typing import Any, Final, Literal, Self, get_args, get_origin
 
 import attrs
 import cattrs
@@ -20,6 +20,7 @@ from timeline.compaction.recall import RecallPolicy
 from timeline.compaction.validators import (
     bool_type,
     failure_policy,
+    keywords_only,
     non_negative,
     opt_seconds,
     opt_str,
@@ -39,6 +40,7 @@ __all__ = [
     "OnSummaryFailure",
     "compaction_status",
     "context_window_for",
+    "policy_type",
 ]
 
 NO_BUDGET: Final = "no budget: compaction off"
@@ -85,6 +87,9 @@ def context_window_for(model: str) -> int | None:
         if name.startswith(prefix) and (best is None or len(prefix) > len(best)):
             best = prefix
     return None if best is None else MODEL_CONTEXT_WINDOWS[best]
+
+
+_ALIASES: Final = {"budget": "max_tokens", "window": "context_window", "reserve": "reserve_tokens"}
 
 
 def _clearing_type(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
@@ -153,6 +158,10 @@ class CompactionPolicy:
     """Provider-native compaction (None: the library compacts): the provider compacts at
     its trigger and its compaction block becomes the summary; the library compacts on its
     own only past the budget (:mod:`timeline.compaction.native`)."""
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Self:
+        keywords_only(cls, args, kwargs, _ALIASES)  # CompactionPolicy(8000): say max_tokens=
+        return super().__new__(cls)
 
     def __attrs_post_init__(self) -> None:
         if self.keep_ratio >= self.trigger_ratio:
@@ -259,6 +268,21 @@ class CompactionPolicy:
         except cattrs.BaseValidationError as exc:
             messages = cattrs.transform_error(exc, path="$", format_exception=_format)
             raise PolicyError("; ".join(_reformat(m, prefix) for m in messages)) from exc
+
+
+def policy_type(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    """``Timeline(policy=...)`` takes a :class:`CompactionPolicy`; a budget or a mapping
+    is refused at once with the call that builds one (not at the first render)."""
+    if isinstance(value, CompactionPolicy):
+        return
+    if isinstance(value, int) and not isinstance(value, bool):
+        fix = f"policy=CompactionPolicy(max_tokens={value})"
+    elif isinstance(value, Mapping):
+        fix = "policy=CompactionPolicy.from_mapping({...}) for a config mapping"
+    else:
+        fix = "policy=CompactionPolicy(max_tokens=...)"
+    got = type(value).__name__
+    raise PolicyError(f"{attribute.name} must be a CompactionPolicy, got {got}; write {fix}")
 
 
 def compaction_status(policy: CompactionPolicy) -> str:

@@ -3,6 +3,10 @@
 Used when no cut can make the prompt fit: one huge tool result, or a forced retry with
 nothing left to compact. The rendered copy keeps the head and tail of the text and a
 marker naming the block's path, so the model knows where the rest can be read back.
+
+A truncated copy is text: a provider block loses its item. Its partners (the blocks of
+the same provider pair, a server tool's use and its result, a computer call and its
+output) then go as their text form too, so no provider gets half a pair.
 """
 
 from __future__ import annotations
@@ -97,6 +101,35 @@ def truncate_to_fit(
         removed += costs[best] - new_cost
         blocks[best] = shrunk
         costs[best] = new_cost
+        removed += _as_text(blocks, costs, _partners(blocks, best, block), cost_of)
         if block.path not in paths:
             paths.append(block.path)
     return removed, paths
+
+
+def _partners(blocks: Sequence[Block], at: int, block: Block) -> list[int]:
+    """The other provider blocks still holding their item that share ``block``'s pair
+    id (none unless ``block`` is a provider block of a pair)."""
+    if block.data is None or not block.call_id or block_type(block.type).render != "provider":
+        return []
+    return [
+        i
+        for i, b in enumerate(blocks)
+        if i != at
+        and b.call_id == block.call_id
+        and b.data is not None
+        and block_type(b.type).render == "provider"
+    ]
+
+
+def _as_text(
+    blocks: list[Block], costs: list[int], indices: Sequence[int], cost_of: Callable[[Block], int]
+) -> int:
+    """Render the blocks at ``indices`` as their text form; the tokens that saves."""
+    saved = 0
+    for i in indices:
+        plain = msgspec.structs.replace(blocks[i], data=None)
+        cost = cost_of(plain)
+        saved += costs[i] - cost
+        blocks[i], costs[i] = plain, cost
+    return saved

@@ -4,6 +4,7 @@ prefixes with the path of the section it was loading."""
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 from typing import Any
 
@@ -16,6 +17,7 @@ __all__ = [
     "failure_policy",
     "float_type",
     "int_type",
+    "keywords_only",
     "non_negative",
     "opt_seconds",
     "opt_str",
@@ -99,3 +101,25 @@ def non_negative(_: Any, attribute: attrs.Attribute[int], value: int) -> None:
     int_type(attribute.name, value)
     if value < 0:
         raise PolicyError(f"{attribute.name}: must be >= 0, got {value!r}")
+
+
+def keywords_only(
+    cls: type,
+    args: tuple[Any, ...],
+    kwargs: Mapping[str, Any],
+    aliases: Mapping[str, str] | None = None,
+) -> None:
+    """A policy is built from keywords it knows: a positional value or an unknown name is
+    a :class:`PolicyError` naming the call to write instead (not a bare ``TypeError``).
+    ``aliases``: words users reach for, and the field they mean."""
+    name = cls.__name__
+    fields = [f.name for f in attrs.fields(cls)]
+    if args:
+        hint = f"{name}({fields[0]}={args[0]!r})" if len(args) == 1 else f"{name}({fields[0]}=...)"
+        raise PolicyError(f"{name} takes keyword arguments only, e.g. {hint}")
+    for key in kwargs:
+        if key not in fields:
+            alias = (aliases or {}).get(key)
+            close = [alias] if alias else difflib.get_close_matches(key, fields, n=1)
+            hint = f"did you mean {close[0]}?" if close else f"its fields: {', '.join(fields)}"
+            raise PolicyError(f"{name} has no field {key!r}; {hint}")

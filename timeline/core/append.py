@@ -10,6 +10,7 @@ import msgspec
 
 from timeline.model.block import TURN_HEADER, Block
 from timeline.model.block_types import block_type
+from timeline.model.call_ids import SOURCE_CALL_ID, CallIds
 from timeline.model.errors import DuplicateBlockIdError, InvalidBlockError, OrphanToolResultError
 from timeline.model.names import provider_call_id
 from timeline.model.persistence import TimelineState
@@ -50,7 +51,10 @@ class Batch:
     state: TimelineState
     stored: list[Block] = attrs.field(factory=list)
     _ids: set[str] = attrs.field(factory=set)
-    _calls: set[str] = attrs.field(factory=set)
+    _calls: CallIds = attrs.field(init=False)
+
+    def __attrs_post_init__(self) -> None:
+        self._calls = CallIds(self.ledger.calls)
 
     def add(self, block: Block) -> Block:
         """Check and complete ``block``; returns the block as it will be stored."""
@@ -85,8 +89,7 @@ class Batch:
         self.state = state
         self.stored.append(stored)
         self._ids.add(stored.id)
-        if spec.render == "tool_call" and stored.call_id:
-            self._calls.add(stored.call_id)
+        self._calls.track(stored, spec.render)
         return stored
 
     def _check_id(self, block_id: str) -> None:
@@ -97,24 +100,31 @@ class Batch:
                 block_id=block_id,
             )
 
-    def _known_call(self, call_id: str | None) -> bool:
-        return self.ledger.has_call(call_id) or call_id in self._calls
-
     def _call_id(
         self, block: Block, render: str, block_id: str, updates: dict[str, Any]
     ) -> str | None:
-        call_id = block.call_id
+        """A call's internal id (see :mod:`timeline.model.call_ids`: a taken id gets a
+        free one, the given id kept in meta); the internal id of the call a result
+        answers (an orphan result is refused)."""
+        given = block.call_id
         if render == "tool_call":
-            if not call_id:
-                call_id = updates["call_id"] = provider_call_id(f"call_{block_id}")
-            if self._known_call(call_id):
-                raise InvalidBlockError(
-                    f"tool call id {call_id!r} is already used", block_id=block_id
+            if not given:
+                base = provider_call_id(f"call_{block_id}")
+                internal = updates["call_id"] = self._calls.generated_id(base)
+                return internal
+            internal = self._calls.internal_id(given)
+        elif render == "tool_result":
+            answered = self._calls.answered_by(given)
+            if answered is None:
+                raise OrphanToolResultError(
+                    f"tool result names call_id {given!r} but no earlier react.tool.call has it",
+                    conversation_id=self.conversation_id,
+                    block_id=block_id,
                 )
-        elif render == "tool_result" and not self._known_call(call_id):
-            raise OrphanToolResultError(
-                f"tool result names call_id {call_id!r} but no earlier react.tool.call has it",
-                conversation_id=self.conversation_id,
-                block_id=block_id,
-            )
-        return call_id
+            internal = answered
+        else:
+            return given
+        if internal != given:
+            updates["call_id"] = internal
+            updates["meta"] = {**block.meta, SOURCE_CALL_ID: given}
+        return internal

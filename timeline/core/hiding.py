@@ -1,5 +1,5 @@
-"""Paths as the timeline's methods take them: checked, with the ``plan.latest`` alias, and
-the blocks that hiding or showing them changes."""
+"""Paths as the timeline's methods take them: checked, with the ``plan.latest`` alias, the
+blocks that hiding or showing them changes, and whether pinning them fits the budget."""
 
 from __future__ import annotations
 
@@ -7,13 +7,22 @@ from collections.abc import Iterable, Sequence
 
 import msgspec
 
+from timeline.compaction.policy import CompactionPolicy
 from timeline.model.block import CONV_RANGE_SUMMARY, PLAN_LATEST, Block
-from timeline.model.errors import InvalidBlockError, UnknownPathError
+from timeline.model.block_types import block_type
+from timeline.model.errors import InvalidBlockError, PinnedOverBudgetError, UnknownPathError
 from timeline.model.json_text import clean_text
 from timeline.model.validate import check_paths
 from timeline.state.ledger import Ledger
 
-__all__ = ["clean_replacement", "known_paths", "plan_path", "with_hidden"]
+__all__ = [
+    "check_pin_fits",
+    "clean_replacement",
+    "known_paths",
+    "plan_path",
+    "set_hidden",
+    "with_hidden",
+]
 
 
 def plan_path(ledger: Ledger, conversation_id: str, path: str) -> str:
@@ -57,11 +66,61 @@ def with_hidden(
     blocks: Sequence[Block], paths: set[str], hidden: bool, replacement: str | None
 ) -> dict[int, Block]:
     """The blocks at ``paths`` (summaries excepted) that change when hidden (with
-    ``replacement``, cleaned) or shown, by index."""
+    ``replacement``, cleaned) or shown, by index. A provider pair goes with any of its
+    blocks (a server tool's use and result, a computer call and its output: no provider
+    takes one without the other): the partners are hidden without a replacement of
+    their own (the one given stands for the pair) or shown again with it."""
     changed: dict[int, Block] = {}
+    pairs: set[str] = set()
     for i, b in enumerate(blocks):
         if b.path in paths and b.type != CONV_RANGE_SUMMARY:
             new = msgspec.structs.replace(b, hidden=hidden, replacement_text=replacement)
             if new != b:
                 changed[i] = new
+            if b.call_id and block_type(b.type).render == "provider":
+                pairs.add(b.call_id)
+    if pairs:
+        for i, b in enumerate(blocks):
+            partner = b.path not in paths and block_type(b.type).render == "provider"
+            if partner and b.call_id in pairs:
+                new = msgspec.structs.replace(b, hidden=hidden, replacement_text=None)
+                if new != b:
+                    changed[i] = new
     return changed
+
+
+def set_hidden(ledger: Ledger, wanted: set[str], hidden: bool, replacement: str | None) -> int:
+    """Hide (or show again) the blocks at the ``wanted`` paths; showing also restores
+    what the clearing tier cleared there. Returns how many blocks changed."""
+    changed = with_hidden(ledger.blocks, wanted, hidden, replacement)
+    ledger.replace(changed)
+    if hidden:
+        return len(changed)
+    cleared = ledger.state.cleared
+    shown = [i for i, b in enumerate(ledger.blocks) if b.path in wanted and b.id in cleared]
+    ledger.restore_content(ledger.blocks[i].id for i in shown)
+    return len(changed.keys() | shown)
+
+
+def check_pin_fits(
+    ledger: Ledger,
+    policy: CompactionPolicy,
+    conversation_id: str,
+    block: Block,
+    also: Sequence[Block] = (),
+) -> None:
+    """Pinning ``block`` (with ``also``, about to be pinned) fits the budget."""
+    budget = policy.budget
+    if budget is None or not policy.enabled:
+        return
+    pinned = sum(ledger.memo.block(b) for b in map(ledger.get, ledger.pinned) if b is not None)
+    pinned += sum(ledger.memo.block(b) for b in also)
+    need = pinned + ledger.cost(block) + ledger.state.system_tokens
+    if need > budget:
+        raise PinnedOverBudgetError(
+            f"pinned blocks would need {need} tokens (with the last system prompt) but "
+            f"the budget is {budget}; unpin something or raise max_tokens",
+            budget=budget,
+            required=need,
+            conversation_id=conversation_id,
+        )

@@ -9,17 +9,31 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import os
 from typing import Any
 
 import attrs
+import msgspec
 
+from timeline.compaction.policy import CompactionPolicy
+from timeline.compaction.stored_policy import policy_mapping
 from timeline.model import log as _log
 from timeline.model.block import CONV_RANGE_SUMMARY, Block
-from timeline.model.errors import ConflictError, NotFoundError
+from timeline.model.errors import ConflictError, NotFoundError, StoreError
 from timeline.model.persistence import IndexStore, TimelineSnapshot
 from timeline.state.ledger import Ledger
 
-__all__ = ["Staged", "afetch", "afind", "apersist", "fetch", "persist", "stage"]
+__all__ = [
+    "Staged",
+    "afetch",
+    "afind",
+    "apersist",
+    "check_store",
+    "fetch",
+    "find",
+    "persist",
+    "stage",
+]
 
 
 @attrs.frozen
@@ -50,10 +64,14 @@ def _marker(ledger: Ledger) -> tuple[int, int]:
     return (ledger.state.block_seq, ledger.state.structure_version)
 
 
-def stage(ledger: Ledger, conversation_id: str) -> Staged:
+def stage(ledger: Ledger, conversation_id: str, policy: CompactionPolicy) -> Staged:
+    """What a persist writes: the new blocks, and the window with ``policy`` kept beside
+    its state (what ``Timeline.load`` continues with)."""
     new = [b for b in map(ledger.get, ledger.new_ids) if b is not None]
+    window = ledger.window(conversation_id)
+    state = msgspec.structs.replace(window.state, policy=policy_mapping(policy))
     return Staged(
-        window=ledger.window(conversation_id),
+        window=TimelineSnapshot(conversation_id, window.blocks, state),
         log=[b for b in new if b.type != CONV_RANGE_SUMMARY],
         summaries=[b for b in new if b.type == CONV_RANGE_SUMMARY],
         expected_version=ledger.version,
@@ -75,8 +93,26 @@ def _applied(
     return version
 
 
-def persist(ledger: Ledger, conversation_id: str, store: IndexStore) -> int:
-    staged = stage(ledger, conversation_id)
+def check_store(store: Any, action: str) -> None:
+    """``store`` is an index store, not the path or URL of one (which the core cannot
+    open: ``index_store.open`` does)."""
+    if isinstance(store, str | os.PathLike):
+        where = os.fspath(store)
+        raise StoreError(
+            f"{action} takes an open store, not the path {where!r}: "
+            f"store = index_store.open({where!r}), then {action}(store, ...)"
+        )
+    if not callable(getattr(store, "load_window", None)):
+        raise StoreError(
+            f"{action} takes an index store (index_store.open(...)), got {type(store).__name__}"
+        )
+
+
+def persist(
+    ledger: Ledger, conversation_id: str, store: IndexStore, policy: CompactionPolicy
+) -> int:
+    check_store(store, "persist")
+    staged = stage(ledger, conversation_id, policy)
     try:
         version = store.commit(conversation_id, **staged.arguments())
     except ConflictError:
@@ -85,8 +121,11 @@ def persist(ledger: Ledger, conversation_id: str, store: IndexStore) -> int:
     return _applied(ledger, conversation_id, staged, version, store)
 
 
-async def apersist(ledger: Ledger, conversation_id: str, store: IndexStore) -> int:
-    staged = stage(ledger, conversation_id)
+async def apersist(
+    ledger: Ledger, conversation_id: str, store: IndexStore, policy: CompactionPolicy
+) -> int:
+    check_store(store, "apersist")
+    staged = stage(ledger, conversation_id, policy)
     acommit = getattr(store, "acommit", None)
     try:
         if acommit is not None:
@@ -111,14 +150,21 @@ def _found(
     return found
 
 
+def find(store: IndexStore, conversation_id: str) -> tuple[int, TimelineSnapshot] | None:
+    """The stored version and window of ``conversation_id`` (None if none)."""
+    check_store(store, "load")
+    return store.load_window(conversation_id)
+
+
 def fetch(store: IndexStore, conversation_id: str) -> tuple[int, TimelineSnapshot]:
     """The stored version and window of ``conversation_id`` (``NotFoundError`` if none)."""
-    return _found(conversation_id, store.load_window(conversation_id))
+    return _found(conversation_id, find(store, conversation_id))
 
 
 async def afind(store: IndexStore, conversation_id: str) -> tuple[int, TimelineSnapshot] | None:
     """The stored version and window of ``conversation_id`` (None if none), without
     blocking the event loop."""
+    check_store(store, "aload")
     load_window = getattr(store, "aload_window", None)
     if load_window is not None:
         found: tuple[int, TimelineSnapshot] | None = await load_window(conversation_id)

@@ -14,20 +14,27 @@ from datetime import UTC, datetime
 from typing import Any
 
 import attrs
-import msgspec
 
 from timeline.compaction import CompactionStats
-from timeline.compaction.policy import CompactionPolicy
+from timeline.compaction.policy import CompactionPolicy, policy_type
+from timeline.compaction.stored_policy import stored_policy
 from timeline.compaction.summarizers.base import AsyncSummarizer, Summarizer
 from timeline.core import persist as _persist
 from timeline.core.append import Batch
-from timeline.core.hiding import clean_replacement, known_paths, plan_path, with_hidden
+from timeline.core.hiding import (
+    check_pin_fits,
+    clean_replacement,
+    known_paths,
+    plan_path,
+    set_hidden,
+)
 from timeline.formats.incremental import PayloadCache
 from timeline.model.block import CONV_RANGE_SUMMARY, Block
 from timeline.model.constructors import turn_header
-from timeline.model.errors import InvalidBlockError, NotFoundError, PinnedOverBudgetError
+from timeline.model.errors import InvalidBlockError, NotFoundError
 from timeline.model.json_text import check_identifier
 from timeline.model.persistence import IndexStore, TimelineSnapshot, UsageRecord
+from timeline.model.tools import tool_specs
 from timeline.model.validate import check_count, check_render_args, check_snapshot
 from timeline.render import pipeline
 from timeline.render.context import RenderedContext
@@ -53,7 +60,9 @@ class Timeline:
     """A conversation as a timeline of typed blocks (see DESIGN §3-§7)."""
 
     conversation_id: str
-    policy: CompactionPolicy = attrs.field(factory=CompactionPolicy, kw_only=True)
+    policy: CompactionPolicy = attrs.field(
+        factory=CompactionPolicy, kw_only=True, validator=policy_type
+    )
     summarizer: Summarizer | AsyncSummarizer | None = attrs.field(default=None, kw_only=True)
     token_counter: TokenCounter | None = attrs.field(default=None, kw_only=True)
     on_before_compaction: Hook | None = attrs.field(default=None, kw_only=True)
@@ -157,7 +166,7 @@ class Timeline:
         batch = self._batch()
         stored = batch.add(block)
         if pin:
-            self._check_pin_fits(stored)
+            check_pin_fits(self._ledger, self.policy, self.conversation_id, stored)
         self._ledger.append(batch.stored, batch.state)
         if pin:
             self._ledger.pin([stored.id])
@@ -173,24 +182,6 @@ class Timeline:
         self._ledger.append(batch.stored, batch.state)
         return list(batch.stored)
 
-    def _check_pin_fits(self, block: Block, also: Sequence[Block] = ()) -> None:
-        """Pinning ``block`` (with ``also``, about to be pinned) fits the budget."""
-        budget = self.policy.budget
-        if budget is None or not self.policy.enabled:
-            return
-        ledger = self._ledger
-        pinned = sum(ledger.memo.block(self.get(i)) for i in ledger.pinned)
-        pinned += sum(ledger.memo.block(b) for b in also)
-        need = pinned + ledger.cost(block) + ledger.state.system_tokens
-        if need > budget:
-            raise PinnedOverBudgetError(
-                f"pinned blocks would need {need} tokens (with the last system prompt) but "
-                f"the budget is {budget}; unpin something or raise max_tokens",
-                budget=budget,
-                required=need,
-                conversation_id=self.conversation_id,
-            )
-
     # -- hiding and pinning ----------------------------------------------------------
 
     def hide(self, paths: Iterable[str], replacement_text: str | None = None) -> int:
@@ -204,17 +195,8 @@ class Timeline:
         return self._set_hidden(paths, False, None)
 
     def _set_hidden(self, paths: Iterable[str], hidden: bool, replacement: str | None) -> int:
-        replacement = clean_replacement(replacement)
-        ledger = self._ledger
         wanted = self._known_paths(paths)
-        changed = with_hidden(ledger.blocks, wanted, hidden, replacement)
-        ledger.replace(changed)
-        if hidden:
-            return len(changed)
-        cleared = ledger.state.cleared
-        shown = [i for i, b in enumerate(ledger.blocks) if b.path in wanted and b.id in cleared]
-        ledger.restore_content(ledger.blocks[i].id for i in shown)
-        return len(changed.keys() | shown)
+        return set_hidden(self._ledger, wanted, hidden, clean_replacement(replacement))
 
     def pin(self, paths: Iterable[str]) -> None:
         """Pin the blocks at ``paths`` (kept visible after every compaction)."""
@@ -223,7 +205,7 @@ class Timeline:
         pinned: list[Block] = []
         for b in ledger.blocks:
             if b.path in wanted and b.id not in ledger.pinned and b.type != CONV_RANGE_SUMMARY:
-                self._check_pin_fits(b, pinned)
+                check_pin_fits(ledger, self.policy, self.conversation_id, b, pinned)
                 pinned.append(b)
         ledger.pin([b.id for b in pinned])
 
@@ -253,25 +235,12 @@ class Timeline:
         unique ids, no orphan tool results, no forged summaries): on error the timeline is
         unchanged.
         """
-        snapshot = check_snapshot(snapshot, self.conversation_id)
-        now = self._ledger.state
-        state = msgspec.structs.replace(
-            snapshot.state,
-            block_seq=max(snapshot.state.block_seq, now.block_seq),
-            turn_seq=max(snapshot.state.turn_seq, now.turn_seq),
-            structure_version=max(snapshot.state.structure_version, now.structure_version),
-        )  # counters never go back: an id is never reused for a different block
-        self._ledger.reset(snapshot.blocks, state, new_ids=[b.id for b in snapshot.blocks])
-        self._ledger.bump()
+        self._ledger.restored(check_snapshot(snapshot, self.conversation_id))
 
     def clear(self) -> None:
         """Drop every block from memory (seed 002 ``Clear``); the counters go on, so ids
         stay unique, and the store keeps the turn log."""
-        state = msgspec.structs.replace(
-            self._ledger.state, current_turn_id="", pinned=[], usage=None, compacted_at_seq=-1
-        )
-        self._ledger.reset([], state, new_ids=())
-        self._ledger.bump()
+        self._ledger.cleared()
 
     def drain(self) -> list[Block]:
         """Take every block out of memory and return them, for a caller that stores them
@@ -300,75 +269,111 @@ class Timeline:
         self,
         system: str = "",
         *,
+        tools: Sequence[Any] = (),
         force_sanitize: bool = False,
         tail: Sequence[Block] = (),
     ) -> RenderedContext:
         """The prompt for the next model call (DESIGN §4): compacts first when the estimate
         is over the trigger or ``force_sanitize`` is set (the retry after the provider said
-        the prompt was too long), then slices, hides, truncates and places checkpoints."""
+        the prompt was too long), then slices, hides, truncates and places checkpoints.
+        ``tools`` (definitions or :class:`~timeline.ToolSpec`) count against the budget
+        and every payload method sends them."""
         system, tail = check_render_args(system, tail, force_sanitize)
-        return pipeline.render(self._ledger, self, system, force=force_sanitize, tail=tail)
+        specs = tool_specs(tools)
+        return pipeline.render(
+            self._ledger, self, system, force=force_sanitize, tail=tail, tools=specs
+        )
 
     async def arender(
         self,
         system: str = "",
         *,
+        tools: Sequence[Any] = (),
         force_sanitize: bool = False,
         tail: Sequence[Block] = (),
     ) -> RenderedContext:
         """:meth:`render` for async summarizers (awaited, with the policy's timeout)."""
         system, tail = check_render_args(system, tail, force_sanitize)
-        return await pipeline.arender(self._ledger, self, system, force=force_sanitize, tail=tail)
+        specs = tool_specs(tools)
+        return await pipeline.arender(
+            self._ledger, self, system, force=force_sanitize, tail=tail, tools=specs
+        )
 
     def compact(
-        self, system: str = "", *, force: bool = True, keep_recent_tokens: int | None = None
+        self,
+        system: str = "",
+        *,
+        tools: Sequence[Any] = (),
+        force: bool = True,
+        keep_recent_tokens: int | None = None,
     ) -> CompactionStats | None:
-        """Manual compaction (seed 004's ``/compact``); None when there is nothing to cut.
-
-        ``force=True`` compacts even under the trigger; ``keep_recent_tokens`` overrides
-        how much recent history stays verbatim."""
+        """Manual compaction (a coding agent's ``/compact``); None when there is nothing to
+        cut. ``force=True`` compacts even under the trigger; ``keep_recent_tokens``
+        overrides how much recent history stays verbatim."""
         system, _ = check_render_args(system, (), force)
         check_count(keep_recent_tokens, "keep_recent_tokens", optional=True)
+        specs = tool_specs(tools)
         return pipeline.compact(
-            self._ledger, self, system, force=force, keep_tokens=keep_recent_tokens
+            self._ledger, self, system, force=force, keep_tokens=keep_recent_tokens, tools=specs
         )
 
     async def acompact(
-        self, system: str = "", *, force: bool = True, keep_recent_tokens: int | None = None
+        self,
+        system: str = "",
+        *,
+        tools: Sequence[Any] = (),
+        force: bool = True,
+        keep_recent_tokens: int | None = None,
     ) -> CompactionStats | None:
         """:meth:`compact` for async summarizers (awaited, with the policy's timeout)."""
         system, _ = check_render_args(system, (), force)
         check_count(keep_recent_tokens, "keep_recent_tokens", optional=True)
+        specs = tool_specs(tools)
         return await pipeline.acompact(
-            self._ledger, self, system, force=force, keep_tokens=keep_recent_tokens
+            self._ledger, self, system, force=force, keep_tokens=keep_recent_tokens, tools=specs
         )
 
-    def estimate(self, system: str = "", tail: Sequence[Block] = ()) -> int:
+    def estimate(
+        self, system: str = "", tail: Sequence[Block] = (), *, tools: Sequence[Any] = ()
+    ) -> int:
         """Estimated prompt tokens if rendered now (calibrated by :meth:`record_usage`)."""
         system, tail = check_render_args(system, tail)
-        return pipeline.estimate(self._ledger, system, tail)
+        return pipeline.estimate(self._ledger, system, tail, tool_specs(tools))
 
     def persist(self, store: IndexStore) -> int:
-        """Commit to ``store`` (see :mod:`timeline.model.persistence`); returns the new
-        version. On success the evicted blocks (before the latest summary, unpinned) leave
-        memory."""
-        return _persist.persist(self._ledger, self.conversation_id, store)
+        """Commit to ``store`` (see :mod:`timeline.model.persistence`) with this timeline's
+        policy; returns the new version. On success the evicted blocks (before the latest
+        summary, unpinned) leave memory."""
+        return _persist.persist(self._ledger, self.conversation_id, store, self.policy)
 
     @classmethod
     def load(cls, store: IndexStore, conversation_id: str, **kwargs: Any) -> Timeline:
         """The timeline persisted under ``conversation_id``; takes ``Timeline()``'s keywords
-        and renders exactly as the persisted one did."""
-        version, snapshot = _persist.fetch(store, conversation_id)
-        tl = cls(conversation_id, **kwargs)
-        tl._ledger.loaded(version, snapshot, store)
-        return tl
+        and renders exactly as the persisted one did. Without ``policy=`` it compacts with
+        the policy it was persisted with."""
+        return cls._continued(
+            conversation_id, _persist.fetch(store, conversation_id), kwargs, store
+        )
 
     @classmethod
     def load_or_create(cls, store: IndexStore, conversation_id: str, **kwargs: Any) -> Timeline:
         """The timeline persisted under ``conversation_id``, or a new empty one when the
         store has none (its first :meth:`persist` creates it): what a script that runs
         again and again wants, instead of a ``ConflictError`` on the second run."""
-        found = store.load_window(conversation_id)
+        return cls._continued(conversation_id, _persist.find(store, conversation_id), kwargs, store)
+
+    @classmethod
+    def _continued(
+        cls,
+        conversation_id: str,
+        found: tuple[int, TimelineSnapshot] | None,
+        kwargs: dict[str, Any],
+        store: IndexStore,
+    ) -> Timeline:
+        """A timeline continuing the stored window ``found`` (None: a new one); without
+        ``policy=`` (or with None) the policy stored with the window."""
+        if found is not None and kwargs.get("policy") is None:
+            kwargs = {**kwargs, "policy": stored_policy(found[1].state)}
         tl = cls(conversation_id, **kwargs)
         if found is not None:
             tl._ledger.loaded(*found, store)
@@ -378,15 +383,13 @@ class Timeline:
         """:meth:`persist` without blocking the event loop (the store's async API when it
         has one, else its sync one in a worker thread). Do not change the timeline while
         it is pending: if it changes anyway, nothing is lost, eviction just waits."""
-        return await _persist.apersist(self._ledger, self.conversation_id, store)
+        return await _persist.apersist(self._ledger, self.conversation_id, store, self.policy)
 
     @classmethod
     async def aload(cls, store: IndexStore, conversation_id: str, **kwargs: Any) -> Timeline:
         """:meth:`load` without blocking the event loop."""
-        version, snapshot = await _persist.afetch(store, conversation_id)
-        tl = cls(conversation_id, **kwargs)
-        tl._ledger.loaded(version, snapshot, store)
-        return tl
+        found = await _persist.afetch(store, conversation_id)
+        return cls._continued(conversation_id, found, kwargs, store)
 
     @classmethod
     async def aload_or_create(
@@ -394,7 +397,4 @@ class Timeline:
     ) -> Timeline:
         """:meth:`load_or_create` without blocking the event loop."""
         found = await _persist.afind(store, conversation_id)
-        tl = cls(conversation_id, **kwargs)
-        if found is not None:
-            tl._ledger.loaded(*found, store)
-        return tl
+        return cls._continued(conversation_id, found, kwargs, store)

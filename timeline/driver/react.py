@@ -25,6 +25,7 @@ import attrs
 from timeline.compaction import CompactionStats
 from timeline.compaction.policy import context_window_for
 from timeline.core.timeline import Timeline
+from timeline.driver.function_tools import FunctionTool, tool_set
 from timeline.driver.overflow import is_context_overflow, is_usage_overflow
 from timeline.formats.reply import (
     ModelReply,
@@ -37,8 +38,9 @@ from timeline.model import constructors as B
 from timeline.model import log as _log
 from timeline.model.block import Block
 from timeline.model.errors import BudgetError, ContextOverflowError, DriverError
-from timeline.model.names import provider_tool_name
+from timeline.model.names import provider_tool_names
 from timeline.model.persistence import IndexStore
+from timeline.model.tools import ToolSpec
 from timeline.render.context import RenderedContext
 from timeline.tokens import warm_up
 
@@ -138,7 +140,10 @@ class ReactDriver:
 
     timeline: Timeline
     model: ModelCall
-    tools: Mapping[str, Tool]
+    tools: Mapping[str, Tool | FunctionTool] | Sequence[Callable[..., Any] | FunctionTool]
+    """Plain functions (their signatures and docstrings declare them), or a mapping of
+    names to callables taking the arguments as one mapping; every request sends their
+    definitions, and they count against the budget."""
     system: str = ""
     store: IndexStore | None = None
     max_steps: int = 24
@@ -153,8 +158,15 @@ class ReactDriver:
     _force_next: bool = attrs.field(default=False, init=False)
     _compactions: list[CompactionStats] = attrs.field(factory=list, init=False)
     _last_usage: int = attrs.field(default=0, init=False)
+    _tools: dict[str, FunctionTool] = attrs.field(factory=dict, init=False)
+    _specs: tuple[ToolSpec, ...] = attrs.field(default=(), init=False)
+    _by_safe_name: dict[str, str] = attrs.field(factory=dict, init=False)
 
     def __attrs_post_init__(self) -> None:
+        self._tools = tool_set(self.tools)  # two tools of one provider name: refused
+        self._specs = tuple(t.spec for t in self._tools.values())
+        self._by_safe_name = {t.spec.name: k for k, t in self._tools.items()}
+        self._by_safe_name.update(provider_tool_names(self._tools))
         tl = self.timeline
         warm_up(tl.token_counter)  # the tokenizer loads now, not in the first turn
         user_before, user_after = tl.on_before_compaction, tl.on_after_compaction
@@ -192,7 +204,7 @@ class ReactDriver:
         tl = self.timeline
         force = self._force_next and tl.policy.active
         self._force_next = False
-        view = tl.render(self.system, force_sanitize=force, tail=self._tail())
+        view = tl.render(self.system, tools=self._specs, force_sanitize=force, tail=self._tail())
         retries = 0
         while True:
             try:
@@ -212,7 +224,9 @@ class ReactDriver:
                 self._emit("overflow_retry", {"error": str(exc), "tokens": view.tokens})
                 retries += 1
                 try:
-                    view = tl.render(self.system, force_sanitize=True, tail=self._tail())
+                    view = tl.render(
+                        self.system, tools=self._specs, force_sanitize=True, tail=self._tail()
+                    )
                 except BudgetError as bottom:
                     raise ContextOverflowError(
                         f"the provider reports a context overflow and the prompt cannot "
@@ -304,7 +318,7 @@ class ReactDriver:
                 stopped = "max_tokens"
                 break
             # the context left too little room for the answer: compact, then continue once
-            tl.compact(self.system, force=True)
+            tl.compact(self.system, tools=self._specs, force=True)
             continued = True
         version = tl.persist(self.store) if self.store is not None else None
         usage = self.context_usage()
@@ -328,10 +342,11 @@ class ReactDriver:
         budget = tl.policy.budget
         if not tl.policy.active or budget is None:
             return False
-        return tl.estimate(self.system, self._tail()) > tl.policy.keep_ratio * budget
+        estimate = tl.estimate(self.system, self._tail(), tools=self._specs)
+        return estimate > tl.policy.keep_ratio * budget
 
     def context_usage(self) -> ContextUsage:
-        tokens = self.timeline.estimate(self.system, self._tail())
+        tokens = self.timeline.estimate(self.system, self._tail(), tools=self._specs)
         return ContextUsage(
             tokens, self._last_usage, max(0, tokens - self._last_usage), self._window()
         )
@@ -352,17 +367,17 @@ class ReactDriver:
     def _run_tools(self, calls: list[_Call]) -> None:
         tl = self.timeline
         appended = [tl.append(B.tool_call(c.name, c.params, call_id=c.call_id)) for c in calls]
-        by_safe_name = {provider_tool_name(k): k for k in self.tools}
+        tools = self._tools
         for request, call in zip(calls, appended, strict=True):
             name, params = request.name, request.params
-            name = name if name in self.tools else by_safe_name.get(name, name)
+            name = name if name in tools else self._by_safe_name.get(name, name)
             if not request.valid:
                 output = ToolOutput("error: the tool arguments were not a valid JSON object", True)
-            elif name not in self.tools:
+            elif name not in tools:
                 output = ToolOutput(f"error: unknown tool {name!r}", True)
             else:
                 try:
-                    raw = self.tools[name](params)
+                    raw = tools[name](params)
                     output = raw if isinstance(raw, ToolOutput) else ToolOutput(str(raw))
                 except Exception as exc:  # a failing tool is a result, not a crash
                     output = ToolOutput(f"error: {type(exc).__name__}: {exc}", True)

@@ -10,16 +10,20 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Mapping
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 import attrs
 
+from timeline.driver.function_tools import FunctionTool
 from timeline.driver.react import ToolOutput
 from timeline.formats.reply import ModelReply, ToolCallRequest, Usage
+from timeline.model.tools import ToolSpec, tool_specs
 from timeline.render.context import RenderedContext
+from timeline.render.prepare import TOOLS_PROMPT_TOKENS
 from timeline.tokens import BLOCK_OVERHEAD_TOKENS, TiktokenCounter, TokenCounter
 
 __all__ = [
+    "DEMO_TOOL_SPECS",
     "CodingSession",
     "ProviderError",
     "ScriptedModel",
@@ -112,8 +116,13 @@ class ScriptedModel:
 
     def actual_tokens(self, view: RenderedContext) -> int:
         """The provider's own count of the request, independent of the timeline's estimate
-        (and of its calibration): every rendered text, per-block framing, plus overhead."""
+        (and of its calibration): every rendered text and tool definition, per-block
+        framing, plus overhead."""
         total = self.counter.count(view.system) + self.usage_overhead
+        if view.tools:  # the provider's tool-use instructions, then each definition
+            total += TOOLS_PROMPT_TOKENS
+        for t in view.tools:
+            total += self.counter.count(f"{t.name} {t.description} {t.schema_json}")
         for b in view.blocks:
             text = f"{b.tool_id} {b.text}" if b.type == "react.tool.call" else b.text
             total += self.counter.count(text) + BLOCK_OVERHEAD_TOKENS
@@ -217,10 +226,55 @@ def _code(rng: random.Random, chars: int) -> str:
     return "\n".join(lines)
 
 
+def _spec(name: str, description: str, required: list[str], **props: str) -> ToolSpec:
+    schema = {
+        "type": "object",
+        "properties": {k: {"type": "string", "description": v} for k, v in props.items()},
+        "required": required,
+    }
+    (spec,) = tool_specs([{"name": name, "description": description, "input_schema": schema}])
+    return spec
+
+
+DEMO_TOOL_SPECS: Final = (
+    _spec("read_file", "Read a file of the repository.", ["path"], path="the file's path"),
+    _spec(
+        "grep",
+        "Search the repository's files for a pattern; one line per match.",
+        ["pattern"],
+        pattern="a regular expression",
+        path="the folder to search (default: the whole repository)",
+    ),
+    _spec(
+        "bash",
+        "Run a shell command (tests, linters) and return its output.",
+        ["command"],
+        command="the command line",
+    ),
+    _spec(
+        "edit_file",
+        "Replace text in a file.",
+        ["path", "old", "new"],
+        path="the file's path",
+        old="the exact text to replace",
+        new="the text to put in its place",
+    ),
+    _spec(
+        "memory_read",
+        "Search everything this conversation held, earlier turns that are no longer in "
+        "context included.",
+        ["query"],
+        query="words to look for",
+    ),
+)
+"""The demo tools' definitions, as a coding agent declares its tools."""
+
+
 def demo_tools(
     seed: int = 0, memory: Callable[[Mapping[str, Any]], ToolOutput] | None = None
-) -> dict[str, Callable[[Mapping[str, Any]], str | ToolOutput]]:
-    """Fake tools with seeded heavy-tailed outputs (100-12,000 chars, log-normal)."""
+) -> dict[str, FunctionTool]:
+    """Fake tools with seeded heavy-tailed outputs (100-12,000 chars, log-normal), each
+    with its definition (called with the arguments as one mapping)."""
     counter = [0]
 
     def rng() -> random.Random:
@@ -258,9 +312,16 @@ def demo_tools(
         return ToolOutput("no archived context matched", meta={"hits": []})
 
     return {
-        "read_file": read_file,
-        "grep": grep,
-        "bash": bash,
-        "edit_file": edit_file,
-        "memory_read": memory_read,
+        name: FunctionTool(spec, fn, takes_mapping=True)
+        for (name, fn), spec in zip(
+            {
+                "read_file": read_file,
+                "grep": grep,
+                "bash": bash,
+                "edit_file": edit_file,
+                "memory_read": memory_read,
+            }.items(),
+            DEMO_TOOL_SPECS,
+            strict=True,
+        )
     }

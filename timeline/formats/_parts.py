@@ -20,7 +20,8 @@ import attrs
 
 from timeline.model.block import Block
 from timeline.model.block_types import block_type
-from timeline.model.media import MediaKind, media_kind, media_ref
+from timeline.model.call_ids import given_call_id
+from timeline.model.media import UNRECOGNISED, MediaKind, media_kind, media_ref, sent_type
 from timeline.model.native import native_provider
 
 __all__ = [
@@ -39,7 +40,15 @@ MISSING_RESULT_TEXT: Final = "[no result recorded for this tool call]"
 EMPTY_RESULT_TEXT: Final = "[the tool returned no output]"
 
 PartKind = Literal[
-    "text", "image", "document", "audio", "tool_call", "tool_result", "reasoning", "provider"
+    "text",
+    "image",
+    "document",
+    "audio",
+    "file",
+    "tool_call",
+    "tool_result",
+    "reasoning",
+    "provider",
 ]
 Place = Literal["message", "result"]
 
@@ -59,15 +68,17 @@ _ACCEPTS: Final[dict[str | None, dict[Place, frozenset[str]]]] = {
     },
     "responses": {
         "message": frozenset(
-            {"image", "document", "image:url", "document:url", "image:openai", "document:openai"}
+            {"image", "document", "file", "image:url", "document:url"}
+            | {"image:openai", "document:openai"}
         ),
         "result": frozenset(
-            {"image", "image:url", "document:url", "image:openai", "document:openai"}
+            {"image", "file", "image:url", "document:url", "image:openai", "document:openai"}
         ),
     },
     None: {"message": frozenset({"image", "document"}), "result": frozenset({"image"})},
 }
-"""What each format sends as media, by place: ``kind`` for bytes, ``kind:url`` for a URL,
+"""What each format sends as media, by place: ``kind`` for bytes (``file``: a document
+other than a PDF, :data:`~timeline.model.media.FILE_TYPES`), ``kind:url`` for a URL,
 ``kind:<provider>`` for a file id on that provider's store (``docs/providers.md``)."""
 
 
@@ -118,10 +129,11 @@ def _media_note(block: Block, name: object) -> str | None:
     """The note for media not sent (None: the block holds none)."""
     if block.data is not None and native_provider(block) is None:
         size = len(block.data)
-        return (
-            f"[{name} ({block.mime}, {size} bytes) not sent: the provider does not accept "
-            "this type]"
-        )
+        if sent_type(block) == UNRECOGNISED and block.mime != UNRECOGNISED:
+            why = f"its bytes are not {block.mime}"
+        else:
+            why = "the provider does not accept this type"
+        return f"[{name} ({block.mime}, {size} bytes) not sent: {why}]"
     ref = media_ref(block)
     if ref is not None:
         return f"[{name} ({ref.media} at {ref.label}) not sent: the provider does not take it here]"
@@ -148,7 +160,7 @@ def part_text(block: Block) -> str:
     if spec.render == "attachment":
         return _attachment_text(block, sendable(block, None, "message") is not None)
     if spec.render == "tool_result":  # orphaned result shown as text
-        return f"[TOOL RESULT {block.tool_id or ''} call_id={block.call_id}]\n{block.text}"
+        return f"[TOOL RESULT {block.tool_id or ''} call_id={given_call_id(block)}]\n{block.text}"
     if block.type in ("user.prompt", "assistant.completion"):
         return block.text
     return f"{spec.label}\n{block.text}" if spec.label else block.text

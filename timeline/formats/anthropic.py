@@ -18,7 +18,7 @@ from timeline.formats._parts import sendable
 from timeline.formats._plan import Message, Part, b64, plan_messages, result_items
 from timeline.model.block import Block
 from timeline.model.errors import PolicyError
-from timeline.model.media import media_ref
+from timeline.model.media import ANTHROPIC_FIELDS, media_ref, sent_type
 from timeline.model.names import provider_call_id, provider_tool_name
 from timeline.model.native import PROVIDER_MESSAGE, native_item, native_provider
 from timeline.model.reasoning import reasoning_item
@@ -33,6 +33,7 @@ __all__ = [
     "cache_control",
     "mark_checkpoints",
     "to_anthropic",
+    "tools_ttl",
 ]
 
 _CACHEABLE: Final = frozenset(
@@ -66,7 +67,7 @@ def anthropic_source(b: Block) -> dict[str, Any]:
     """The ``source`` of an image or document block: its bytes, URL or file id."""
     ref = media_ref(b)
     if ref is None:
-        return {"type": "base64", "media_type": b.mime, "data": b64(b.data or b"")}
+        return {"type": "base64", "media_type": sent_type(b), "data": b64(b.data or b"")}
     if ref.url is not None:
         return {"type": "url", "url": ref.url}
     return {"type": "file", "file_id": ref.file_id}
@@ -75,18 +76,27 @@ def anthropic_source(b: Block) -> dict[str, Any]:
 CacheTTL = Literal["5m", "1h"]
 CacheTTLs = CacheTTL | Mapping[str, CacheTTL] | None
 """``to_anthropic(cache_ttl=...)``: one TTL for every breakpoint, or one per role
-(``"system"``, ``"messages"``: the conversation's breakpoints but the last, ``"tail"``:
-the last one), or None (no ``ttl`` sent: the provider's 5 minutes)."""
+(``"tools"``: the last tool's, ``"system"``, ``"messages"``: the conversation's
+breakpoints but the last, ``"tail"``: the last one), or None (no ``ttl`` sent: the
+provider's 5 minutes)."""
 _RANK: Final = {None: 0, "5m": 0, "1h": 1}
-_ROLES: Final = frozenset({"system", "messages", "tail"})
+_ROLES: Final = frozenset({"tools", "system", "messages", "tail"})
+
+
+def _media(kind: str, b: Block) -> dict[str, Any]:
+    """An image or document part, with what Anthropic's own part held beside its source
+    (citations, a title, context)."""
+    fields = b.meta.get(ANTHROPIC_FIELDS)
+    part = {"type": kind, "source": anthropic_source(b)}
+    return {**part, **fields} if isinstance(fields, dict) else part
 
 
 def _image(b: Block) -> dict[str, Any]:
-    return {"type": "image", "source": anthropic_source(b)}
+    return _media("image", b)
 
 
 def _document(b: Block) -> dict[str, Any]:
-    return {"type": "document", "source": anthropic_source(b)}
+    return _media("document", b)
 
 
 def _own(b: Block) -> dict[str, Any] | None:
@@ -186,6 +196,14 @@ def breakpoint_ttls(
             ttls[i] = ttls[i + 1]
     system_ttl = ttls.pop(0) if system else None
     return system_ttl, dict(zip(ordered, ttls, strict=True))
+
+
+def tools_ttl(cache_ttl: CacheTTLs, points: Sequence[int], system: bool) -> str | None:
+    """The TTL of the breakpoint on the last tool: the one asked for ``"tools"``, or the
+    longest of any later breakpoint (tools come first in the cached prefix)."""
+    system_ttl, ttls = breakpoint_ttls(cache_ttl, points, system)
+    asked = [_requested(cache_ttl, "tools"), system_ttl, *ttls.values()]
+    return max(asked, key=lambda ttl: _RANK[ttl])
 
 
 def _whole(part: Part) -> bool:

@@ -7,13 +7,13 @@ Each plan message maps to its items through a pure function (:func:`chat_items`,
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
 
 from timeline.formats._parts import sendable
 from timeline.formats._plan import Message, Part, b64, plan_messages, result_items
 from timeline.model.block import Block
-from timeline.model.media import AUDIO_FORMATS, media_ref
+from timeline.model.media import AUDIO_FORMATS, file_extension, media_ref, sent_type
 from timeline.model.names import provider_call_id, provider_tool_name
 from timeline.model.native import native_item, native_provider
 from timeline.model.reasoning import reasoning_item
@@ -40,12 +40,35 @@ def _data_url(b: Block) -> str:
     ref = media_ref(b)
     if ref is not None and ref.url is not None:
         return ref.url
-    return f"data:{b.mime};base64,{b64(b.data or b'')}"
+    return f"data:{sent_type(b)};base64,{b64(b.data or b'')}"
 
 
 def _own(b: Block, provider: str) -> dict[str, Any] | None:
-    """The item of ``provider`` that ``b`` keeps exactly, if any."""
-    return native_item(b) if native_provider(b) == provider else None
+    """The item of ``provider`` that ``b`` keeps exactly, if any (a Responses item as its
+    request schema takes it: :func:`_request_item`)."""
+    if native_provider(b) != provider:
+        return None
+    item = native_item(b)
+    return _request_item(item) if provider == "responses" and item is not None else item
+
+
+_OUTPUT_ONLY: Final = frozenset({"created_by"})
+_OUTPUT_ONLY_OF: Final[Mapping[str, frozenset[str]]] = {
+    "custom_tool_call": frozenset({"status"}),
+    "custom_tool_call_output": frozenset({"status"}),
+}
+
+
+def _request_item(item: dict[str, Any] | None) -> dict[str, Any]:
+    """A Responses item as received, but what the input schema refuses: the fields only
+    an output item has (``created_by``, a custom tool call's ``status``) and a null
+    ``status`` (recorded output items carry one; the input takes a status or none)."""
+    if item is None:
+        return {}
+    drop = _OUTPUT_ONLY | _OUTPUT_ONLY_OF.get(str(item.get("type")), frozenset())
+    if any(k in drop for k in item) or ("status" in item and item["status"] is None):
+        return {k: v for k, v in item.items() if k not in drop and (k, v) != ("status", None)}
+    return item
 
 
 def _result_text(part: Part) -> str:
@@ -62,7 +85,9 @@ MEDIA_RESULT_TEXT = "[the tool returned media only: it follows in the next user 
 
 
 def _filename(b: Block) -> str:
-    return str(b.meta.get("name") or "attachment.pdf")
+    """The attachment's name; an unnamed one is ``attachment`` with the extension of its
+    type (the Responses API reads a file by its extension)."""
+    return str(b.meta.get("name") or f"attachment{file_extension(sent_type(b))}")
 
 
 # -- Chat Completions ---------------------------------------------------------------
@@ -84,7 +109,7 @@ def _chat_part(part: Part) -> dict[str, Any]:
     if part.kind == "document":
         return _chat_file(b)
     if part.kind == "audio":
-        audio = {"data": b64(b.data or b""), "format": AUDIO_FORMATS[b.mime]}
+        audio = {"data": b64(b.data or b""), "format": AUDIO_FORMATS[sent_type(b)]}
         return {"type": "input_audio", "input_audio": audio}
     if part.kind == "provider":
         return native_item(b) or {}
@@ -187,7 +212,7 @@ def _responses_part(part: Part) -> dict[str, Any]:
     b = part.block
     if part.kind == "image":
         return _input_image(b)
-    if part.kind == "document":
+    if part.kind in ("document", "file"):
         return _input_file(b)
     return {"type": "input_text", "text": part.text}
 
@@ -231,9 +256,9 @@ def _function_call(b: Block) -> dict[str, Any]:
 def _assistant_item(p: Part) -> dict[str, Any] | None:
     """The item of an assistant part that stands alone (None: plain text, merged)."""
     if p.kind == "reasoning":
-        return reasoning_item(p.block) or {}
+        return _request_item(reasoning_item(p.block))
     if p.kind == "provider":
-        return native_item(p.block) or {}
+        return _request_item(native_item(p.block))
     if p.kind == "tool_call":
         return _function_call(p.block)
     own = _own(p.block, "responses")
@@ -273,7 +298,7 @@ def responses_items(message: Message) -> list[dict[str, Any]]:
             if rest:
                 out.append({"type": "message", "role": "user", "content": rest})
                 rest = []
-            out.append(native_item(p.block) or {})
+            out.append(_request_item(native_item(p.block)))
         else:
             rest.append(_responses_part(p))
     if texts:

@@ -2,11 +2,11 @@
 
 * :mod:`timeline.integrations.langchain`: ``TimelineMiddleware`` for LangChain v1 /
   LangGraph agents, ``from_langchain`` / ``to_langchain`` converters
-  (``pip install 'block-timeline[langchain]'``);
+  (the ``langchain`` extra);
 * :mod:`timeline.integrations.pydantic_ai`: ``TimelineHistory`` for pydantic-ai agents
-  (``pip install 'block-timeline[pydantic-ai]'``);
+  (the ``pydantic-ai`` extra);
 * :mod:`timeline.integrations.openai_agents`: ``TimelineSession`` for the OpenAI Agents
-  SDK (``pip install 'block-timeline[openai-agents]'``).
+  SDK (the ``openai-agents`` extra).
 
 The core never imports these modules; each imports its framework when it is imported
 and says which extra to install when the framework is missing.
@@ -14,10 +14,8 @@ and says which extra to install when the framework is missing.
 
 from __future__ import annotations
 
-import shlex
-from pathlib import Path
-
 from timeline.model.errors import TimelineError
+from timeline.model.extras import install_hint
 
 __all__ = ["IntegrationError", "InvalidItemError", "MissingExtraError", "missing_extra"]
 
@@ -38,23 +36,9 @@ class MissingExtraError(TimelineError, ImportError):
     """The framework of an integration is not installed."""
 
 
-def _source_tree() -> Path | None:
-    """The checkout this package runs from (a clone, or an editable install), if any."""
-    root = Path(__file__).resolve().parents[2]
-    try:
-        pyproject = (root / "pyproject.toml").read_text(encoding="utf-8")
-    except OSError:
-        return None
-    return root if 'name = "block-timeline"' in pyproject else None
-
-
 def missing_extra(framework: str, extra: str) -> MissingExtraError:
-    """The error for an integration whose framework is not installed: the install line
-    from the package index, and the one that works in a clone (``pip install -e``)."""
-    root = _source_tree()
-    where = shlex.quote(f"{root}[{extra}]") if root is not None else f"'.[{extra}]'"
-    clone = f"pip install -e {where}" + ("" if root is not None else " in a clone")
+    """The error for an integration whose framework is not installed, with the install
+    line that works where this package runs (:func:`~timeline.model.extras.install_hint`)."""
     return MissingExtraError(
-        f"timeline.integrations needs {framework}: pip install 'block-timeline[{extra}]' "
-        f"(from a clone of the repository: {clone})"
+        f"timeline.integrations needs {framework}, which is not installed: {install_hint(extra)}"
     )

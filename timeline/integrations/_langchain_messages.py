@@ -16,6 +16,7 @@ from timeline.formats._plan import MISSING_RESULT_TEXT, Part, part_text, plan_me
 from timeline.integrations import IntegrationError, missing_extra
 from timeline.model import constructors as B
 from timeline.model.block import CONV_RANGE_SUMMARY, Block
+from timeline.model.call_ids import given_call_id
 from timeline.model.errors import InvalidBlockError
 from timeline.model.native import anthropic_compaction, native_item, provider_block
 from timeline.model.reasoning import anthropic_thinking, reasoning_item
@@ -360,7 +361,7 @@ def _ai_message(parts: Sequence[Part], points: set[int], cache: bool) -> AIMessa
         elif part.kind == "tool_call":
             args = json.loads(b.text) if b.text else {}
             calls.append(
-                {"name": b.tool_id or "", "args": args, "id": b.call_id, "type": "tool_call"}
+                {"name": b.tool_id or "", "args": args, "id": given_call_id(b), "type": "tool_call"}
             )
         elif part_text(b):
             content.append(_with_cache({"type": "text", "text": part_text(b)}, part, points, cache))
@@ -387,7 +388,7 @@ def _tool_message(part: Part, points: set[int], cache: bool) -> ToolMessage:
             content.append({"type": "image", "base64": data, "mime_type": r.mime})
     return ToolMessage(
         content=content,
-        tool_call_id=b.call_id or "",
+        tool_call_id=given_call_id(b),
         name=b.tool_id,
         status="error" if error else "success",
     )

@@ -36,6 +36,7 @@ from timeline.integrations._langchain_messages import (
 )
 from timeline.model import constructors as B
 from timeline.model.block import CONV_RANGE_SUMMARY, REACT_TOOL_CALL, Block
+from timeline.model.call_ids import call_names
 from timeline.render.context import RenderedContext
 
 try:
@@ -128,7 +129,7 @@ def mirror(tl: Timeline, messages: Sequence[BaseMessage], orphans: OrphanPolicy 
             start = i + 1
             break
     summaries = own_summaries(held)
-    calls = {b.call_id for b in held if b.type == REACT_TOOL_CALL}
+    calls = {n for b in held if b.type == REACT_TOOL_CALL for n in call_names(b)}
     pending: list[Block] = []
     in_turn = bool(tl.current_turn_id)
     added = 0
@@ -152,8 +153,8 @@ def mirror(tl: Timeline, messages: Sequence[BaseMessage], orphans: OrphanPolicy 
         if isinstance(message, HumanMessage) or not in_turn:
             pending.append(B.turn_header())
             in_turn = True
-        pending += blocks
-        calls.update(b.call_id for b in blocks if b.type == REACT_TOOL_CALL)
+        pending += blocks  # not appended yet: a call still has the id it was given
+        calls.update(b.call_id or "" for b in blocks if b.type == REACT_TOOL_CALL)
         added += 1
     tl.extend(pending)
     return added

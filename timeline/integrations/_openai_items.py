@@ -25,10 +25,12 @@ from typing import Any
 import msgspec
 
 from timeline.formats._plan import CONVERSATION_START_TEXT, MISSING_RESULT_TEXT
+from timeline.formats.openai import to_openai_responses
 from timeline.integrations import InvalidItemError
 from timeline.model import constructors as B
 from timeline.model.block import REACT_TOOL_CALL, TURN_HEADER, Block
 from timeline.model.block_types import register_block_type
+from timeline.model.call_ids import given_call_id
 from timeline.model.errors import EmptyPromptError, InvalidBlockError
 from timeline.model.json_text import check_json
 from timeline.model.native import openai_compaction, provider_block
@@ -201,9 +203,8 @@ def rendered_items(blocks: Sequence[Block]) -> list[Item]:
     """Responses input items rendered from ``blocks`` (no system prompt): the blocks'
     own items only, never the ``[conversation start]`` message a whole payload opening
     on the assistant side gets (these items go in the middle of a history)."""
-    view = RenderedContext("", tuple(blocks), (), lambda: 0, None, len(blocks))
     try:
-        items = view.to_openai_responses()
+        items = to_openai_responses("", tuple(blocks))
     except EmptyPromptError:
         return []
     if items and _is_lead(items[0]) and not (blocks and blocks[0].text == CONVERSATION_START_TEXT):
@@ -225,9 +226,13 @@ def _is_lead(item: Item) -> bool:
 
 
 def _rendered_one(block: Block) -> list[Item]:
+    """``block`` rendered, under the call id the SDK knows (the stored items use it)."""
     items = rendered_items([block])
     if block.type == REACT_TOOL_CALL:  # not the synthetic output the payload adds
         items = [i for i in items if i.get("type") == "function_call"]
+    given = given_call_id(block)
+    if given != block.call_id:
+        items = [{**i, "call_id": given} if "call_id" in i else i for i in items]
     return items
 
 

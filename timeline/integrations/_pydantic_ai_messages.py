@@ -24,6 +24,7 @@ from timeline.integrations import IntegrationError, missing_extra
 from timeline.model import constructors as B
 from timeline.model.block import REACT_TOOL_CALL, REACT_TOOL_RESULT, Block
 from timeline.model.block_types import register_block_type
+from timeline.model.call_ids import given_call_id
 from timeline.model.reasoning import REASONING_MIME
 from timeline.render.context import RenderedContext
 
@@ -193,7 +194,7 @@ def from_pydantic_ai(messages: Sequence[ModelMessage]) -> list[Block]:
 def _tool_return(part: Part) -> ToolReturnPart:
     b = part.block
     text = MISSING_RESULT_TEXT if part.index < 0 else "\n".join(r.text for r in part.results)
-    return ToolReturnPart(tool_name=b.tool_id or "", content=text, tool_call_id=b.call_id or "")
+    return ToolReturnPart(tool_name=b.tool_id or "", content=text, tool_call_id=given_call_id(b))
 
 
 def _planned(
@@ -213,7 +214,9 @@ def _planned(
                     rparts.append(ThinkingPart(**t))
                 if part.kind == "tool_call":
                     args = json.loads(b.text) if b.text else {}
-                    rparts.append(ToolCallPart(b.tool_id or "", args, tool_call_id=b.call_id or ""))
+                    rparts.append(
+                        ToolCallPart(b.tool_id or "", args, tool_call_id=given_call_id(b))
+                    )
                 else:
                     rparts.append(TextPart(part_text(b)))
             out.append(ModelResponse(rparts, metadata=meta))
@@ -262,7 +265,9 @@ def render_messages(
             out += _planned(chunk, conversation_id, answered, lead)
             chunk = []
             meta = {MARK: {"conversation": conversation_id, "blocks": [b.id]}}
-            ret = ToolReturnPart(tool_name=b.tool_id or "", content=b.text, tool_call_id=b.call_id)
+            ret = ToolReturnPart(
+                tool_name=b.tool_id or "", content=b.text, tool_call_id=given_call_id(b)
+            )
             out.append(ModelRequest([ret], metadata=meta))
         else:
             chunk.append(b)

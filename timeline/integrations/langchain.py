@@ -31,12 +31,15 @@ from timeline.core.timeline import Timeline
 from timeline.integrations import IntegrationError, missing_extra
 from timeline.integrations._failures import raising_failures, watched
 from timeline.integrations._threads import TimelineCache, open_store, store_key
+from timeline.integrations._tools import host_tool_specs
 from timeline.model.persistence import IndexStore
+from timeline.model.tools import ToolSpec
 from timeline.render.context import RenderedContext
 
 try:
     from langchain.agents.middleware import AgentMiddleware, ModelRequest
     from langchain_core.messages import AIMessage, BaseMessage
+    from langchain_core.utils.function_calling import convert_to_openai_tool
 except ImportError as exc:  # pragma: no cover - exercised without the extra
     raise missing_extra("langchain", "langchain") from exc
 
@@ -80,6 +83,17 @@ def _is_anthropic(model: Any) -> bool:
     return type(model).__name__ == "ChatAnthropic" or "anthropic" in str(
         getattr(model, "_llm_type", "")
     )
+
+
+def _definition(tool: Any) -> dict[str, Any]:
+    """A bound tool (a ``BaseTool``, a function, a schema or a provider's dict) as a
+    definition mapping; one LangChain cannot convert passes through as it is."""
+    if isinstance(tool, dict):
+        return tool
+    try:
+        return dict(convert_to_openai_tool(tool))
+    except Exception:  # anything LangChain cannot describe is not counted
+        return {}
 
 
 def _results(response: Any) -> list[BaseMessage]:
@@ -145,21 +159,34 @@ class TimelineMiddleware(AgentMiddleware):
             self.store, self.policy, timeline_kwargs, key=store_key(store)
         )
         self._systems: dict[str, str] = {}
+        self._tools: dict[str, tuple[ToolSpec, ...]] = {}
 
     def timeline(self, thread_id: str) -> Timeline:
         """The thread's timeline (loaded from the store on first use)."""
         return self.timelines.get(thread_id)
 
-    def _render(self, tl: Timeline, system: str) -> RenderedContext:
-        """The timeline rendered, the summarizer's calls internal; with
-        ``on_summary_failure="raise"`` its failure raised (the caller drops the timeline)."""
+    def _render(
+        self, tl: Timeline, system: str, tools: tuple[ToolSpec, ...] = ()
+    ) -> RenderedContext:
+        """The timeline rendered with the request's tools, the summarizer's calls
+        internal; with ``on_summary_failure="raise"`` its failure raised (the caller drops
+        the timeline)."""
         with internal_calls(), raising_failures(self.on_summary_failure == "raise"):
-            return tl.render(system)
+            return tl.render(system, tools=tools)
 
-    async def _arender(self, tl: Timeline, system: str) -> RenderedContext:
+    async def _arender(
+        self, tl: Timeline, system: str, tools: tuple[ToolSpec, ...] = ()
+    ) -> RenderedContext:
         """:meth:`_render` for async code."""
         with internal_calls(), raising_failures(self.on_summary_failure == "raise"):
-            return await tl.arender(system)
+            return await tl.arender(system, tools=tools)
+
+    def _request_tools(self, thread: str, request: ModelRequest[Any]) -> tuple[ToolSpec, ...]:
+        """The function tools the agent binds to this model call (kept for the thread's
+        next ``before_model``), counted against the budget."""
+        tools = host_tool_specs(_definition(t) for t in getattr(request, "tools", None) or ())
+        self._tools[thread] = tools
+        return tools
 
     # -- before each model call: mirror, compact, rewrite the state ------------------------
 
@@ -168,12 +195,13 @@ class TimelineMiddleware(AgentMiddleware):
         thread = thread_id(runtime, self.default_thread_id)
         messages = list(state["messages"])
         ensure_ids(messages)
-        system = self._systems.get(thread, "")
+        system, tools = self._systems.get(thread, ""), self._tools.get(thread, ())
 
         def change(tl: Timeline) -> dict[str, Any] | None:
             full = [*restored(tl, messages), *messages]
             mirror(tl, full, self.orphan_tool_messages)
-            return state_update(full, len(full) - len(messages), tl, self._render(tl, system))
+            view = self._render(tl, system, tools)
+            return state_update(full, len(full) - len(messages), tl, view)
 
         with self.timelines.lock(thread).hold():
             return self.timelines.apply(thread, change)
@@ -183,12 +211,12 @@ class TimelineMiddleware(AgentMiddleware):
         thread = thread_id(runtime, self.default_thread_id)
         messages = list(state["messages"])
         ensure_ids(messages)
-        system = self._systems.get(thread, "")
+        system, tools = self._systems.get(thread, ""), self._tools.get(thread, ())
 
         async def change(tl: Timeline) -> dict[str, Any] | None:
             full = [*restored(tl, messages), *messages]
             mirror(tl, full, self.orphan_tool_messages)
-            view = await self._arender(tl, system)
+            view = await self._arender(tl, system, tools)
             return state_update(full, len(full) - len(messages), tl, view)
 
         async with self.timelines.lock(thread).ahold():
@@ -226,11 +254,12 @@ class TimelineMiddleware(AgentMiddleware):
         thread = thread_id(request.runtime, self.default_thread_id)
         system = request.system_prompt or ""
         self._systems[thread] = system
+        tools = self._request_tools(thread, request)
         state = self._state_messages(request)
 
         def prepare(tl: Timeline) -> list[BaseMessage]:
             mirror(tl, state, self.orphan_tool_messages)
-            view = self._render(tl, system)
+            view = self._render(tl, system, tools)
             return self._compose(tl, view, request)
 
         lock = self.timelines.lock(thread)
@@ -249,11 +278,12 @@ class TimelineMiddleware(AgentMiddleware):
         thread = thread_id(request.runtime, self.default_thread_id)
         system = request.system_prompt or ""
         self._systems[thread] = system
+        tools = self._request_tools(thread, request)
         state = self._state_messages(request)
 
         async def prepare(tl: Timeline) -> list[BaseMessage]:
             mirror(tl, state, self.orphan_tool_messages)
-            view = await self._arender(tl, system)
+            view = await self._arender(tl, system, tools)
             return self._compose(tl, view, request)
 
         async def record(tl: Timeline) -> None:

@@ -46,9 +46,12 @@ from timeline.integrations._openai_items import (
     unsaved_tail,
 )
 from timeline.integrations._threads import TimelineCache, open_store, store_key
+from timeline.integrations._tools import host_tool_specs
 from timeline.model.block import CONV_RANGE_SUMMARY, REACT_TOOL_CALL, TURN_HEADER, Block
+from timeline.model.call_ids import call_names
 from timeline.model.errors import ConflictError, InvalidBlockError
 from timeline.model.persistence import IndexStore
+from timeline.model.tools import ToolSpec
 from timeline.render.context import RenderedContext
 
 try:
@@ -87,17 +90,16 @@ def to_responses_items(view: RenderedContext) -> list[Item]:
 
 def _mirror(tl: Timeline, items: Sequence[Item]) -> None:
     """Append each item's blocks, a user message opening a turn."""
-    calls = {b.call_id or "" for b in tl.blocks if b.type == REACT_TOOL_CALL}
+    calls = {n for b in tl.blocks if b.type == REACT_TOOL_CALL for n in call_names(b)}
     for item in items:
         if starts_turn(item) or not tl.current_turn_id:
             tl.begin_turn()
         blocks = item_blocks(item, calls)
         try:
-            tl.extend(blocks)
-        except InvalidBlockError:  # e.g. a call id used twice: kept as it is, opaque
-            blocks = item_blocks(item, calls, opaque=True)
-            tl.extend(blocks)
-        calls.update(b.call_id or "" for b in blocks if b.type == REACT_TOOL_CALL)
+            stored = tl.extend(blocks)
+        except InvalidBlockError:  # an item the timeline cannot hold: kept as it is, opaque
+            stored = tl.extend(item_blocks(item, calls, opaque=True))
+        calls.update(n for b in stored if b.type == REACT_TOOL_CALL for n in call_names(b))
 
 
 def _last_item(blocks: list[Block]) -> tuple[int, Block] | None:
@@ -193,13 +195,20 @@ class TimelineSession:
         return self.timelines.get(self.session_id)
 
     async def _items(
-        self, tl: Timeline, system: str, tail: Sequence[Block] = (), *, exact: bool = True
+        self,
+        tl: Timeline,
+        system: str,
+        tail: Sequence[Block] = (),
+        tools: tuple[ToolSpec, ...] = (),
+        *,
+        exact: bool = True,
     ) -> list[Item]:
-        """The history of ``tl`` as items, rendered (compacted when due) with ``system``
-        and ``tail``: each item as it was added (``exact``), or as the render fits it
-        into the budget (for a model call). A compaction is persisted at once; when
-        another writer committed first, theirs wins and the next call starts from it."""
-        view = await tl.arender(system, tail=tail)
+        """The history of ``tl`` as items, rendered (compacted when due) with ``system``,
+        ``tail`` and ``tools``: each item as it was added (``exact``), or as the render
+        fits it into the budget (for a model call). A compaction is persisted at once;
+        when another writer committed first, theirs wins and the next call starts from
+        it."""
+        view = await tl.arender(system, tools=tools, tail=tail)
         if view.compaction is not None:
             try:
                 await tl.apersist(self.store)
@@ -301,19 +310,33 @@ class TimelineSession:
         """``RunConfig(call_model_input_filter=session.input_filter)``: the model gets the
         session's history as ``get_items`` gives it (compacted when the run's items push
         it over the trigger) plus the run's items the SDK has not stored yet, counted
-        against the budget with the agent's instructions."""
+        against the budget with the agent's instructions and function tools."""
         items = as_items(data.model_data.input, "model input")
         instructions = data.model_data.instructions or ""
+        tools = agent_tools(data.agent)
         async with self._lock.ahold():
             tl = await self.timelines.afresh(self.session_id)
             held = {b.id: b for b in tl.blocks}
             stored = stored_items(_plain_view(tl), held)
             tail = unsaved_tail(items, stored)
-            history = await self._items(tl, instructions, counting_blocks(tail), exact=False)
+            history = await self._items(tl, instructions, counting_blocks(tail), tools, exact=False)
         return ModelInputData(
             input=model_input([*history, *tail]),  # type: ignore[arg-type]
             instructions=instructions or None,
         )
+
+
+def agent_tools(agent: Any) -> tuple[ToolSpec, ...]:
+    """The definitions of the agent's function tools (hosted tools have none to count)."""
+    return host_tool_specs(
+        {
+            "name": t.name,
+            "description": getattr(t, "description", "") or "",
+            "parameters": t.params_json_schema,
+        }
+        for t in getattr(agent, "tools", None) or ()
+        if isinstance(getattr(t, "params_json_schema", None), dict)
+    )
 
 
 def _plain_view(tl: Timeline) -> RenderedContext:

@@ -20,7 +20,7 @@ answer (which no later request of that run sees).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 
@@ -40,22 +40,50 @@ from timeline.integrations._pydantic_ai_messages import (
     with_system,
 )
 from timeline.integrations._threads import TimelineCache, open_store, store_key
+from timeline.integrations._tools import host_tool_specs
 from timeline.model import constructors as B
 from timeline.model.block import REACT_TOOL_CALL, REACT_TOOL_RESULT, TURN_HEADER, Block
 from timeline.model.persistence import IndexStore, TimelineSnapshot
+from timeline.model.tools import ToolSpec
 from timeline.render.context import RenderedContext
 
 try:
+    from pydantic_ai.capabilities import ProcessHistory
     from pydantic_ai.messages import (
         ModelMessage,
         ModelRequest,
         SystemPromptPart,
         UserPromptPart,
     )
+    from pydantic_ai.models import ModelRequestContext
+    from pydantic_ai.tools import RunContext
 except ImportError as exc:  # pragma: no cover - exercised without the extra
     raise missing_extra("pydantic-ai", "pydantic-ai") from exc
 
 __all__ = ["MARK", "TimelineHistory", "from_pydantic_ai", "to_pydantic_ai"]
+
+
+class _CountingTools(ProcessHistory[Any]):
+    """``ProcessHistory`` of a :class:`TimelineHistory` that also hands it the request's
+    tool definitions (function and output tools)."""
+
+    async def before_model_request(
+        self, ctx: RunContext[Any], request_context: ModelRequestContext
+    ) -> ModelRequestContext:
+        params = request_context.model_request_parameters
+        tools = host_tool_specs(
+            {
+                "name": d.name,
+                "description": d.description or "",
+                "parameters": d.parameters_json_schema,
+            }
+            for d in [*params.function_tools, *params.output_tools]
+        )
+        history = cast("TimelineHistory", self.processor)
+        messages = await history.arun(list(request_context.messages), tools)
+        request_context.messages = messages.copy()
+        ctx.messages[:] = messages
+        return request_context
 
 
 def _new_messages(tl: Timeline, messages: Sequence[ModelMessage]) -> list[ModelMessage]:
@@ -195,14 +223,26 @@ class TimelineHistory:
 
     async def __call__(self, messages: list[ModelMessage]) -> list[ModelMessage]:
         """The processor: mirror, render (compacting when needed), persist, return."""
+        return await self.arun(messages)
+
+    async def arun(
+        self, messages: list[ModelMessage], tools: tuple[ToolSpec, ...] = ()
+    ) -> list[ModelMessage]:
+        """:meth:`__call__` with the request's ``tools`` counted against the budget."""
 
         async def change(tl: Timeline) -> RenderedContext:
             self._mirror(tl, messages)
-            return await tl.arender(self.system)
+            return await tl.arender(self.system, tools=tools)
 
         async with self._lock.ahold():
             view = await self.timelines.acommit(self.conversation_id, change)
             return self._output(view, messages)
+
+    def capability(self) -> ProcessHistory[Any]:
+        """``Agent(model, capabilities=[history.capability()])``: this processor, with the
+        agent's tool definitions of each request counted against the budget (which
+        ``ProcessHistory(history)`` does not show it)."""
+        return _CountingTools(self)
 
     def process(self, messages: list[ModelMessage]) -> list[ModelMessage]:
         """The sync processor, for ``ProcessHistory(history.process)``."""

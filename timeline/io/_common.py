@@ -6,16 +6,19 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 import attrs
+import msgspec
 
 from timeline.core.timeline import Timeline
 from timeline.formats.reply import call_params
 from timeline.model import constructors as B
 from timeline.model.block import Block
+from timeline.model.block_types import block_type
+from timeline.model.call_ids import CallIds
 from timeline.model.errors import InvalidBlockError
 from timeline.model.media import reference_meta
 from timeline.model.native import Provider, provider_block
@@ -81,42 +84,42 @@ def b64_source(source: Any, where: str) -> tuple[str, bytes]:
 
 class Builder:
     """The timeline an import builds, with what the import tracks across messages: the
-    turn, the attachment count, the system prompt, and each provider call id's internal
-    id (a reused id gets a new one; its results pair with its latest call)."""
+    turn, the attachment count, the system prompt. Call ids go in as recorded: the
+    timeline gives a reused one a unique internal id (:mod:`timeline.model.call_ids`)."""
 
     def __init__(self, conversation_id: str) -> None:
         self.tl = Timeline(conversation_id)
         self.in_turn = False
         self.attachments = 0
         self.system: list[str] = []
-        self.calls: dict[str, str] = {}
-        """A provider's call id -> the internal id of the latest call it named."""
-        self.used: set[str] = set()
-
-    def call_id(self, source: str) -> str:
-        """The internal id of a new call the provider named ``source``: ``source`` itself,
-        or ``source#2``, ``source#3``... when an earlier call already used it (OpenAI
-        models reuse ids across turns). Each provider gets its own safe form of it."""
-        internal, n = source, 1
-        while internal in self.used:
-            n += 1
-            internal = f"{source}#{n}"
-        self.used.add(internal)
-        self.calls[source] = internal
-        return internal
-
-    def result_id(self, source: str) -> str:
-        """The internal id of the latest call named ``source`` (``source`` if none)."""
-        return self.calls.get(source, source)
-
-    def call_meta(self, source: str, internal: str) -> dict[str, Any]:
-        """What a call keeps of the id it was recorded with when that id was reused."""
-        return {} if internal == source else {"source_call_id": source}
+        self.calls = CallIds()
+        """The calls appended so far, as the timeline knows them: which call a result
+        answers, so it can be named after that call's tool."""
+        self.names: dict[str, str] = {}
+        """An internal call id -> its tool's name: a result gets it as its ``tool_id``
+        (provider formats do not repeat the name on a result)."""
 
     def append(self, block: Block, where: str) -> Block:
         """Append ``block``; an error names ``where``."""
         with located(where):
-            return self.tl.append(block)
+            stored = self.tl.append(block)
+        render = block_type(stored.type).render
+        self.calls.track(stored, render)
+        if stored.call_id and stored.tool_id and render == "tool_call":
+            self.names[stored.call_id] = stored.tool_id
+        return stored
+
+    def results(self, blocks: Sequence[Block]) -> None:
+        """Append the result blocks of one call together, each named after its call's
+        tool when the provider's result did not say it."""
+        named = []
+        for b in blocks:
+            call = self.calls.answered_by(b.call_id)
+            if b.tool_id is None and call in self.names:
+                b = msgspec.structs.replace(b, tool_id=self.names[call])
+            named.append(b)
+        for stored in self.tl.extend(named):
+            self.calls.track(stored, block_type(stored.type).render)
 
     def provider_item(
         self,

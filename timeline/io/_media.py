@@ -12,7 +12,7 @@ from typing import Any
 from timeline.io._common import Builder, check_text, data_url, fail
 from timeline.model import constructors as B
 from timeline.model.block import Block
-from timeline.model.media import AUDIO_FORMATS, reference_meta
+from timeline.model.media import ANTHROPIC_FIELDS, AUDIO_FORMATS, reference_meta
 from timeline.model.native import Provider, provider_block, with_native
 
 __all__ = [
@@ -73,30 +73,38 @@ def chat_audio(part: Mapping[str, Any], where: str, b: Builder) -> None:
     b.attach(_AUDIO_MIME[str(audio["format"])], data)
 
 
+_MEDIA_KEYS = frozenset({"type", "source", "cache_control"})
+
+
 def anthropic_media(part: Mapping[str, Any], where: str) -> dict[str, Any] | None:
     """The attachment fields of an Anthropic image or document (``mime`` and ``data``,
     ``text`` for a plain-text document, or a reference in ``meta``); None when it is
-    kept as Anthropic's own part (a content source, citations or context)."""
+    kept as Anthropic's own part only (a content source, a source type never seen).
+    What the part holds beside its source (citations, context, a title) goes in
+    ``meta`` (:data:`~timeline.model.media.ANTHROPIC_FIELDS`): Anthropic gets it back
+    with the source, the other formats the media alone."""
     source = part.get("source")
     if not isinstance(source, Mapping):  # no provider takes that: refused, field named
         raise fail(f"{where}.source", "expected an object with a 'type'")
-    if "context" in part or "citations" in part:
-        return None
     kind = source.get("type")
     media = "image" if part.get("type") == "image" else "document"
     title = {"name": part["title"]} if isinstance(part.get("title"), str) else {}
+    extras = {k: v for k, v in part.items() if k not in _MEDIA_KEYS}
+    kept = {ANTHROPIC_FIELDS: extras} if extras else {}
     if kind == "base64":
         mime = check_text(source.get("media_type", ""), f"{where}.source.media_type")
-        return {"mime": mime, "data": _decode(source.get("data", ""), f"{where}.source.data")}
+        data = _decode(source.get("data", ""), f"{where}.source.data")
+        return {"mime": mime, "data": data, "meta": kept, **title}
     if kind == "text":
         text = check_text(source.get("data", ""), f"{where}.source.data")
         return {"mime": str(source.get("media_type") or "text/plain"), "text": text, **title}
     if kind == "url":
         url = check_text(source.get("url"), f"{where}.source.url")
-        return {"meta": reference_meta(media, url=url), **title}
+        return {"meta": {**reference_meta(media, url=url), **kept}, **title}
     if kind == "file":
         file_id = check_text(source.get("file_id"), f"{where}.source.file_id")
-        return {"meta": reference_meta(media, file_id=file_id, provider="anthropic"), **title}
+        ref = reference_meta(media, file_id=file_id, provider="anthropic")
+        return {"meta": {**ref, **kept}, **title}
     return None
 
 

@@ -99,7 +99,8 @@ def _user_part(part: Mapping[str, Any], where: str, b: Builder) -> None:
         b.attachments += 1
         block = attachment_from(fields, f"attachment-{b.attachments}")
         if "text" in fields:  # a plain-text document goes back to Anthropic as it came
-            block = with_native(block, "anthropic", _plain(part))
+            with located(where):
+                block = with_native(block, "anthropic", _plain(part))
         b.append(block, where)
     elif kind == "tool_result":
         if not part.get("tool_use_id"):
@@ -146,8 +147,7 @@ def _tool_use(part: Mapping[str, Any], where: str, b: Builder) -> None:
     name = check_text(part["name"], f"{where}.name")
     with located(f"{where}.input"):
         params = input_object(part.get("input"), f"{where}.input")
-        internal = b.call_id(source)
-        block = B.tool_call(name, params, call_id=internal, **b.call_meta(source, internal))
+        block = B.tool_call(name, params, call_id=source)
     if set(part) - _TOOL_USE_KEYS or _ordered(params) != block.text:
         # a caller, a toolset, input keys not in sorted order: sent back as received
         with located(where):
@@ -164,7 +164,7 @@ def _result(part: Mapping[str, Any], where: str, b: Builder) -> None:
     """A ``tool_result``: a result block for each run of text parts and for each other
     part (an image or document, by bytes or reference, or a part kept exactly), in
     order; the formats send the results of one call together."""
-    call_id = b.result_id(check_text(part["tool_use_id"], f"{where}.tool_use_id"))
+    call_id = check_text(part["tool_use_id"], f"{where}.tool_use_id")
     is_error = part.get("is_error", False)
     if not isinstance(is_error, bool | None):
         raise fail(f"{where}.is_error", "expected true or false")
@@ -198,4 +198,4 @@ def _result(part: Mapping[str, Any], where: str, b: Builder) -> None:
     if any(texts) or not out:
         out.append(B.tool_result(call_id, "\n".join(texts), is_error=is_error))
     with located(where):
-        b.tl.extend(out)
+        b.results(out)

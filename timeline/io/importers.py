@@ -115,7 +115,7 @@ def _openai_assistant(m: Mapping[str, Any], content: Any, where: str, b: Builder
 
 
 def _openai_call(call: Any, cw: str, b: Builder) -> None:
-    """One tool call; a reused id gets a new internal id (its results pair with it)."""
+    """One tool call (a reused id: see :mod:`timeline.model.call_ids`)."""
     if not isinstance(call, Mapping) or not call.get("id"):
         raise fail(cw, "needs id and function.name")
     source = check_text(call["id"], f"{cw}.id")
@@ -129,8 +129,7 @@ def _openai_call(call: Any, cw: str, b: Builder) -> None:
     params = arguments(fn.get("arguments"), aw)
     name = check_text(fn["name"], f"{cw}.function.name")
     with located(aw):
-        internal = b.call_id(source)
-        block = B.tool_call(name, params, call_id=internal, **b.call_meta(source, internal))
+        block = B.tool_call(name, params, call_id=source)
     if set(call) - _CALL_KEYS or fn.get("arguments") != block.text:
         with located(cw):  # more fields, or arguments not in canonical form: kept as sent
             block = with_native(block, "chat", dict(call))
@@ -145,8 +144,7 @@ def _custom_call(call: Mapping[str, Any], source: str, cw: str, b: Builder) -> N
         raise fail(cw, f"a {call.get('type')!r} call needs {call.get('type')}.name")
     params = {k: v for k, v in body.items() if k != "name"}
     with located(cw):
-        internal = b.call_id(source)
-        block = B.tool_call(body["name"], params, call_id=internal, **b.call_meta(source, internal))
+        block = B.tool_call(body["name"], params, call_id=source)
         block = with_native(block, "chat", dict(call))
     b.append(block, f"{cw}.id")
 
@@ -165,9 +163,9 @@ def _openai_tool(m: Mapping[str, Any], content: Any, where: str, b: Builder) -> 
         text = content
     else:
         text = dumps_value(content, f"{where}.content")
-    call_id = b.result_id(check_text(m["tool_call_id"], f"{where}.tool_call_id"))
+    call_id = check_text(m["tool_call_id"], f"{where}.tool_call_id")
     try:
-        b.tl.append(B.tool_result(call_id, text))
+        b.results([B.tool_result(call_id, text)])
     except InvalidBlockError as exc:
         raise fail(where, str(exc)) from exc
 

@@ -128,8 +128,7 @@ def _call(item: Mapping[str, Any], where: str, b: Builder) -> None:
     source = check_text(item["call_id"], f"{where}.call_id")
     b.ensure_turn()
     with located(f"{where}.arguments"):
-        internal = b.call_id(source)
-        block = B.tool_call(name, params, call_id=internal, **b.call_meta(source, internal))
+        block = B.tool_call(name, params, call_id=source)
     if set(item) - _CALL_KEYS or item.get("arguments") != block.text:
         # a namespace, a caller, arguments not in canonical form: sent back as received
         with located(where):
@@ -155,7 +154,7 @@ def _output_part(part: Any, where: str, call_id: str) -> Block | str:
 
 
 def _output(item: Mapping[str, Any], where: str, b: Builder) -> None:
-    call_id = b.result_id(check_text(item.get("call_id") or "", f"{where}.call_id"))
+    call_id = check_text(item.get("call_id") or "", f"{where}.call_id")
     output = item.get("output")
     if isinstance(output, str):
         output = [{"type": "input_text", "text": output}]
@@ -176,7 +175,7 @@ def _output(item: Mapping[str, Any], where: str, b: Builder) -> None:
         out.append(B.tool_result(call_id, "\n".join(texts)))
     b.ensure_turn()
     try:
-        b.tl.extend(out)
+        b.results(out)
     except InvalidBlockError as exc:
         raise fail(where, str(exc)) from exc
 

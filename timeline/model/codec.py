@@ -17,6 +17,7 @@ import msgspec
 from timeline.model.block import Block
 from timeline.model.errors import CodecError
 from timeline.model.json_text import check_identifier, check_json
+from timeline.model.native import checked_item, holds_item
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -116,7 +117,8 @@ def decode_block(data: bytes, fmt: Format = "json") -> Block:
 def check_block_values(block: Block, error: Callable[[str], Exception]) -> None:
     """The JSON and identifier checks of an append, raising ``error``: a block no
     ``append`` would take (an empty or padded type, NaN in meta, a lone surrogate in an
-    id) never goes into or comes out of the codec."""
+    id, a provider item that is not a UTF-8 JSON object) never goes into or comes out of
+    the codec."""
     if not block.type or block.type != block.type.strip():
         raise error(f"Block.type must be a non-empty name, got {block.type!r}")
     check_json(block.meta, "meta", error)
@@ -124,3 +126,5 @@ def check_block_values(block: Block, error: Callable[[str], Exception]) -> None:
         value = getattr(block, name)
         if isinstance(value, str):
             check_identifier(value, f"Block.{name}", error)
+    if holds_item(block):
+        checked_item(block, error)

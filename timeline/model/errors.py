@@ -15,6 +15,7 @@
     ├── TokenizerUnavailableError (LookupError) encoding not available offline
     ├── ContextOverflowError                    the provider still said "too long" after a retry
     ├── DriverError                             the ReAct driver cannot go on (step limit, tool)
+    ├── ToolNameError (ValueError)              two tool names a provider would see as one
     ├── AsyncSummarizerError (RuntimeError)     sync render of an async summarizer in a loop
     └── StoreError                              anything an index store backend reports
         ├── ConflictError                       stale writer: another persist won
@@ -48,6 +49,7 @@ __all__ = [
     "StoreUnavailableError",
     "TimelineError",
     "TokenizerUnavailableError",
+    "ToolNameError",
     "UnknownPathError",
 ]
 
@@ -128,6 +130,11 @@ class ContextOverflowError(TimelineError):
 
 class DriverError(TimelineError):
     """The ReAct driver cannot continue (step limit, unknown tool, bad model reply)."""
+
+
+class ToolNameError(TimelineError, ValueError):
+    """Two tool names become one provider-safe name (``fs.delete`` and ``fs:delete``
+    both go out as ``fs_delete``), so a call to it could run the wrong tool."""
 
 
 class AsyncSummarizerError(TimelineError, RuntimeError):

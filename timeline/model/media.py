@@ -16,16 +16,21 @@ from timeline.model.block import USER_ATTACHMENT, Block
 from timeline.model.errors import InvalidBlockError
 
 __all__ = [
+    "ANTHROPIC_FIELDS",
     "AUDIO_FORMATS",
     "DOCUMENT_TYPES",
+    "FILE_TYPES",
     "IMAGE_TYPES",
     "MediaKind",
     "MediaRef",
+    "file_extension",
     "media_file",
     "media_kind",
     "media_ref",
     "media_url",
     "reference_meta",
+    "sent_type",
+    "sniffed_type",
 ]
 
 IMAGE_TYPES: Final = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
@@ -40,8 +45,78 @@ AUDIO_FORMATS: Final = {
     "audio/mp3": "mp3",
 }
 """Audio media types Chat Completions accepts as ``input_audio`` (by its ``format``)."""
+FILE_TYPES: Final = {
+    "text/plain": ".txt",
+    "text/markdown": ".md",
+    "text/csv": ".csv",
+    "text/tab-separated-values": ".tsv",
+    "application/json": ".json",
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": ".xlsx",
+    "application/vnd.ms-excel": ".xls",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": ".docx",
+    "application/vnd.openxmlformats-officedocument.presentationml.presentation": ".pptx",
+}
+"""Other document types the Responses API reads from an ``input_file`` (text, spreadsheets,
+Word and PowerPoint files), with the extension its ``filename`` needs; Anthropic and Chat
+take PDFs only, so these go to them as a note."""
 
-MediaKind = Literal["image", "document", "audio"]
+MediaKind = Literal["image", "document", "audio", "file"]
+ANTHROPIC_FIELDS: Final = "anthropic_fields"
+"""``meta`` key of what an Anthropic image or document part held beside its source
+(``title``, ``citations``, ``context``): sent back to Anthropic with the media."""
+
+_SIGNATURES: Final = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+    (b"%PDF-", "application/pdf"),
+    (b"ID3", "audio/mpeg"),
+)
+_CHECKED: Final = IMAGE_TYPES | DOCUMENT_TYPES | AUDIO_FORMATS.keys()
+"""Declared types whose bytes are checked before they are sent as that type."""
+UNRECOGNISED: Final = "application/octet-stream"
+
+
+def sniffed_type(data: bytes) -> str | None:
+    """The media type ``data`` holds by its first bytes: png, jpeg, gif or webp image,
+    PDF, wav or mp3 audio (None: none of those)."""
+    for signature, mime in _SIGNATURES:
+        if data.startswith(signature):
+            return mime
+    if data[:4] == b"RIFF" and data[8:12] in (b"WEBP", b"WAVE"):
+        return "image/webp" if data[8:12] == b"WEBP" else "audio/wav"
+    if len(data) > 1 and data[0] == 0xFF and data[1] & 0xE0 == 0xE0:  # an MPEG audio frame
+        return "audio/mpeg"
+    return None
+
+
+def sent_type(block: Block) -> str:
+    """The media type ``block``'s bytes go out as. A declared image, PDF or audio type
+    is checked against the bytes: the type they really hold wins (a GIF declared as
+    ``image/png`` goes as ``image/gif``), and bytes of no such type are not sent as media
+    (``application/octet-stream``: a note names them). Bytes declared as something else
+    keep the declared type; bytes declared as nothing (``application/octet-stream``) go
+    as the type their signature shows (a PNG as the PNG; an MP3 only with its ID3 tag,
+    since a frame header alone is two bytes any file may start with)."""
+    declared = block.mime
+    data = block.data
+    if data is None:
+        return declared
+    if declared in _CHECKED:
+        return sniffed_type(data) or UNRECOGNISED
+    if declared == UNRECOGNISED:
+        found = sniffed_type(data)
+        weak = found == "audio/mpeg" and not data.startswith(b"ID3")  # two bytes of sync
+        return found if found is not None and not weak else UNRECOGNISED
+    return declared
+
+
+def file_extension(mime: str) -> str:
+    """The file name extension a provider reads ``mime`` by (``.pdf`` by default)."""
+    return FILE_TYPES.get(mime, ".pdf")
+
+
 Reference = Literal["image", "document"]
 
 
@@ -62,15 +137,20 @@ class MediaRef:
 
 
 def media_kind(block: Block) -> MediaKind | None:
-    """How binary ``data`` can be sent: as an image, a document, audio, or not at all."""
+    """How binary ``data`` can be sent (by :func:`sent_type`): as an image, a PDF
+    document, audio, another document type the Responses API reads (``file``), or not
+    at all."""
     if block.data is None:
         return None
-    if block.mime in IMAGE_TYPES:
+    mime = sent_type(block)
+    if mime in IMAGE_TYPES:
         return "image"
-    if block.mime in DOCUMENT_TYPES:
+    if mime in DOCUMENT_TYPES:
         return "document"
-    if block.mime in AUDIO_FORMATS:
+    if mime in AUDIO_FORMATS:
         return "audio"
+    if mime in FILE_TYPES:
+        return "file"
     return None
 
 

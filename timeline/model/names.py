@@ -6,15 +6,23 @@ was appended or imported (``functions.fs_read:0`` from another provider, a name 
 dot); every payload format maps them through these two functions, so the call and its
 result always carry the same safe id. Declare your tools to the provider under
 ``provider_tool_name(name)`` when a name does not already fit.
+
+A safe id maps to itself, so a payload the formats built imports and renders back
+unchanged. Two ids of one timeline never share a safe form: the timeline gives a call
+whose id would collide with another call's another internal id
+(:mod:`timeline.model.call_ids`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterable
 from typing import Final
 
-__all__ = ["provider_call_id", "provider_tool_name"]
+from timeline.model.errors import ToolNameError
+
+__all__ = ["provider_call_id", "provider_tool_name", "provider_tool_names"]
 
 _NAME: Final = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 _CALL_ID: Final = re.compile(r"^[a-zA-Z0-9_-]{1,40}$")
@@ -34,6 +42,23 @@ def provider_tool_name(name: str) -> str:
     if len(safe) > 64:
         safe = f"{safe[:55]}_{_digest(name, 8)}"
     return safe
+
+
+def provider_tool_names(names: Iterable[str]) -> dict[str, str]:
+    """Each tool's provider-safe name -> the tool's own name, to declare tools and to
+    find the tool a call names. Two names with one safe form (``fs.delete`` and
+    ``fs:delete``: ``fs_delete``) are refused with :class:`ToolNameError`: a provider
+    would see one tool, and a call to it could run the other."""
+    out: dict[str, str] = {}
+    for name in names:
+        safe = provider_tool_name(name)
+        other = out.setdefault(safe, name)
+        if other != name:
+            raise ToolNameError(
+                f"tools {other!r} and {name!r} both go to the provider as {safe!r}: "
+                "rename one of them"
+            )
+    return out
 
 
 def provider_call_id(call_id: str) -> str:

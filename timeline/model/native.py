@@ -40,8 +40,9 @@ import msgspec
 
 from timeline.model.block import Block
 from timeline.model.errors import InvalidBlockError
-from timeline.model.json_text import check_json
+from timeline.model.json_text import Error, check_json
 from timeline.model.native_text import describe
+from timeline.model.reasoning import reasoning_provider
 
 __all__ = [
     "NATIVE_MIME",
@@ -55,7 +56,9 @@ __all__ = [
     "anthropic_system_message",
     "as_item",
     "chat_audio_reply",
+    "checked_item",
     "encode_item",
+    "holds_item",
     "native_item",
     "native_provider",
     "openai_compaction",
@@ -98,6 +101,34 @@ def encode_item(item: Mapping[str, Any], where: str) -> bytes:
         return msgspec.json.encode(item)
     except (TypeError, ValueError, msgspec.EncodeError, RecursionError) as exc:
         raise InvalidBlockError(f"{where}: not JSON data: {exc}") from exc
+
+
+def holds_item(block: Block) -> bool:
+    """Whether ``block``'s ``data`` holds a provider's item as JSON (a provider block, a
+    native form, a thinking or reasoning block): what :func:`checked_item` checks."""
+    return block.data is not None and (
+        block.mime == NATIVE_MIME or reasoning_provider(block) is not None
+    )
+
+
+def checked_item(block: Block, error: Error = InvalidBlockError) -> dict[str, Any]:
+    """The item a block's ``data`` holds, checked as every reader needs it: UTF-8, one
+    JSON object, JSON values a store keeps as they are (no lone surrogate, 64-bit
+    integers), nested at most :data:`~timeline.model.json_text.MAX_DEPTH` deep. Bytes
+    that are not are refused with ``error`` (a render, a search or a summary could
+    never read them)."""
+    data = block.data or b""
+    try:
+        data.decode("utf-8")
+        item = msgspec.json.decode(data)
+    except UnicodeDecodeError as exc:
+        raise error(f"Block.data is not UTF-8 text: {exc}") from exc
+    except (msgspec.DecodeError, RecursionError) as exc:
+        raise error(f"Block.data is not a JSON provider item: {exc}") from exc
+    if not isinstance(item, dict):
+        raise error("Block.data must hold a JSON object (the provider item)")
+    check_json(item, "Block.data", error)
+    return item
 
 
 def pair_id(item: Mapping[str, Any]) -> str | None:

@@ -10,11 +10,12 @@ loaded timeline needs to render byte-identically.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import msgspec
 
 from timeline.model.block import Block
+from timeline.model.tools import ToolSpec
 
 __all__ = [
     "CacheState",
@@ -56,6 +57,7 @@ class TimelineState(msgspec.Struct, frozen=True, kw_only=True):
     cache: CacheState = CacheState()
     usage: UsageRecord | None = None
     system_tokens: int = 0
+    """What the system prompt and the tools of the last render cost."""
     budget: int | None = None
     """The prompt budget of the last render (None: it had none, so nothing compacted)."""
     trigger_ratio: float | None = None
@@ -67,6 +69,13 @@ class TimelineState(msgspec.Struct, frozen=True, kw_only=True):
     cleared: dict[str, str] = {}
     """Blocks the clearing tier shows as a placeholder, by id (``""``: left out); the
     blocks themselves are unchanged."""
+    tools: tuple[ToolSpec, ...] = ()
+    """The tool definitions of the last render (what the CLI renders a stored
+    conversation with, like ``system``)."""
+    policy: dict[str, Any] | None = None
+    """The compaction policy of the timeline that persisted this window, as the mapping
+    ``CompactionPolicy.from_mapping`` reads (None in memory, and in windows written
+    before policies were kept). ``Timeline.load`` without ``policy=`` uses it."""
 
 
 class TimelineSnapshot(msgspec.Struct, frozen=True):

@@ -80,12 +80,18 @@ def anthropic_thinking(item: Any) -> Block:
 
 
 def openai_reasoning(item: Any) -> Block:
-    """A block for an OpenAI Responses ``reasoning`` output item (``id``, ``summary``,
-    optional ``encrypted_content``), given as a dict or the SDK object. Output-only
-    fields (``status``) are dropped so the item is valid as input."""
+    """A block for an OpenAI Responses ``reasoning`` item (``id``, ``summary``, optional
+    ``encrypted_content``), given as a dict or the SDK object. A client that does not
+    store responses (``store: false``) sends it back without ``id``, by its
+    ``encrypted_content``: kept so too; one with neither is refused.
+    Output-only fields (``status``) are dropped so the item is valid as input."""
     raw = _as_dict(item, "openai reasoning")
-    if raw.get("type") != "reasoning" or not isinstance(raw.get("id"), str):
-        raise InvalidBlockError("a reasoning item needs type 'reasoning' and an 'id'")
+    if raw.get("type") != "reasoning":
+        raise InvalidBlockError(f"expected a reasoning item, got type {raw.get('type')!r}")
+    if not isinstance(raw.get("id"), str) and not isinstance(raw.get("encrypted_content"), str):
+        raise InvalidBlockError(
+            "a reasoning item needs its 'id' or its 'encrypted_content' (a string)"
+        )
     raw.pop("status", None)
     raw.setdefault("summary", [])
     return _block(ASSISTANT_REASONING, raw)

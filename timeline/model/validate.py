@@ -12,7 +12,13 @@ from timeline.model.block_types import block_type
 from timeline.model.constructors import canonical_json
 from timeline.model.errors import DuplicateBlockIdError, InvalidBlockError, OrphanToolResultError
 from timeline.model.json_text import check_identifier, check_json, clean_text
-from timeline.model.native import NATIVE_MIME, PROVIDER_MESSAGE, PROVIDERS
+from timeline.model.native import (
+    NATIVE_MIME,
+    PROVIDER_MESSAGE,
+    PROVIDERS,
+    checked_item,
+    holds_item,
+)
 from timeline.model.persistence import TimelineSnapshot, TimelineState
 
 __all__ = [
@@ -76,6 +82,13 @@ def check_fields(block: Any) -> Block:
     return checked
 
 
+def _located(where: str, block_id: str) -> Callable[[str], Exception]:
+    def make(message: str) -> Exception:
+        return InvalidBlockError(f"{where}: {message}", block_id=block_id or None)
+
+    return make
+
+
 def _error(block_id: str | None) -> Callable[[str], Exception]:
     def make(message: str) -> Exception:
         return InvalidBlockError(message, block_id=block_id or None)
@@ -92,6 +105,8 @@ def check_block(raw: Any) -> Block:
         )
     kind = block_type(block.type).render
     check_native(block, kind)
+    if kind == "reasoning" and holds_item(block):
+        checked_item(block, _error(block.id or None))
     if kind == "tool_call":
         if not block.tool_id:
             raise InvalidBlockError("a react.tool.call needs tool_id (the tool name)")
@@ -128,14 +143,7 @@ def check_native(block: Block, kind: str) -> None:
             f"provider item, got {block.meta.get('provider')!r}",
             block_id=bid,
         )
-    try:
-        item = msgspec.json.decode(block.data)
-    except (msgspec.DecodeError, RecursionError) as exc:
-        message = f"Block.data is not a JSON provider item: {exc}"
-        raise InvalidBlockError(message, block_id=bid) from exc
-    if not isinstance(item, dict):
-        message = "Block.data must hold a JSON object (the provider item)"
-        raise InvalidBlockError(message, block_id=bid)
+    item = checked_item(block, _error(bid))
     if block.type == PROVIDER_MESSAGE and (
         block.meta["provider"] != "anthropic" or item.get("role") != "system"
     ):
@@ -195,6 +203,8 @@ def check_snapshot(snapshot: Any, conversation_id: str) -> TimelineSnapshot:
                 block_id=b.id,
             )
         ids.add(b.id)
+        if holds_item(b):
+            checked_item(b, _located(where, b.id))
         kind = block_type(b.type).render
         if kind == "tool_call":
             _check_call(b, where, calls)

@@ -3,7 +3,7 @@ target), cache checkpoints, and the :class:`RenderedContext` handed to the calle
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Final
 
 from timeline.cache.checkpoints import plan_checkpoints
@@ -28,7 +28,7 @@ overflow again)."""
 
 def _render_key(ledger: Ledger, prep: Prep) -> tuple[int, ...]:
     state = ledger.state
-    return (state.block_seq, state.structure_version, prep.system_tokens, sum(prep.tail_costs))
+    return (state.block_seq, state.structure_version, prep.fixed_tokens, sum(prep.tail_costs))
 
 
 def _budget(settings: Settings) -> int | None:
@@ -92,11 +92,12 @@ def _fit(
 
 
 def _check_pinned(settings: Settings, prep: Prep, stream: VisibleStream, budget: int) -> None:
-    need = prep.system_tokens + stream.pinned_tokens
+    need = prep.fixed_tokens + stream.pinned_tokens
     if need > budget:
+        tools = f", tool definitions ({prep.tools_tokens})" if prep.tools else ""
         raise PinnedOverBudgetError(
-            f"system prompt ({prep.system_tokens}) and pinned blocks ({stream.pinned_tokens}) "
-            f"need {need} tokens but the budget is {budget}",
+            f"system prompt ({prep.system_tokens}){tools} and pinned blocks "
+            f"({stream.pinned_tokens}) need {need} tokens but the budget is {budget}",
             budget=budget,
             required=need,
             conversation_id=settings.conversation_id,
@@ -119,7 +120,7 @@ def finish(
     total = raw_tokens(stream, prep) + calibration
     budget = _budget(settings)
     if budget is not None and stream.pending and (force or total > budget):
-        limit = budget - prep.system_tokens - sum(prep.tail_costs) - calibration
+        limit = budget - prep.fixed_tokens - sum(prep.tail_costs) - calibration
         stream.resolve(None if force else lambda: stream.tokens <= limit)
         total = raw_tokens(stream, prep) + calibration
     # the stream's own lists when there is no tail (only read from here on)
@@ -133,14 +134,7 @@ def finish(
             blocks, costs = list(blocks), list(costs)
             total, truncated = _fit(ledger, settings, blocks, costs, total, (budget, limit))
     stable = stream.blocks if blocks is stream.blocks else blocks[: len(stream.blocks)]
-    points, cache_state = plan_checkpoints(
-        stable,
-        has_system=bool(prep.system),
-        version=ledger.state.structure_version,
-        state=ledger.state.cache,
-        anchor=stream.anchor,
-        stream_positions=stream.positions,
-    )
+    points, cache_state = _checkpoints(ledger, prep, stream, stable)
     trigger = _record(ledger, settings, prep, cache_state, budget)
     shown = tuple(blocks)
     count_tokens, block_tokens = _deferred_counts(ledger, prep, stream, shown, tuple(costs), total)
@@ -155,6 +149,8 @@ def finish(
         truncated_paths=tuple(truncated),
         system_cached=bool(prep.system),
         system_tokens=prep.system_tokens,
+        tools=prep.tools,
+        tools_tokens=prep.tools_tokens,
         count_block_tokens=block_tokens,
         payloads=ledger.payloads if ledger.incremental else None,
         compaction_trigger=trigger,
@@ -164,16 +160,33 @@ def finish(
     )
 
 
+def _checkpoints(
+    ledger: Ledger, prep: Prep, stream: VisibleStream, stable: Sequence[Block]
+) -> tuple[tuple[int, ...], CacheState]:
+    """The cache checkpoints of the stable stream (the system prompt's and the last
+    tool's breakpoints leave room for the rest) and the state for the next render."""
+    return plan_checkpoints(
+        stable,
+        has_system=bool(prep.system),
+        version=ledger.state.structure_version,
+        state=ledger.state.cache,
+        anchor=stream.anchor,
+        stream_positions=stream.positions,
+        has_tools=bool(prep.tools),
+    )
+
+
 def _record(
     ledger: Ledger, settings: Settings, prep: Prep, cache: CacheState, budget: int | None
 ) -> int | None:
     """Keep what this render leaves for the next one and for tools reading the store:
-    the cache checkpoints, the system prompt and its cost, the budget and the compaction
-    trigger (returned, in tokens; None without a budget)."""
+    the cache checkpoints, the system prompt and tools and their cost, the budget and the
+    compaction trigger (returned, in tokens; None without a budget)."""
     ratio = settings.policy.trigger_ratio if budget is not None else None
     ledger.update_state(
         cache=cache,
-        system_tokens=prep.system_tokens,
+        system_tokens=prep.fixed_tokens,
+        tools=prep.tools,
         budget=budget,
         trigger_ratio=ratio,
         system=str(prep.system),  # plain text: a str subclass would not encode

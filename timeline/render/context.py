@@ -8,12 +8,14 @@ from typing import Any, Literal, overload
 import attrs
 
 from timeline.compaction import CompactionStats
-from timeline.formats.anthropic import CacheTTLs, to_anthropic
+from timeline.formats.anthropic import CacheTTLs, cache_control, to_anthropic, tools_ttl
 from timeline.formats.incremental import PayloadCache
 from timeline.formats.openai import prompt_cache_key_for, to_openai, to_openai_responses
 from timeline.formats.text import to_document, to_text
+from timeline.formats.tools import anthropic_tools, chat_tools, responses_tools
 from timeline.model.block import Block
 from timeline.model.errors import PolicyError
+from timeline.model.tools import ToolSpec
 
 __all__ = ["RenderedContext"]
 
@@ -39,6 +41,12 @@ class RenderedContext:
     system_cached: bool = True
     system_tokens: int = 0
     """Tokens of the system prompt alone."""
+    tools: tuple[ToolSpec, ...] = ()
+    """The tool definitions this request sends (every payload method includes them)."""
+    tools_tokens: int = 0
+    """Tokens of the tool definitions, the provider's tool-use instructions included."""
+    tools_cached: bool = True
+    """The last tool carries a cache checkpoint in :meth:`to_anthropic`."""
     count_block_tokens: Callable[[], tuple[int, ...]] | None = attrs.field(
         default=None, repr=False, eq=False
     )
@@ -101,26 +109,39 @@ class RenderedContext:
         return {} if self.native is None else self.native()
 
     def to_anthropic(self, *, cache_ttl: CacheTTLs = None) -> dict[str, Any]:
-        """Messages API ``{system, messages}`` with ``cache_control`` on checkpoints.
+        """Messages API ``{tools?, system, messages}`` with ``cache_control`` on
+        checkpoints, and on the last tool when the request has tools (Anthropic caches
+        tools, system and messages as one prefix, tools first).
 
         ``cache_ttl``: ``"5m"`` or ``"1h"`` on every breakpoint, or per role
-        (``{"system": "1h", "messages": "1h", "tail": "5m"}``: ``"tail"`` is the last
-        breakpoint, which moves at every request); None sends no ``ttl`` (the provider's
-        5 minutes). A breakpoint never gets a shorter TTL than a later one (Anthropic's
-        rule for mixed TTLs).
+        (``{"tools": "1h", "system": "1h", "messages": "1h", "tail": "5m"}``: ``"tail"``
+        is the last breakpoint, which moves at every request); None sends no ``ttl`` (the
+        provider's 5 minutes). A breakpoint never gets a shorter TTL than a later one
+        (Anthropic's rule for mixed TTLs).
 
         Built incrementally (``timeline.formats.incremental``) and the caller's own: every
         dict and list in it is new, so changing it changes no other payload."""
         if self.payloads is not None:
-            return self.payloads.anthropic(
+            payload = self.payloads.anthropic(
                 self.system, self.blocks, self.cache_points, self.system_cached, cache_ttl
             )
-        return to_anthropic(
-            self.system, self.blocks, self.cache_points, self.system_cached, cache_ttl
-        )
+        else:
+            payload = to_anthropic(
+                self.system, self.blocks, self.cache_points, self.system_cached, cache_ttl
+            )
+        return self._with_tools(payload, cache_ttl)
+
+    def _with_tools(self, payload: dict[str, Any], cache_ttl: CacheTTLs) -> dict[str, Any]:
+        """An Anthropic ``payload`` with this request's tools first (none: as it is)."""
+        if not self.tools:
+            return payload
+        cached = self.system_cached and bool(self.system.strip())
+        ttl = tools_ttl(cache_ttl, self.cache_points, cached)
+        mark = cache_control(ttl) if self.tools_cached else None
+        return {"tools": anthropic_tools(self.tools, mark), **payload}
 
     @overload
-    def to_openai(self) -> list[dict[str, Any]]: ...
+    def to_openai(self) -> list[dict[str, Any]] | dict[str, Any]: ...
     @overload
     def to_openai(self, *, prompt_cache_key: str | Literal[True]) -> dict[str, Any]: ...
     def to_openai(
@@ -128,18 +149,26 @@ class RenderedContext:
     ) -> list[dict[str, Any]] | dict[str, Any]:
         """Chat Completions ``messages`` (the caller's own: every dict and list new).
 
-        With ``prompt_cache_key`` (a key, or True for this conversation's stable
-        :attr:`prompt_cache_key`): the request's keyword arguments
-        ``{"messages": [...], "prompt_cache_key": ...}`` instead."""
+        When the request has more than its messages, the request's keyword arguments
+        instead: ``{"messages": [...], "tools": [...]}`` when the render had tools, with
+        ``"prompt_cache_key"`` when asked (a key, or True for this conversation's stable
+        :attr:`prompt_cache_key`)."""
         if self.payloads is not None:
             messages = self.payloads.openai(self.system, self.blocks)
         else:
             messages = to_openai(self.system, self.blocks)
         key = self._cache_key(prompt_cache_key)
-        return messages if key is None else {"messages": messages, "prompt_cache_key": key}
+        if key is None and not self.tools:
+            return messages
+        request: dict[str, Any] = {"messages": messages}
+        if self.tools:
+            request["tools"] = chat_tools(self.tools)
+        if key is not None:
+            request["prompt_cache_key"] = key
+        return request
 
     @overload
-    def to_openai_responses(self) -> list[dict[str, Any]]: ...
+    def to_openai_responses(self) -> list[dict[str, Any]] | dict[str, Any]: ...
     @overload
     def to_openai_responses(self, *, prompt_cache_key: str | Literal[True]) -> dict[str, Any]: ...
     def to_openai_responses(
@@ -147,14 +176,21 @@ class RenderedContext:
     ) -> list[dict[str, Any]] | dict[str, Any]:
         """Responses API ``input`` items (the caller's own: every dict and list new).
 
-        With ``prompt_cache_key`` (as in :meth:`to_openai`): ``{"input": [...],
-        "prompt_cache_key": ...}``."""
+        As :meth:`to_openai`, the request's keyword arguments when it has more than its
+        input: ``{"input": [...], "tools": [...], "prompt_cache_key": ...}``."""
         if self.payloads is not None:
             items = self.payloads.openai_responses(self.system, self.blocks)
         else:
             items = to_openai_responses(self.system, self.blocks)
         key = self._cache_key(prompt_cache_key)
-        return items if key is None else {"input": items, "prompt_cache_key": key}
+        if key is None and not self.tools:
+            return items
+        request: dict[str, Any] = {"input": items}
+        if self.tools:
+            request["tools"] = responses_tools(self.tools)
+        if key is not None:
+            request["prompt_cache_key"] = key
+        return request
 
     def _cache_key(self, asked: str | bool | None) -> str | None:
         if asked is None or asked is False:
@@ -166,7 +202,8 @@ class RenderedContext:
         return asked
 
     def to_text(self) -> str:
-        """v2's document rendering as one string."""
+        """The document rendering as one string (the text of the prompt; tool definitions
+        are the provider payloads' business)."""
         return to_text(self.system, self.blocks)
 
     def to_html(self, title: str = "") -> str:
@@ -177,5 +214,7 @@ class RenderedContext:
         return context_html(self, title=title)
 
     def to_document(self) -> dict[str, Any]:
-        """v2's layout: the whole stream as one user message of parts."""
-        return to_document(self.system, self.blocks, self.cache_points, self.system_cached)
+        """The document layout: the whole stream as one user message of parts, as an
+        Anthropic request (its tools as :meth:`to_anthropic` sends them)."""
+        payload = to_document(self.system, self.blocks, self.cache_points, self.system_cached)
+        return self._with_tools(payload, None)

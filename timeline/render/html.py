@@ -30,9 +30,12 @@ from html import escape
 from importlib.resources import files
 
 from timeline.model.block import CONV_RANGE_SUMMARY, Block
+from timeline.model.block_types import block_type
+from timeline.model.search_text import STOP_WORDS, block_counts
 from timeline.render.html_rows import (
     Item,
     compaction_html,
+    ran_in,
     row_html,
     tool_names,
     turn_summary,
@@ -40,7 +43,7 @@ from timeline.render.html_rows import (
 from timeline.render.html_top import next_prompt, toolbar
 from timeline.render.usage import CATEGORIES, View, category_of, plural, view_usage
 
-__all__ = ["Item", "context_html", "page", "type_color", "view_items"]
+__all__ = ["Item", "context_html", "page", "query_script", "type_color", "view_items"]
 
 _COLORS = {c.name: c.color for c in CATEGORIES}
 
@@ -84,6 +87,13 @@ class _Page:
     def __init__(self, chronology: Sequence[Item], prompt: Sequence[Item]) -> None:
         self.chronology = list(chronology)
         self.tools = tool_names(i.block for i in [*chronology, *prompt])
+        self.calls = {
+            i.block.call_id: i.block
+            for i in [*chronology, *prompt]
+            if i.block.call_id and block_type(i.block.type).render == "tool_call"
+        }
+        self.terms: dict[str, int] = {}
+        """Every term of the page's blocks, numbered in the order first met."""
         summaries = [i.block.id for i in self.chronology if i.block.type == CONV_RANGE_SUMMARY]
         for i in prompt:
             if i.block.type == CONV_RANGE_SUMMARY and i.block.id not in summaries:
@@ -93,7 +103,17 @@ class _Page:
         self.scale = max((i.tokens for i in [*chronology, *prompt]), default=1) or 1
 
     def row(self, item: Item) -> str:
-        return row_html(item, self.scale, self.tools)
+        return row_html(item, self.scale, self.tools, self._term_ids(item.block))
+
+    def _term_ids(self, b: Block) -> str:
+        """The numbers of the terms search finds ``b`` by (a tool result by its call's
+        too, as the stores index it), in base 36."""
+        call = (
+            self.calls.get(b.call_id or "") if block_type(b.type).render == "tool_result" else None
+        )
+        numbers = self.terms
+        ids = sorted(numbers.setdefault(t, len(numbers)) for t in block_counts(b, call))
+        return " ".join(_base36(n) for n in ids)
 
     def _neighbour(self, at: int, step: int) -> Block | None:
         at += step
@@ -110,6 +130,36 @@ class _Page:
         kept = self._neighbour(at, 1) if at is not None else None
         cut = self._neighbour(at, -1) if at is not None else None
         return compaction_html(item, self.number.get(item.block.id, 0), kept, cut)
+
+
+def _base36(n: int) -> str:
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    out = digits[n % 36]
+    while n >= 36:
+        n //= 36
+        out = digits[n % 36] + out
+    return out
+
+
+def query_script() -> str:
+    """The script that reads a search query into terms as the stores do
+    (``TimelineSearch.queryTerms``), with :data:`~timeline.model.search_text.STOP_WORDS`
+    written in."""
+    return _asset("search.js").replace("__STOP_WORDS__", " ".join(sorted(STOP_WORDS)))
+
+
+def _script() -> str:
+    """The page's one script: the query's analysis, then the page's behaviour."""
+    return query_script() + _asset("view.js")
+
+
+def _terms_data(pg: _Page) -> str:
+    """The page's term list (each row's ``data-t`` numbers index it), as JSON data."""
+    listed = json.dumps(list(pg.terms), ensure_ascii=False, separators=(",", ":"))
+    return (
+        '<script type="application/json" id="search-terms">'
+        f"{listed.replace('<', chr(92) + 'u003c')}</script>"
+    )
 
 
 def _live(pg: _Page, prompt: Sequence[Item]) -> str:
@@ -169,7 +219,7 @@ def _history_entries(pg: _Page, history: Sequence[Item]) -> list[dict[str, str]]
                 {
                     "k": "compaction",
                     "id": b.path,
-                    "h": f"compaction {number} in turn {b.turn_id}: summarized "
+                    "h": f"compaction {number}{ran_in(b)}: summarized "
                     f"{plural(int(b.meta.get('compacted_block_count', 0)), 'block')}{span}",
                     "b": pg.card(item) + pg.row(item) + "</section>",
                 }
@@ -212,8 +262,9 @@ def page(
     pg = _Page(chronology, prompt)
     in_prompt = {i.block.id for i in prompt}
     history = [i for i in chronology if i.block.id not in in_prompt]
+    live = _live(pg, prompt)
     entries = _history_entries(pg, history)
-    script = _asset("view.js")
+    script = _script()
     turns = len({i.block.turn_id for i in history if i.block.type != CONV_RANGE_SUMMARY})
     compactions = sum(1 for e in entries if e["k"] == "compaction")
     return "".join(
@@ -228,16 +279,22 @@ def page(
             '<section id="live" aria-labelledby="live-h">'
             f'<h2 id="live-h">Live window: the next prompt, in order '
             f'<span class="count">({plural(len(prompt), "block")})</span></h2>',
-            _live(pg, prompt),
+            live,
             "</section>",
-            _history(len(history), turns, compactions, _payload(entries) if entries else ""),
-            f"</main><script>{script}</script></body></html>",
+            _history(
+                sum(i.block.type != CONV_RANGE_SUMMARY for i in history),
+                turns,
+                compactions,
+                _payload(entries) if entries else "",
+            ),
+            f"</main>{_terms_data(pg)}<script>{script}</script></body></html>",
         ]
     )
 
 
 def _history(blocks: int, turns: int, compactions: int, payload: str) -> str:
-    if not blocks:
+    """``blocks`` counts the history's blocks, its summaries are ``compactions``."""
+    if not blocks and not compactions:
         return (
             '<section id="history" aria-labelledby="history-h"><h2 id="history-h">Earlier '
             'history</h2><p class="sub">None: every block is in the next prompt.</p></section>'

@@ -31,6 +31,7 @@ __all__ = [
     "digest_text",
     "key_args",
     "preview",
+    "ran_in",
     "row_html",
 ]
 
@@ -215,9 +216,10 @@ def _body(b: Block) -> str:
     return "".join(parts)
 
 
-def row_html(item: Item, scale: int, tools: Mapping[str, str]) -> str:
+def row_html(item: Item, scale: int, tools: Mapping[str, str], terms: str = "") -> str:
     """One block as a ``<details class="block">`` row; ``scale`` sizes its token meter,
-    ``tools`` names the tool of a result by its call id."""
+    ``tools`` names the tool of a result by its call id, ``terms`` are the page's numbers
+    of the terms search finds it by."""
     b = item.block
     category = category_of(b.type)
     marks = [m for m in item.marks if m in _MARKS]
@@ -233,7 +235,7 @@ def row_html(item: Item, scale: int, tools: Mapping[str, str]) -> str:
     return (
         f'<details class="{classes}" style="--c:{_COLORS[category]}" '
         f'data-type="{escape(b.type)}" data-tokens="{item.tokens}" '
-        f'data-path="{escape(b.path)}" data-turn="{escape(b.turn_id)}">'
+        f'data-path="{escape(b.path)}" data-turn="{escape(b.turn_id)}" data-t="{terms}">'
         f'<summary><span class="kind">{escape(_kind(b))}</span>'
         f'<span class="what">{f"<b>{escape(name)}</b> " if name else ""}'
         f'<span class="line">{escape(line)}</span></span>{_image(b)}'
@@ -261,6 +263,13 @@ def _tiers(meta: Mapping[str, Any]) -> list[str]:
     return facts
 
 
+def ran_in(summary: Block) -> str:
+    """`` in turn t37``: the turn during which the compaction ran ("" for a summary made
+    before that was recorded; it sits where it cut, which may be an earlier turn)."""
+    turn = summary.meta.get("ran_in_turn")
+    return f" in turn {turn}" if isinstance(turn, str) and turn else ""
+
+
 def compaction_html(item: Item, number: int, kept: Block | None, cut_after: Block | None) -> str:
     """The card of one compaction: where it cut, what it summarized and kept, each tier,
     the summarizer; its summary (and digest) open in place below."""
@@ -273,6 +282,8 @@ def compaction_html(item: Item, number: int, kept: Block | None, cut_after: Bloc
         if cut_after is not None
         else f"cut in turn {escape(b.turn_id)}"
     )
+    if ran_in(b):
+        where = f"ran{escape(ran_in(b))}; {where}"
     if meta.get("split_turn_id"):
         where += " (mid-turn: the turn's start is summarized)"
     facts = [

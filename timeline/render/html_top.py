@@ -10,7 +10,7 @@ from html import escape
 from typing import Any
 
 from timeline.render.html_rows import Item
-from timeline.render.usage import CATEGORIES, View, category_of, plural
+from timeline.render.usage import CATEGORIES, View, calibration_note, category_of, plural
 
 __all__ = ["next_prompt", "toolbar"]
 
@@ -44,6 +44,8 @@ def _headline(usage: dict[str, Any], view: View) -> str:
     else:
         used = f"{tokens:,} tokens; no budget: compaction off"
     bits = [used, plural(usage["blocks"], "block")]
+    if view.tools:
+        bits.append(plural(len(view.tools), "tool"))
     bits.append(plural(len(view.cache_points), "cache checkpoint"))
     if trigger:
         bits.append(f"compaction at {trigger:,} ({100 * trigger / budget:.0f}%)")
@@ -83,13 +85,20 @@ def _strip(view: View, prompt: Sequence[Item]) -> str:
     """The prompt's blocks in order (width by tokens) with the cache checkpoints."""
     scale = max(view.budget or 0, view.tokens, 1)
     parts = []
+    if view.tools:  # first in the cached prefix
+        names = ", ".join(t.name for t in view.tools)
+        parts.append(
+            f'<span class="seg" style="width:{100 * view.tools_tokens / scale:.3f}%;'
+            f'background:{_COLORS["tools"]}" title="tool definitions ({escape(names)}): '
+            f'{view.tools_tokens:,} tokens"></span>'
+        )
     if view.system:
         width = 100 * view.system_tokens / scale
         parts.append(
             f'<span class="seg" style="width:{width:.3f}%;background:{_COLORS["system"]}" '
             f'title="system prompt: {view.system_tokens:,} tokens"></span>'
         )
-    offset = view.system_tokens
+    offset = view.system_tokens + view.tools_tokens
     ticks = []
     for item in prompt:
         b = item.block
@@ -128,10 +137,12 @@ def _tables(usage: dict[str, Any]) -> str:
         f"<td>{row['share']:.1f}%</td></tr>"
         for name, row in usage["types"].items()
     )
+    note = calibration_note(usage)
+    note_html = f'<p class="sub calibration">{escape(note)}</p>' if note else ""
     return (
         '<div class="tables"><table class="legend"><caption>by category</caption>'
         f'<tr><th scope="col">category</th><th scope="col">tokens</th>'
-        f'<th scope="col">{scale_name}</th></tr>{rows}</table>'
+        f'<th scope="col">{scale_name}</th></tr>{rows}</table>{note_html}'
         '<details class="types"><summary>by block type</summary><table>'
         '<tr><th scope="col">type</th><th scope="col">blocks</th><th scope="col">tokens</th>'
         f'<th scope="col">share</th></tr>{types}</table></details></div>'

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from timeline.compaction import CompactionStats
 from timeline.model.block import Block
 from timeline.model.errors import BudgetError, PinnedOverBudgetError
+from timeline.model.tools import ToolSpec
 from timeline.render.budget import finish, forced_target
 from timeline.render.context import RenderedContext
 from timeline.render.prepare import Prep, overhead, prepare, raw_tokens
@@ -34,9 +35,15 @@ __all__ = ["acompact", "arender", "compact", "estimate", "render"]
 
 
 def render(
-    ledger: Ledger, settings: Settings, system: str, *, force: bool, tail: Sequence[Block]
+    ledger: Ledger,
+    settings: Settings,
+    system: str,
+    *,
+    force: bool,
+    tail: Sequence[Block],
+    tools: tuple[ToolSpec, ...] = (),
 ) -> RenderedContext:
-    prep = prepare(ledger, system, tail)
+    prep = prepare(ledger, system, tail, tools)
     target = forced_target(ledger, settings, prep) if force else None
     pending = plan_compaction(ledger, settings, prep, force=force)
     if isinstance(pending, Pending):
@@ -71,9 +78,15 @@ def _escalation(
 
 
 async def arender(
-    ledger: Ledger, settings: Settings, system: str, *, force: bool, tail: Sequence[Block]
+    ledger: Ledger,
+    settings: Settings,
+    system: str,
+    *,
+    force: bool,
+    tail: Sequence[Block],
+    tools: tuple[ToolSpec, ...] = (),
 ) -> RenderedContext:
-    prep = prepare(ledger, system, tail)
+    prep = prepare(ledger, system, tail, tools)
     target = forced_target(ledger, settings, prep) if force else None
     pending = plan_compaction(ledger, settings, prep, force=force)
     if isinstance(pending, Pending):
@@ -92,9 +105,15 @@ async def arender(
 
 
 def compact(
-    ledger: Ledger, settings: Settings, system: str, *, force: bool, keep_tokens: int | None
+    ledger: Ledger,
+    settings: Settings,
+    system: str,
+    *,
+    force: bool,
+    keep_tokens: int | None,
+    tools: tuple[ToolSpec, ...] = (),
 ) -> CompactionStats | None:
-    prep = prepare(ledger, system, ())
+    prep = prepare(ledger, system, (), tools)
     pending = plan_compaction(
         ledger, settings, prep, force=force, manual=force, keep_tokens=keep_tokens
     )
@@ -102,9 +121,15 @@ def compact(
 
 
 async def acompact(
-    ledger: Ledger, settings: Settings, system: str, *, force: bool, keep_tokens: int | None
+    ledger: Ledger,
+    settings: Settings,
+    system: str,
+    *,
+    force: bool,
+    keep_tokens: int | None,
+    tools: tuple[ToolSpec, ...] = (),
 ) -> CompactionStats | None:
-    prep = prepare(ledger, system, ())
+    prep = prepare(ledger, system, (), tools)
     pending = plan_compaction(
         ledger, settings, prep, force=force, manual=force, keep_tokens=keep_tokens
     )
@@ -113,8 +138,10 @@ async def acompact(
     return pending
 
 
-def estimate(ledger: Ledger, system: str, tail: Sequence[Block]) -> int:
-    prep = prepare(ledger, system, tail)
+def estimate(
+    ledger: Ledger, system: str, tail: Sequence[Block], tools: tuple[ToolSpec, ...] = ()
+) -> int:
+    prep = prepare(ledger, system, tail, tools)
     stream = ledger.stream()
     stream.resolve()
     return raw_tokens(stream, prep) + overhead(ledger)

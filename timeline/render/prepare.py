@@ -1,9 +1,10 @@
-"""The fixed part of a render: the system prompt's cost, the volatile tail, the synthetic
-results of calls still waiting, and the usage calibration."""
+"""The fixed part of a render: the system prompt's cost, the tool definitions' cost, the
+volatile tail, the synthetic results of calls still waiting, and the usage calibration."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Final
 
 import attrs
 import msgspec
@@ -13,25 +14,46 @@ from timeline.model.block import Block
 from timeline.model.block_types import block_type
 from timeline.model.errors import InvalidBlockError
 from timeline.model.names import provider_call_id
+from timeline.model.tools import ToolSpec
 from timeline.model.validate import check_tail_block
 from timeline.state.ledger import Ledger
 from timeline.state.stream import VisibleStream, track_call
 from timeline.tokens import BLOCK_OVERHEAD_TOKENS, BlockTokenMemo
 
-__all__ = ["Prep", "overhead", "prepare", "raw_tokens", "system_cost"]
+__all__ = [
+    "TOOLS_PROMPT_TOKENS",
+    "Prep",
+    "overhead",
+    "prepare",
+    "raw_tokens",
+    "system_cost",
+    "tools_cost",
+]
+
+TOOLS_PROMPT_TOKENS: Final = 346
+"""What a request with tools costs before its definitions: the tool-use instructions a
+provider adds (Anthropic's, for its current models with ``tool_choice`` auto)."""
 
 
 @attrs.frozen
 class Prep:
     """One render's fixed inputs: the system prompt and its cost (with the framing and
-    the synthetic results of waiting calls), the tail blocks and their costs."""
+    the synthetic results of waiting calls), the tool definitions and their cost, the
+    tail blocks and their costs."""
 
     system: str
     system_tokens: int
     tail: list[Block]
     tail_costs: list[int]
+    tools: tuple[ToolSpec, ...] = ()
+    tools_tokens: int = 0
     recalled: tuple[Block, ...] = ()
     """The archived blocks the first tail block (the recalled block) shows, if any."""
+
+    @property
+    def fixed_tokens(self) -> int:
+        """What the prompt costs whatever its blocks: the system prompt and the tools."""
+        return self.system_tokens + self.tools_tokens
 
 
 def system_cost(memo: BlockTokenMemo, system: str) -> int:
@@ -47,6 +69,23 @@ def system_cost(memo: BlockTokenMemo, system: str) -> int:
     if system.strip():
         cost += memo.text(f"[SYSTEM]\n{system}") + BLOCK_OVERHEAD_TOKENS
     memo.last_system = (system, cost)
+    return cost
+
+
+def tools_cost(memo: BlockTokenMemo, tools: tuple[ToolSpec, ...]) -> int:
+    """The tool definitions as every provider form shows them (name, description and
+    input schema as JSON text, with framing), plus the provider's tool-use instructions;
+    0 without tools. Remembered for the last definitions seen (the same at every render)."""
+    if not tools:
+        return 0
+    last = memo.last_tools
+    if last is not None and (last[0] is tools or last[0] == tools):
+        return last[1]
+    cost = TOOLS_PROMPT_TOKENS + sum(
+        memo.text(t.name) + memo.text(t.description) + memo.text(t.schema_json) for t in tools
+    )
+    cost += BLOCK_OVERHEAD_TOKENS * len(tools)
+    memo.last_tools = (tools, cost)
     return cost
 
 
@@ -82,8 +121,11 @@ def _missing_results(memo: BlockTokenMemo, stream: VisibleStream, tail: Sequence
     )
 
 
-def prepare(ledger: Ledger, system: str, tail: Sequence[Block]) -> Prep:
-    """Check and cost the system prompt and the tail; brings the stream up to date."""
+def prepare(
+    ledger: Ledger, system: str, tail: Sequence[Block], tools: tuple[ToolSpec, ...] = ()
+) -> Prep:
+    """Check and cost the system prompt, the tools and the tail; brings the stream up to
+    date."""
     if not isinstance(system, str):
         raise InvalidBlockError(f"system must be a str, got {type(system).__name__}")
     ledger.begin_call()
@@ -91,7 +133,8 @@ def prepare(ledger: Ledger, system: str, tail: Sequence[Block]) -> Prep:
     blocks = _tail_blocks(tail, ledger.state.current_turn_id)
     stream = ledger.stream()
     fixed = system_cost(memo, system) + _missing_results(memo, stream, blocks)
-    return Prep(system, fixed, blocks, [memo.rendered(b) for b in blocks])
+    costs = [memo.rendered(b) for b in blocks]
+    return Prep(system, fixed, blocks, costs, tools, tools_cost(memo, tools))
 
 
 def overhead(ledger: Ledger) -> int:
@@ -107,4 +150,4 @@ def overhead(ledger: Ledger) -> int:
 
 def raw_tokens(stream: VisibleStream, prep: Prep) -> int:
     """The prompt's tokens in our own count (before the calibration)."""
-    return prep.system_tokens + stream.tokens + sum(prep.tail_costs)
+    return prep.fixed_tokens + stream.tokens + sum(prep.tail_costs)

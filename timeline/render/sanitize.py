@@ -65,16 +65,22 @@ def _budget(settings: Settings, prep: Prep, keep_tokens: int | None) -> int:
                 "compaction needs a budget: set max_tokens or context_window, or pass "
                 "keep_recent_tokens"
             )
-        budget = prep.system_tokens + 2 * keep_tokens
-    if prep.system_tokens > budget:
+        budget = prep.fixed_tokens + 2 * keep_tokens
+    if prep.fixed_tokens > budget:
         raise BudgetError(
-            f"the system prompt alone needs {prep.system_tokens} tokens but the budget is "
-            f"{budget}; shorten it or raise the budget",
+            f"the {_fixed_what(prep)} alone need{'s' if not prep.tools else ''} "
+            f"{prep.fixed_tokens} tokens but the budget is {budget}; shorten "
+            f"{'it' if not prep.tools else 'them'} or raise the budget",
             budget=budget,
-            required=prep.system_tokens,
+            required=prep.fixed_tokens,
             conversation_id=settings.conversation_id,
         )
     return budget
+
+
+def _fixed_what(prep: Prep) -> str:
+    """What the fixed part of the prompt is, in words."""
+    return "system prompt and tool definitions" if prep.tools else "system prompt"
 
 
 def _warn_no_budget(ledger: Ledger, settings: Settings) -> None:
@@ -174,11 +180,11 @@ def _pruned_enough(
 
 
 def _keep_target(settings: Settings, prep: Prep, budget: int, keep_tokens: int | None) -> float:
-    """What a summary would leave: the system prompt and ``keep_ratio`` of the rest (a
-    manual compaction's ``keep_tokens`` when given)."""
+    """What a summary would leave: the system prompt, the tools and ``keep_ratio`` of the
+    rest (a manual compaction's ``keep_tokens`` when given)."""
     if keep_tokens is not None:
-        return prep.system_tokens + keep_tokens
-    return prep.system_tokens + settings.policy.keep_ratio * (budget - prep.system_tokens)
+        return prep.fixed_tokens + keep_tokens
+    return prep.fixed_tokens + settings.policy.keep_ratio * (budget - prep.fixed_tokens)
 
 
 def _cut(
@@ -193,7 +199,7 @@ def _cut(
     blocks = ledger.blocks
     start = ledger.summary_index + 1
     costs = [0] * len(blocks)
-    fixed = prep.system_tokens + sum(prep.tail_costs) + max(0, overhead(ledger))
+    fixed = prep.fixed_tokens + sum(prep.tail_costs) + max(0, overhead(ledger))
     previous = 0  # the summary the new one extends: it rarely comes out smaller
     for pos, index in enumerate(stream.source_index):
         if index >= start:
@@ -211,7 +217,7 @@ def _cut(
         ledger.carried,
         policy,
         budget=budget,
-        system_tokens=prep.system_tokens,
+        system_tokens=prep.fixed_tokens,
         fixed_tokens=fixed,
         summary_reserve=reserve,
         force=force,

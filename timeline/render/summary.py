@@ -57,9 +57,11 @@ def _summary_block(
     error: str | None,
     sid: str,
     ts: str,
+    turn: str,
 ) -> Block:
     """The summary block: its text rendered from the summary state, which its ``meta``
-    carries as data (the next compaction reads the state, never the text)."""
+    carries as data (the next compaction reads the state, never the text). ``turn`` is
+    the turn running when the compaction ran (the summary itself sits where it cut)."""
     plan = pending.plan
     text, state = content
     return Block(
@@ -80,6 +82,7 @@ def _summary_block(
             "compacted_block_count": len(plan.compacted),
             "first_block_id": plan.compacted[0].id,
             "last_block_id": plan.compacted[-1].id,
+            "ran_in_turn": turn,
             STATE_KEY: state,
             **_tiers_meta(pending.stats),
         },
@@ -158,7 +161,8 @@ def _apply(
     content = summary_content(
         pending.reminder, main, prefix, pending.digest, pending.stats.mid_turn
     )
-    summary = _summary_block(pending, cut_block, content, error, sid, ts)
+    turn = ledger.state.current_turn_id
+    summary = _summary_block(pending, cut_block, content, error, sid, ts, turn)
     if pending.native:  # the provider's compaction block it stands before
         summary = msgspec.structs.replace(
             summary, meta={**summary.meta, "provider_compaction_id": cut_block.id}

@@ -1,8 +1,11 @@
 """What one rendered prompt spends its budget on, by block type (plain data).
 
-Per-type tokens add up to the prompt's tokens and the shares to 100%: truncated blocks
-count at their truncated size, and the calibration from the provider's last usage report
-gets a row of its own.
+Per-type tokens are the timeline's own counts (truncated blocks at their truncated size)
+and their shares add up to 100%. The prompt's ``tokens`` are calibrated by the provider's
+last usage report: the difference from the rows is ``calibration``. The provider counting
+more than the rows (its framing, tool schemas) is a row of its own, ``provider overhead``;
+counting fewer (the per-block counts are upper bounds) is no row and no share, only the
+figure. ``free`` is what ``tokens`` leave of the budget, the same figure in the bar.
 """
 
 from __future__ import annotations
@@ -19,14 +22,16 @@ from timeline.model.block import (
     Block,
 )
 from timeline.model.block_types import block_type
+from timeline.model.tools import ToolSpec
 
 __all__ = [
     "CALIBRATION_ROW",
     "CATEGORIES",
     "Category",
     "SYSTEM_ROW",
-    "UNDER_ROW",
+    "TOOLS_ROW",
     "View",
+    "calibration_note",
     "category_of",
     "percent_shares",
     "plural",
@@ -42,6 +47,10 @@ class View(Protocol):
     def system(self) -> str: ...
     @property
     def system_tokens(self) -> int: ...
+    @property
+    def tools(self) -> tuple[ToolSpec, ...]: ...
+    @property
+    def tools_tokens(self) -> int: ...
     @property
     def blocks(self) -> tuple[Block, ...]: ...
     @property
@@ -59,11 +68,10 @@ class View(Protocol):
 
 
 SYSTEM_ROW = "system prompt"
+TOOLS_ROW = "tool definitions"
+"""The request's tool definitions, with the provider's tool-use instructions."""
 CALIBRATION_ROW = "provider overhead"
 """Tokens the provider reported beyond our count of the same prompt (last usage report)."""
-UNDER_ROW = "provider count below estimate"
-"""The same calibration when the provider counted fewer tokens than our estimate (a
-negative figure: our per-block counts are upper bounds)."""
 
 
 @attrs.frozen
@@ -79,6 +87,7 @@ class Category:
 
 CATEGORIES: Final = (
     Category("system", "90", "#8c8c8c"),
+    Category("tools", "94", "#3b8eea"),
     Category("summary", "33", "#e5e510"),
     Category("user", "34", "#2472c8"),
     Category("assistant", "32", "#0dbc79"),
@@ -95,11 +104,13 @@ _USER_TYPES: Final = frozenset({TURN_HEADER, USER_PROMPT, USER_ATTACHMENT})
 
 def category_of(block_type_name: str) -> str:
     """The bar category of a block type (by how it renders; ``other`` for custom
-    user-side types and notes). ``system prompt`` and ``provider overhead`` rows are
-    ``system`` and ``other``."""
+    user-side types and notes). The ``system prompt``, ``tool definitions`` and
+    ``provider overhead`` rows are ``system``, ``tools`` and ``other``."""
     if block_type_name == SYSTEM_ROW:
         return "system"
-    if block_type_name in (CALIBRATION_ROW, UNDER_ROW):
+    if block_type_name == TOOLS_ROW:
+        return "tools"
+    if block_type_name == CALIBRATION_ROW:
         return "other"
     spec = block_type(block_type_name)
     by_render = {
@@ -135,24 +146,20 @@ def percent_shares(values: list[int], total: int) -> list[float]:
 
 
 def _categories(
-    types: dict[str, dict[str, Any]], tokens: int, budget: int | None
+    types: dict[str, dict[str, Any]], budget: int | None, free: int | None
 ) -> dict[str, dict[str, Any]]:
-    """Tokens per bar category, each with its share of the budget (of the prompt without
-    one), and ``free``: the rest of the budget, so the slices add up to it. A negative
-    calibration (the provider counted fewer tokens than our per-block upper bounds) has
-    no slice: the slices are then our own counts, and ``free`` what they leave."""
+    """Tokens per bar category, each with its share of the budget (of the rows without
+    one), and ``free`` (what the prompt leaves of the budget) last."""
     sums = {c.name: 0 for c in CATEGORIES if c.name != "free"}
     for name, row in types.items():
-        if row["tokens"] > 0:
-            sums[category_of(name)] += row["tokens"]
+        sums[category_of(name)] += row["tokens"]
     scale = budget or sum(sums.values())
     out = {
         name: {"tokens": value, "share": round(100 * value / scale, 1) if scale else 0.0}
         for name, value in sums.items()
         if value
     }
-    if budget:
-        free = max(0, budget - sum(sums.values()))
+    if budget and free is not None:
         out["free"] = {"tokens": free, "share": round(100 * free / budget, 1)}
     return out
 
@@ -160,21 +167,26 @@ def _categories(
 def view_usage(view: View) -> dict[str, Any]:
     """Usage of one rendered prompt by block type (``types`` ordered by tokens) and by
     bar category (``categories``, in bar order; shares of the budget), with the
-    compaction ``trigger`` in tokens when the policy has one."""
+    compaction ``trigger`` in tokens when the policy has one and the ``calibration`` of
+    ``tokens`` against the rows (0 without a usage report)."""
     trigger = view.compaction_trigger
     rows: dict[str, list[int]] = {}
     if view.system:
         rows[SYSTEM_ROW] = [0, view.system_tokens]
+    if view.tools:
+        rows[TOOLS_ROW] = [0, view.tools_tokens]
     for block, cost in zip(view.blocks, view.block_tokens, strict=True):
         row = rows.setdefault(block.type, [0, 0])
         row[0] += 1
         row[1] += cost
     calibration = view.tokens - sum(tokens for _, tokens in rows.values())
-    if calibration:
-        rows[CALIBRATION_ROW if calibration > 0 else UNDER_ROW] = [0, calibration]
+    if calibration > 0:
+        rows[CALIBRATION_ROW] = [0, calibration]
     ordered = sorted(rows.items(), key=lambda kv: -kv[1][1])
-    shares = percent_shares([tokens for _, (_, tokens) in ordered], view.tokens)
+    counted = [tokens for _, (_, tokens) in ordered]
+    shares = percent_shares(counted, sum(counted))
     budget = view.budget
+    free = max(0, budget - view.tokens) if budget else None
     types = {
         name: {"blocks": count, "tokens": tokens, "share": share}
         for (name, (count, tokens)), share in zip(ordered, shares, strict=True)
@@ -183,11 +195,13 @@ def view_usage(view: View) -> dict[str, Any]:
         "tokens": view.tokens,
         "budget": budget,
         "trigger": trigger if budget else None,
-        "free": max(0, budget - view.tokens) if budget else None,
+        "free": free,
         "used": round(100 * view.tokens / budget, 1) if budget else None,
         "blocks": len(view.blocks),
+        "tools": [t.name for t in view.tools],
+        "calibration": calibration,
         "types": types,
-        "categories": _categories(types, view.tokens, budget),
+        "categories": _categories(types, budget, free),
         "cache_checkpoints": [view.blocks[i].path for i in view.cache_points],
         "summaries": [
             {
@@ -200,3 +214,22 @@ def view_usage(view: View) -> dict[str, Any]:
         ],
         "truncated": list(view.truncated_paths),
     }
+
+
+def calibration_note(usage: dict[str, Any]) -> str:
+    """The calibration from the provider's last usage report, in words ("" without one):
+    what it is, never a share of the prompt."""
+    calibration = usage["calibration"]
+    report = usage.get("usage_report")
+    said = f" at {report['prompt_tokens']:,} tokens" if report else ""
+    if calibration > 0:
+        return (
+            f"calibrated: the provider counted the last prompt{said}, {calibration:,} more "
+            "than its blocks: the provider overhead row"
+        )
+    if calibration < 0:
+        return (
+            f"calibrated: the provider counted the last prompt{said}, {-calibration:,} fewer "
+            "than these rows (upper bounds); the total is calibrated to its count"
+        )
+    return ""

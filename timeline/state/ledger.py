@@ -1,11 +1,12 @@
 """The one owner of a timeline's blocks and of everything derived from them.
 
 A :class:`Ledger` holds the blocks in order (summaries in place) and the indexes derived
-from them: blocks by id, tool-call ids, the latest summary, pinned and carried blocks,
-the blocks new since the last persist, the timeline state that is persisted, and the
-visible stream. Nothing else changes any of them: appends, hiding, pinning, compaction,
-restore and persistence each call one method here, and each method updates every derived
-index it affects. Readers get read-only views.
+from them: blocks by id, tool-call ids (:class:`~timeline.model.call_ids.CallIds`), the
+latest summary, pinned and carried blocks, the blocks new since the last persist, the
+timeline state that is persisted, and the visible stream. Nothing else changes any of
+them: appends, hiding, pinning, compaction, restore and persistence each call one method
+here, and each method updates every derived index it affects. Readers get read-only
+views.
 
 ``incremental=False`` makes it the reference engine: nothing is remembered from one call
 to the next (token memo, stream), so every figure is derived from scratch.
@@ -21,6 +22,7 @@ import msgspec
 from timeline.formats.incremental import PayloadCache
 from timeline.model.block import CONV_RANGE_SUMMARY, Block
 from timeline.model.block_types import block_type
+from timeline.model.call_ids import CallIds
 from timeline.model.errors import TimelineError
 from timeline.model.persistence import IndexStore, TimelineSnapshot, TimelineState
 from timeline.state.archive import Archive, RecallMemo
@@ -61,7 +63,7 @@ class Ledger:
     """The store last persisted to or loaded from: the archive beyond memory."""
     _blocks: list[Block] = attrs.field(factory=list, init=False)
     _by_id: dict[str, Block] = attrs.field(factory=dict, init=False)
-    _calls: set[str] = attrs.field(factory=set, init=False)
+    _calls: CallIds = attrs.field(factory=CallIds, init=False)
     _summary_index: int = attrs.field(default=-1, init=False)
     _summary_count: int = attrs.field(default=0, init=False)
     _state: TimelineState = attrs.field(factory=TimelineState, init=False)
@@ -123,8 +125,11 @@ class Ledger:
     def get(self, block_id: str) -> Block | None:
         return self._by_id.get(block_id)
 
-    def has_call(self, call_id: str | None) -> bool:
-        return call_id in self._calls
+    @property
+    def calls(self) -> CallIds:
+        """The tool-call ids held and the names callers give them (read-only: change
+        them through the ledger)."""
+        return self._calls
 
     def cost(self, block: Block) -> int:
         """Exact prompt tokens of ``block`` as rendered (hidden: its replacement)."""
@@ -190,8 +195,7 @@ class Ledger:
             self._blocks.append(b)
             self._by_id[b.id] = b
             self._new_ids.append(b.id)
-            if b.call_id and block_type(b.type).render == "tool_call":
-                self._calls.add(b.call_id)
+            self._calls.track(b, block_type(b.type).render)
             carry.track(b)
         self._state = state
         lost = carried_before - set(carry.extra())
@@ -296,9 +300,9 @@ class Ledger:
         ``new_ids`` (default: unchanged) are the blocks the next persist writes."""
         self._blocks = list(blocks)
         self._by_id = {b.id: b for b in self._blocks}
-        self._calls = {
-            b.call_id for b in blocks if b.call_id and block_type(b.type).render == "tool_call"
-        }
+        self._calls = CallIds()
+        for b in self._blocks:
+            self._calls.track(b, block_type(b.type).render)
         self._summary_index = latest_summary_index(self._blocks)
         self._summary_count = sum(1 for b in blocks if b.type == CONV_RANGE_SUMMARY)
         pinned = [i for i in state.pinned if i in self._by_id]
@@ -347,11 +351,36 @@ class Ledger:
             state = msgspec.structs.replace(self._state, pinned=window.state.pinned)
             self.reset(window.blocks, state)
 
+    def restored(self, snapshot: TimelineSnapshot) -> None:
+        """Take over a checked snapshot (``Timeline.restore``): its blocks count as new,
+        and the counters never go back, so an id is never reused for a different block."""
+        now = self._state
+        state = msgspec.structs.replace(
+            snapshot.state,
+            block_seq=max(snapshot.state.block_seq, now.block_seq),
+            turn_seq=max(snapshot.state.turn_seq, now.turn_seq),
+            structure_version=max(snapshot.state.structure_version, now.structure_version),
+        )
+        self.reset(snapshot.blocks, state, new_ids=[b.id for b in snapshot.blocks])
+        self.bump()
+
+    def cleared(self) -> None:
+        """Drop every block (``Timeline.clear``); the counters go on."""
+        state = msgspec.structs.replace(
+            self._state, current_turn_id="", pinned=[], usage=None, compacted_at_seq=-1
+        )
+        self.reset([], state, new_ids=())
+        self.bump()
+
     def loaded(
         self, version: int, snapshot: TimelineSnapshot, store: IndexStore | None = None
     ) -> None:
-        """Take over a window stored in ``store`` (``Timeline.load``)."""
-        self.reset(snapshot.blocks, snapshot.state, new_ids=())
+        """Take over a window stored in ``store`` (``Timeline.load``; the policy stored
+        beside its state is the timeline's, not the ledger's)."""
+        state = snapshot.state
+        if state.policy is not None:
+            state = msgspec.structs.replace(state, policy=None)
+        self.reset(snapshot.blocks, state, new_ids=())
         self._version = version
         self.store = store
 

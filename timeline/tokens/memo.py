@@ -11,8 +11,9 @@ import attrs
 
 from timeline.model.block import Block
 from timeline.model.block_types import block_type
-from timeline.model.media import media_ref
+from timeline.model.media import media_ref, sent_type
 from timeline.model.native import native_item
+from timeline.model.tools import ToolSpec
 from timeline.tokens.binary import binary_token_estimate
 from timeline.tokens.counters import TokenCounter
 from timeline.tokens.walk import REFERENCE_TOKENS, walk
@@ -49,6 +50,8 @@ class BlockTokenMemo:
     calls: int = attrs.field(default=0, init=False)
     last_system: tuple[str, int] | None = attrs.field(default=None, init=False)
     """The last system prompt costed and its cost (``_render.system_cost``)."""
+    last_tools: tuple[tuple[ToolSpec, ...], int] | None = attrs.field(default=None, init=False)
+    """The last tool definitions costed and their cost (``_render.tools_cost``)."""
 
     def __attrs_post_init__(self) -> None:
         bound = getattr(self.counter, "upper_bound", None)
@@ -99,7 +102,7 @@ class BlockTokenMemo:
         if item is not None:
             return max(cost, walk(item, count))
         if block.data is not None:
-            return cost + binary_token_estimate(block.data, block.mime)
+            return cost + binary_token_estimate(block.data, sent_type(block))
         ref = media_ref(block)
         if ref is not None:
             note = f"[tool output ({ref.media} at {ref.label}){_REFERENCE_NOTE}]"
@@ -190,6 +193,7 @@ class BlockTokenMemo:
         self._strings = {}
         self._lines = {}
         self.last_system = None
+        self.last_tools = None
 
     def forget(self, keep: Callable[[str], bool]) -> None:
         """Drop memo entries of blocks no longer held (after eviction or clear)."""

@@ -29,6 +29,9 @@ REFERENCE_TOKENS: Final = {
 }
 """A referenced image or document: what one whose size cannot be read is estimated at."""
 _STRUCTURAL: Final = frozenset({"type", "role", "cache_control", "media_type", "detail"})
+_AS_JSON: Final = frozenset({"input", "input_schema", "parameters"})
+"""Objects the model reads as JSON text: an Anthropic ``tool_use`` input, a tool
+definition's input schema (Anthropic's ``input_schema``, OpenAI's ``parameters``)."""
 _OPAQUE: Final = frozenset(
     {"signature", "encrypted_content", "encrypted_index", "encrypted_stdout"}
 )
@@ -88,7 +91,7 @@ def walk(value: Any, count: Count) -> int:
             continue
         if key in _OPAQUE and isinstance(item, str):
             total += len(item) // 3 + 1
-        elif key == "input" and isinstance(item, dict):  # Anthropic tool_use input
+        elif key in _AS_JSON and isinstance(item, dict):  # tool inputs, tool input schemas
             total += count(msgspec.json.encode(item).decode())
         else:
             total += walk(item, count)

@@ -74,49 +74,70 @@
   let timer = 0;
   let generation = 0;
 
-  const ESCAPES = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#x27;" };
-  const texts = new Map();
+  // Search finds blocks as the stores do (timeline.model.search_text): by terms, not
+  // substrings. Each row lists the numbers of its terms (data-t, base 36) in the page's
+  // term list; the query is analysed the same way and rows are chosen by the stores' rule
+  // (search.js: every term, else any).
+  let numbers = null;
+  const entryRows = new Map();
 
-  // An entry's searchable text: its rows' HTML without the tags, lower-cased; the query
-  // is escaped the same way (Python's html.escape), so no entity needs decoding.
-  function entryText(index) {
-    let text = texts.get(index);
-    if (text === undefined) {
-      const entry = entries[index];
-      text = (entry.h + "\n" + entry.b.replace(/<[^>]*>/g, " ")).toLowerCase();
-      texts.set(index, text);
+  function termNumbers() {
+    if (!numbers) {
+      const el = $("#search-terms");
+      const list = el ? JSON.parse(el.textContent) : [];
+      numbers = new Map(list.map((term, i) => [term, i.toString(36)]));
     }
-    return text;
+    return numbers;
   }
 
-  function mark(block, term, found) {
-    const hit = block.textContent.toLowerCase().includes(term);
+  const termsOf = (listed) => new Set(listed ? listed.split(" ") : []);
+
+  // The terms of each row of an entry (read from its HTML, before it is made into DOM).
+  function rowsOf(index) {
+    let rows = entryRows.get(index);
+    if (rows === undefined) {
+      rows = Array.from(entries[index].b.matchAll(/data-t="([^"]*)"/g), (m) => termsOf(m[1]));
+      entryRows.set(index, rows);
+    }
+    return rows;
+  }
+
+  function* everyRow(live) {
+    for (const b of live) yield termsOf(b.dataset.t);
+    for (let i = 0; i < (entries || []).length; i++) yield* rowsOf(i);
+  }
+
+  function mark(block, finds, found) {
+    const hit = finds(termsOf(block.dataset.t));
     block.classList.toggle("hit", hit);
     if (hit) found.push(block);
     return hit;
   }
 
   async function search() {
-    const term = q.value.trim().toLowerCase();
+    const text = q.value.trim();
     const mine = ++generation;
     $$(".hit, .miss, .current").forEach((el) => el.classList.remove("hit", "miss", "current"));
-    document.body.classList.toggle("searching", term !== "");
+    document.body.classList.toggle("searching", text !== "");
     matches = [];
     at = -1;
-    if (!term) { count.textContent = ""; return; }
-    const found = [];
-    $$("#live .block").forEach((b) => mark(b, term, found));
-    $$("#live .turn, #live .compaction").forEach((s) => s.classList.toggle("miss", !$(".hit", s)));
+    if (!text) { count.textContent = ""; return; }
     if (data) await openHistory();
     if (mine !== generation) return;
-    const escaped = term.replace(/[&<>"']/g, (c) => ESCAPES[c]);
+    const known = termNumbers();
+    const wanted = TimelineSearch.queryTerms(text).map((term) => known.get(term));
+    const live = $$("#live .block");
+    const finds = TimelineSearch.finder(wanted, everyRow(live));
+    const found = [];
+    live.forEach((b) => mark(b, finds, found));
+    $$("#live .turn, #live .compaction").forEach((s) => s.classList.toggle("miss", !$(".hit", s)));
     $$("#history-entries > .entry").forEach((el) => {
-      const hit = entryText(Number(el.dataset.index)).includes(escaped);
+      const hit = rowsOf(Number(el.dataset.index)).some(finds);
       el.classList.toggle("miss", !hit);
       if (!hit) return;
       fill(el);
       el.open = true;
-      $$(".block", el).forEach((b) => mark(b, term, found));
+      $$(".block", el).forEach((b) => mark(b, finds, found));
     });
     matches = found;
     count.textContent = found.length ? `${found.length} matching blocks` : "no match";
