@@ -22,6 +22,7 @@ from timeline.compaction.validators import (
     failure_policy,
     keywords_only,
     non_negative,
+    opt_instance,
     opt_seconds,
     opt_str,
     opt_str_map,
@@ -92,27 +93,6 @@ def context_window_for(model: str) -> int | None:
 _ALIASES: Final = {"budget": "max_tokens", "window": "context_window", "reserve": "reserve_tokens"}
 
 
-def _clearing_type(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-    if value is not None and not isinstance(value, ClearingPolicy):
-        raise PolicyError(
-            f"{attribute.name}: must be a ClearingPolicy or None, got {type(value).__name__}"
-        )
-
-
-def _recall_type(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-    if value is not None and not isinstance(value, RecallPolicy):
-        raise PolicyError(
-            f"{attribute.name}: must be a RecallPolicy or None, got {type(value).__name__}"
-        )
-
-
-def _native_type(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-    if value is not None and not isinstance(value, NativeCompaction):
-        raise PolicyError(
-            f"{attribute.name}: must be a NativeCompaction or None, got {type(value).__name__}"
-        )
-
-
 @attrs.frozen(kw_only=True)
 class CompactionPolicy:
     """When and how much the timeline compacts.
@@ -149,12 +129,18 @@ class CompactionPolicy:
     on_summary_failure: OnSummaryFailure = attrs.field(default="fallback", validator=failure_policy)
     """A failed summarizer: ``"fallback"`` to the inventory summary, or ``"skip"`` the
     compaction (upstream v2)."""
-    clearing: ClearingPolicy | None = attrs.field(default=None, validator=_clearing_type)
+    clearing: ClearingPolicy | None = attrs.field(
+        default=None, validator=opt_instance(ClearingPolicy)
+    )
     """The clearing tier run before a summary (None: summarize only)."""
-    recall: RecallPolicy | None = attrs.field(factory=RecallPolicy, validator=_recall_type)
+    recall: RecallPolicy | None = attrs.field(
+        factory=RecallPolicy, validator=opt_instance(RecallPolicy)
+    )
     """Compacted blocks relevant to the newest prompt rendered back after the stable
     stream (None: no recall; :mod:`timeline.compaction.recall`)."""
-    native: NativeCompaction | None = attrs.field(default=None, validator=_native_type)
+    native: NativeCompaction | None = attrs.field(
+        default=None, validator=opt_instance(NativeCompaction)
+    )
     """Provider-native compaction (None: the library compacts): the provider compacts at
     its trigger and its compaction block becomes the summary; the library compacts on its
     own only past the budget (:mod:`timeline.compaction.native`)."""
