@@ -21,6 +21,7 @@ from benchmarks import (
     end_to_end,
     peers,
     persist_speed,
+    prepared,
     render_speed,
     storage_size,
     summary_cap,
@@ -99,15 +100,26 @@ def _peer_tables(res: dict[str, Any]) -> list[str]:
     return out
 
 
-def _tier_figures(tr: dict[str, Any]) -> dict[str, str]:
-    """The tiered-compaction figures ANALYSIS.md quotes."""
+def _tier_figures(tr: dict[str, Any], bg: dict[str, Any]) -> dict[str, str]:
+    """The tiered-compaction and background-summary figures ANALYSIS.md quotes."""
     rows = tr["rows"]
     by = {r["name"]: r for r in rows}
     peer = tiers.ratio(rows, tiers.TIERED, tiers.PEER)
     stacked = tiers.ratio(rows, tiers.TIERED, tiers.STACKED)
     alone = tiers.ratio(rows, tiers.TIERED, tiers.SUMMARIZE_ONLY)
+    offload = tiers.ratio(rows, tiers.OFFLOAD, tiers.PEER)
+    offload_tiered = tiers.ratio(rows, tiers.OFFLOAD, tiers.TIERED)
     warm = by["ours, tiered + CacheWarmSummarizer"]
+    without, background = bg["rows"]
     return {
+        "offload_cost": f"{offload.cost:.2f}x",
+        "offload_visible": f"{offload.visible:.2f}x",
+        "offload_vs_tiered": f"{offload_tiered.cost:.2f}x",
+        "prepared_without": f"{without['p95']:.2f} s",
+        "prepared_with": f"{background['p95'] * 1e3:,.0f} ms",
+        "prepared_share": f"{background['prepared']} of {background['compactions']}",
+        "prepared_calls": f"{background['summaries']}",
+        "prepared_calls_without": f"{without['summaries']}",
         "tier_cost": f"{peer.cost:.2f}x",
         "tier_visible": f"{peer.visible:.2f}x",
         "tier_stacked": f"{stacked.cost:.2f}x",
@@ -168,6 +180,7 @@ class _Runs:
     sc: dict[str, Any]
     res: dict[str, Any]
     tiers: dict[str, Any]
+    prepared: dict[str, Any]
 
 
 def _measure(turns: int, budget: int) -> _Runs:
@@ -186,7 +199,9 @@ def _measure(turns: int, budget: int) -> _Runs:
     res = peers.run(turns=turns, budget=budget)
     print("tiered compaction ...", flush=True)
     tr = tiers.run(turns=turns, budget=budget)
-    return _Runs(rs, ps, e2e, pg, ss, sc, res, tr)
+    print("background summaries (a few minutes: the summarizer takes 2 s) ...", flush=True)
+    bg = prepared.run(budget=budget)
+    return _Runs(rs, ps, e2e, pg, ss, sc, res, tr, bg)
 
 
 def main() -> int:
@@ -197,9 +212,12 @@ def main() -> int:
     args = parser.parse_args()
 
     runs = _measure(args.turns, args.budget)
-    goals = goal_rows(runs.res, runs.rs, runs.ps, runs.sc, runs.ss, runs.e2e, runs.pg, runs.tiers)
+    goals = goal_rows(
+        runs.res, runs.rs, runs.ps, runs.sc, runs.ss, runs.e2e, runs.pg, runs.tiers, runs.prepared
+    )
     analysis = (Path(__file__).parent / "ANALYSIS.md").read_text()
-    analysis = analysis.format_map({**_figures(runs.res, goals), **_tier_figures(runs.tiers)})
+    figures = {**_figures(runs.res, goals), **_tier_figures(runs.tiers, runs.prepared)}
+    analysis = analysis.format_map(figures)
     lines = [
         *_intro(args.turns, args.budget, runs.res),
         "## Goals",
@@ -208,6 +226,7 @@ def main() -> int:
         "",
         *_peer_section(runs),
         *_tier_section(runs.tiers),
+        *_prepared_section(runs.prepared),
         *_own_sections(runs),
         "## Analysis",
         "",
@@ -305,7 +324,9 @@ def _tier_section(tr: dict[str, Any]) -> list[str]:
         f"{tr['seconds']:.0f} s). Input cost per request in uncached-input-token units, "
         "through the simulated Anthropic cache of `benchmarks/cache_sim.py` (written from "
         "the provider's documented rules: 5-minute writes 1.25x, 1-hour writes 2x, reads "
-        "0.1x, a 20-block lookback, 1,024-token minimum); 'incl. summary requests' adds "
+        "0.1x, a 20-block lookback, 1,024-token minimum; its reads and writes match usage "
+        "the provider recorded, `tests/test_cache_real_usage.py`); 'incl. summary requests' "
+        "adds "
         "the summarizer's own model calls, billed through the same cache (the peers' "
         "summary prompt is a fresh transcript, ours with `CacheWarmSummarizer` the "
         "conversation's cached prompt plus one instruction; the inventory summarizer "
@@ -313,10 +334,30 @@ def _tier_section(tr: dict[str, Any]) -> list[str]:
         "in a request, averaged over the requests. The stacked LangChain pair: "
         "`ClearToolUsesEdit(trigger=budget/2, keep=3, clear_at_least=budget/10)` in "
         "`ContextEditingMiddleware` after `SummarizationMiddleware` (trigger 0.9, keep "
-        "0.7). The sweep behind `ClearingPolicy`'s defaults: "
+        "0.7). The offload row is the tiered defaults with `offload_over_tokens=1_000`. The "
+        "sweep behind `ClearingPolicy`'s defaults: "
         "`python -m benchmarks.tiers --sweep` (docs/compaction.md).",
         "",
         *tiers.report(tr["rows"], tr["user_messages"]),
+        "",
+    ]
+
+
+def _prepared_section(bg: dict[str, Any]) -> list[str]:
+    """Background summaries (``prepare_at``) against summaries made at the trigger."""
+    return [
+        "## Background summaries: the compaction that does not stall",
+        "",
+        f"The same session ({bg['turns']} turns, {bg['budget']:,}-token budget) with a "
+        f"summarizer that takes {prepared.SUMMARY_SECONDS:.0f} s a call, once with the "
+        "summary made at the trigger and once with `CompactionPolicy(prepare_at=0.8)`, which "
+        "makes it in a worker thread once the prompt passes 80% of the trigger "
+        f"(`benchmarks/prepared.py`, {bg['seconds']:.0f} s). The agent's own model call "
+        f"between two renders takes up to {prepared.MODEL_SECONDS:.0f} s (it ends early "
+        "when no summary is being made, which changes no figure). 'Render at the trigger' "
+        "is the render that compacts.",
+        "",
+        *prepared.report(bg),
         "",
     ]
 

@@ -22,10 +22,23 @@ from benchmarks.session import generate
 from benchmarks.strategies import Ours
 from timeline import CacheWarmSummarizer, ClearingPolicy
 
-__all__ = ["PEER", "STACKED", "SUMMARIZE_ONLY", "TIERED", "report", "run", "sweep"]
+__all__ = [
+    "OFFLOAD",
+    "OFFLOAD_OVER",
+    "PEER",
+    "STACKED",
+    "SUMMARIZE_ONLY",
+    "TIERED",
+    "report",
+    "run",
+    "sweep",
+]
 
 SUMMARIZE_ONLY = "ours, summarize only"
 TIERED = "ours, tiered (ClearingPolicy defaults)"
+OFFLOAD_OVER = 1_000
+"""The offload limit of the offload row: about 4,000 characters of tool output."""
+OFFLOAD = f"ours, tiered + offload over {OFFLOAD_OVER:,} tokens"
 PEER = "LangChain SummarizationMiddleware (memoized counter)"
 STACKED = "LangChain ContextEditingMiddleware + SummarizationMiddleware"
 
@@ -57,6 +70,12 @@ def strategies(budget: int, strands: bool = True) -> list[Any]:
     return [
         Ours(budget, check_payloads=False, name=SUMMARIZE_ONLY),
         Ours(budget, check_payloads=False, clearing=ClearingPolicy(), name=TIERED),
+        Ours(
+            budget,
+            check_payloads=False,
+            clearing=ClearingPolicy(offload_over_tokens=OFFLOAD_OVER),
+            name=OFFLOAD,
+        ),
         _tiered_warm(budget),
         Summarize(budget, memoized=True),
         Stacked(budget, memoized=True),

@@ -47,6 +47,7 @@ from timeline.model.errors import (
 )
 from timeline.model.extras import install_hint
 from timeline.model.persistence import SearchHit, TimelineSnapshot
+from timeline.model.tracing import asearched
 
 __all__ = ["PostgresAsync"]
 
@@ -253,6 +254,7 @@ class PostgresAsync:
             return await self._ablocks(conversation_id, "AND kind = 'log'", ())
         return await self._ablocks(conversation_id, "AND kind = 'log' AND turn_id = %s", (turn_id,))
 
+    @asearched
     async def asearch(self, conversation_id: str, query: str, limit: int = 10) -> list[SearchHit]:
         terms = search_terms(conversation_id, query, limit)
         if not terms:

@@ -38,6 +38,7 @@ from timeline.model.persistence import (
     TimelineSnapshot,
     TimelineState,
 )
+from timeline.model.tracing import searched
 
 __all__ = ["MemoryStore"]
 
@@ -167,6 +168,7 @@ class MemoryStore(InlineAsync):
         check_keys(conversation_id=conversation_id)
         return [b for kind, b in self._rows(conversation_id) if kind == "summary"]
 
+    @searched
     def search(self, conversation_id: str, query: str, limit: int = 10) -> list[SearchHit]:
         terms = search_terms(conversation_id, query, limit)
         if not terms:

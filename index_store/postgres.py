@@ -35,6 +35,7 @@ from timeline.model.block import Block
 from timeline.model.errors import StoreUnavailableError, TimelineError
 from timeline.model.extras import install_hint
 from timeline.model.persistence import SearchHit
+from timeline.model.tracing import searched
 
 __all__ = ["SCHEMA_VERSION", "PostgresStore"]
 
@@ -156,6 +157,7 @@ class PostgresStore(PostgresAsync, SqlIntegrity, SqlStore):
     def _created_text(self, value: Any) -> str:
         return created_text(value)
 
+    @searched
     def search(self, conversation_id: str, query: str, limit: int = 10) -> list[SearchHit]:
         terms = search_terms(conversation_id, query, limit)
         if not terms:

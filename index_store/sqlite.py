@@ -30,6 +30,7 @@ from index_store._sqlite_search import bring_index_up_to_date, first_damaged, ra
 from timeline.model.block import Block
 from timeline.model.errors import CorruptRecordError, StoreError, StoreUnavailableError
 from timeline.model.persistence import SearchHit
+from timeline.model.tracing import searched
 
 __all__ = ["SCHEMA_VERSION", "SqliteStore"]
 
@@ -260,6 +261,7 @@ class SqliteStore(ThreadedAsync, SqlIntegrity, SqlStore):
     def _deleted(self, db: Any, conversation_id: str) -> None:
         bring_index_up_to_date(db)
 
+    @searched
     def search(self, conversation_id: str, query: str, limit: int = 10) -> list[SearchHit]:
         terms = search_terms(conversation_id, query, limit)
         if not terms:

@@ -177,7 +177,12 @@ class ViewPair:
 
 @attrs.define
 class EnginePair:
-    """The incremental engine and the reference, fed the same operations."""
+    """The incremental engine and the reference, fed the same operations.
+
+    With ``prepare_at`` in the policy a third timeline, ``plain``, is the incremental
+    engine without it: preparing a summary ahead of the trigger must change nothing it
+    shows (blocks, renders, payloads, stats, errors) until a compaction applies one,
+    when ``plain`` (which summarizes at a cut of its own) is let go."""
 
     setup: Setup
     conversation_id: str = "diff"
@@ -185,11 +190,15 @@ class EnginePair:
         factory=lambda: (ManualClock(), ManualClock())
     )
     hooks: tuple[list[Any], list[Any]] = attrs.field(factory=lambda: ([], []))
-    stores: tuple[Any, Any] = attrs.field(
-        factory=lambda: (index_store.open("memory://"), index_store.open("memory://"))
+    stores: tuple[Any, Any, Any] = attrs.field(
+        factory=lambda: tuple(index_store.open("memory://") for _ in range(3))
     )
     inc: Timeline = attrs.field(init=False)
     ref: Timeline = attrs.field(init=False)
+    plain: Timeline | None = attrs.field(init=False, default=None)
+    plain_hooks: list[Any] = attrs.field(factory=list)
+    plain_outcome: Outcome | None = None
+    """``plain``'s outcome of the last operation (None: no plain engine)."""
     persisted: bool = False
     views: list[ViewPair] = attrs.field(factory=list)
     """Renders with payloads or counts not read yet."""
@@ -198,13 +207,26 @@ class EnginePair:
     def __attrs_post_init__(self) -> None:
         self.inc = Timeline(self.conversation_id, **self.kwargs(0))
         self.ref = Timeline(self.conversation_id, **self.kwargs(1))
+        if self.setup.policy.prepare_at is not None:
+            self.plain = Timeline(self.conversation_id, **self.kwargs(2))
 
     def kwargs(self, which: int) -> dict[str, Any]:
+        if which == 2:
+            return self.setup.kwargs(self.clocks[0], True, self.plain_hooks, plain=True)
         return self.setup.kwargs(self.clocks[which], which == 0, self.hooks[which])
 
     def both(self, op: Callable[[Timeline], T]) -> tuple[Outcome, Outcome]:
-        """Apply ``op`` to each engine; the outcomes (values or errors) must match."""
+        """Apply ``op`` to each engine; the outcomes (values or errors) must match (and
+        ``plain``'s error, while it runs)."""
+        seen = len(self.hooks[0])
         got = attempt(lambda: op(self.inc)), attempt(lambda: op(self.ref))
+        plain = self.plain
+        self.plain_outcome = None if plain is None else attempt(lambda: op(plain))
+        if any(stats.get("prepared") for _, stats in self.hooks[0][seen:]):
+            self.plain = self.plain_outcome = None  # a prepared summary was applied
+            event("prepared summary applied")
+        if self.plain_outcome is not None:
+            assert self.plain_outcome.error == got[0].error
         assert_same_error(*got)
         if got[0].error is not None:
             event(f"refused: {got[0].error[0]}")
@@ -214,6 +236,8 @@ class EnginePair:
         """:meth:`both` for operations whose plain-data results must be equal too."""
         a, b = self.both(op)
         assert a.value == b.value, (a.value, b.value)
+        if self.plain_outcome is not None:
+            assert self.plain_outcome.value == a.value
         return a
 
     def atomic(self, op: Callable[[Timeline], T], known: str = "") -> Outcome:
@@ -234,8 +258,11 @@ class EnginePair:
             clock.advance(seconds)
 
     def check(self) -> None:
-        """Everything observable is the same in both engines."""
+        """Everything observable is the same in both engines (and in ``plain``)."""
         assert observe(self.inc) == observe(self.ref)
+        if self.plain is not None:
+            assert observe(self.plain) == observe(self.inc)
+            assert self.plain_hooks == self.hooks[0]
         assert len(self.hooks[0]) == len(self.hooks[1])
         for (when_a, a), (when_b, b) in zip(*self.hooks, strict=True):
             assert when_a == when_b
@@ -258,6 +285,10 @@ class EnginePair:
         assert decided[0] == decided[1]
         event(f"render: {render_kind(pair.ref)}")
         assert pair.ref.payloads is None  # the reference builds every payload from scratch
+        if self.plain_outcome is not None:  # read now: the reference's payloads are built
+            plain = self.plain_outcome.value  # from scratch whenever they are read
+            assert view_decisions(plain) == view_decisions(pair.ref)
+            assert payload(plain, "anthropic") == payload(pair.ref, "anthropic")
         self.views.append(pair)
         return pair
 
@@ -286,7 +317,7 @@ class EnginePair:
             assert msgspec.to_builtins(windows[0]) == msgspec.to_builtins(windows[1])
 
     def store_of(self, tl: Timeline) -> Any:
-        return self.stores[0 if tl is self.inc else 1]
+        return self.stores[0 if tl is self.inc else 2 if tl is self.plain else 1]
 
     def load(self) -> None:
         """Replace both engines by the timelines loaded back from their stores."""
@@ -299,6 +330,13 @@ class EnginePair:
         assert loaded[0].error == loaded[1].error
         if loaded[0].error is None:
             self.inc, self.ref = loaded[0].value, loaded[1].value
+        if self.plain is not None:
+            again = attempt(
+                lambda: Timeline.load(self.stores[2], self.conversation_id, **self.kwargs(2))
+            )
+            assert again.error == loaded[0].error
+            if again.error is None:
+                self.plain = again.value
 
     def snapshots(self) -> tuple[TimelineSnapshot, TimelineSnapshot]:
         pair = self.inc.snapshot(), self.ref.snapshot()

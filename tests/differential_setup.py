@@ -87,8 +87,11 @@ class Setup:
     """Also compare ``estimate()`` after every rule (it resolves the lazy bounds, so half
     of the cases leave them pending until a render needs them)."""
 
-    def kwargs(self, clock: ManualClock, incremental: bool, hooks: list[Any]) -> dict[str, Any]:
-        """``Timeline()`` / ``Timeline.load()`` keywords; fresh counter and summarizer."""
+    def kwargs(
+        self, clock: ManualClock, incremental: bool, hooks: list[Any], *, plain: bool = False
+    ) -> dict[str, Any]:
+        """``Timeline()`` / ``Timeline.load()`` keywords; fresh counter and summarizer
+        (``plain``: the policy without ``prepare_at``)."""
         counter: Any = {
             "tiktoken": TiktokenCounter,
             "heuristic": HeuristicCounter,
@@ -101,7 +104,7 @@ class Setup:
             "cache_warm": CacheWarmSummarizer(cache_warm_digest),
         }[self.summarizer]
         kw: dict[str, Any] = {
-            "policy": self.policy,
+            "policy": attrs.evolve(self.policy, prepare_at=None) if plain else self.policy,
             "summarizer": summarizer,
             "token_counter": counter,
             "clock": clock,

@@ -47,6 +47,7 @@ def fake_tiers() -> dict[str, Any]:
         "rows": [
             row(tiers.SUMMARIZE_ONLY, 4_000.0, 8.0),
             row(tiers.TIERED, 3_000.0, 20.0),
+            row(tiers.OFFLOAD, 2_500.0, 24.0),
             row("ours, tiered + CacheWarmSummarizer", 3_100.0, 18.0, 0.9),
             row(tiers.PEER, 5_000.0, 8.0),
             row(tiers.STACKED, 4_500.0, 8.0),
@@ -54,12 +55,19 @@ def fake_tiers() -> dict[str, Any]:
     }
 
 
+def fake_prepared() -> dict[str, Any]:
+    def row(p95: float, prepared: int, calls: int) -> dict[str, Any]:
+        return {"p95": p95, "prepared": prepared, "compactions": 38, "summaries": calls}
+
+    return {"rows": [row(2.01, 0, 39), row(0.031, 38, 40)]}
+
+
 def test_analysis_is_filled_from_the_run() -> None:
     """Every placeholder of ANALYSIS.md has a figure, and the text quotes the run's."""
     template = ANALYSIS.read_text()
     fields = {f for _, f, _, _ in string.Formatter().parse(template) if f}
     goals = ["| render p95 | 0.25x | met |", "| payload | 0 over | missed |"]
-    figures = {**_figures(fake_run(), goals), **_tier_figures(fake_tiers())}
+    figures = {**_figures(fake_run(), goals), **_tier_figures(fake_tiers(), fake_prepared())}
     assert fields == set(figures)
     text = template.format_map(figures)
     assert "1 of 2 goals are met in this run" in text
@@ -67,3 +75,7 @@ def test_analysis_is_filled_from_the_run() -> None:
     assert "within 1.50x (1.00 → 1.50 MiB) from 150 to 600 turns" in text
     assert "costs 0.60x of SummarizationMiddleware's input" in text
     assert "keeps 2.50x as many of the user's own" in text and "90% served" in text
+    flat = " ".join(text.split())
+    assert "brings the cost to 0.50x of SummarizationMiddleware's (0.83x of the tiered" in flat
+    assert "2.01 s at the p95" in flat and "31 ms at the p95, 38 of 38" in flat
+    assert "for 40 summarizer calls (39 without)" in flat

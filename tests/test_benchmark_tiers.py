@@ -71,3 +71,13 @@ def test_user_messages_verbatim_count_exact_texts_only() -> None:
         ("assistant", "text", "fix the parser", "", False),
     ]
     assert ev.score([request], user_messages={"fix the parser"})["user_visible"] == 1
+
+
+def test_offload_costs_less_than_the_tiered_default(result: dict[str, Any]) -> None:
+    """Offloading big results on arrival costs less per request than the tiered default
+    and leaves more of the user's messages verbatim, within budget and without orphans."""
+    by = {r["name"]: r for r in result["rows"]}
+    offload, tiered = by[tiers.OFFLOAD], by[tiers.TIERED]
+    assert offload["cost_per_request"] < tiered["cost_per_request"]
+    assert offload["user_visible"] > tiered["user_visible"]
+    assert offload["over_budget"] == 0 and offload["orphans"] == 0

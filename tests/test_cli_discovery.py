@@ -185,6 +185,7 @@ def test_inspect_json_shape(db: Path) -> None:
         "trigger",
         "categories",
         "usage_report",
+        "cache_breaks",
     } == set(usage)
     assert (usage["budget"], usage["free"], usage["used"]) == (None, None, None)
     assert (usage["trigger"], usage["usage_report"]) == (None, None)

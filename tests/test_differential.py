@@ -16,7 +16,7 @@ from typing import Any
 import msgspec
 import open_samples
 import pytest
-from differential import EnginePair, assert_same_stats, stats_data
+from differential import EnginePair, assert_same_stats, observe, stats_data
 from differential_setup import Setup, Shown
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
@@ -95,6 +95,7 @@ def clearings(draw: st.DrawFn) -> ClearingPolicy:
         dedupe_reads=draw(st.booleans()),
         clear_thinking=draw(st.booleans()),
         summary_keep_ratio=draw(st.none() | st.sampled_from((0.3, 0.5))),
+        offload_over_tokens=draw(st.none() | st.sampled_from((50, 400, 3_000))),
     )
 
 
@@ -126,6 +127,7 @@ def setups(draw: st.DrawFn) -> Setup:
         clearing=draw(st.none() | clearings()),
         recall=draw(st.none() | recalls()),
         native=draw(st.none() | st.sampled_from(("anthropic", "responses")).map(native_compaction)),
+        prepare_at=draw(st.none() | st.sampled_from((0.5, 0.8))),
     )
     return Setup(
         policy=policy,
@@ -453,6 +455,19 @@ class DifferentialMachine(RuleBasedStateMachine):
         )
         assert_same_stats(a.value, b.value)
 
+    @rule(system=systems, keep=st.none() | st.integers(50, 2_000), force=st.booleans())
+    def dry_run(self, system: Shown, keep: int | None, force: bool) -> None:
+        """A dry run: the same preview from both engines, and nothing they show changed
+        (the engine without prepare_at may preview another cut: not compared)."""
+        before = observe(self.pair.inc), observe(self.pair.ref)
+        a, b = self.pair.both(
+            lambda tl: tl.compact(
+                system.value, force=force, keep_recent_tokens=keep, dry_run=True
+            ).as_dict()
+        )
+        assert a.value == b.value
+        assert (observe(self.pair.inc), observe(self.pair.ref)) == before
+
     @rule(prompt_tokens=st.integers(0, 12_000))
     def record_usage(self, prompt_tokens: int) -> None:
         self.pair.atomic(lambda tl: tl.record_usage(prompt_tokens=prompt_tokens))
@@ -513,3 +528,59 @@ class QuickDifferentialMachine(DifferentialMachine):
 
 TestDifferentialQuick = QuickDifferentialMachine.TestCase
 TestDifferentialQuick.settings = settings(TestDifferential.settings, max_examples=20)
+
+
+@st.composite
+def prepared_setups(draw: st.DrawFn) -> Setup:
+    """A summary prepared ahead of the trigger (``prepare_at``) with a summarizer that
+    calls "a model", budgets that a few small turns fill."""
+    policy = CompactionPolicy(
+        max_tokens=draw(st.integers(1_000, 3_000)),
+        keep_recent_turns=draw(st.integers(0, 2)),
+        clearing=draw(st.none() | clearings()),
+        prepare_at=draw(st.sampled_from((0.5, 0.7, 0.8, 0.95))),
+    )
+    return Setup(
+        policy=policy,
+        counter=draw(st.sampled_from(("heuristic", "tiktoken", "count_only"))),
+        summarizer=draw(st.sampled_from(("truncate", "prose", "cache_warm"))),
+        estimate_every_step=draw(st.booleans()),
+    )
+
+
+class PreparedMachine(DifferentialMachine):
+    """The differential machine with ``prepare_at`` always on and a rule that grows the
+    conversation in small steps, so that summaries are prepared, applied, outgrown and
+    made again (``plain``, the engine without ``prepare_at``, agrees until one is)."""
+
+    @initialize(setup=prepared_setups(), prompt=texts)
+    def start(self, setup: Setup, prompt: Shown) -> None:
+        super().start(setup, prompt)
+
+    @rule(turns=st.integers(1, 10), data=st.data())
+    def small_turns(self, turns: int, data: st.DataObject) -> None:
+        """Short turns (a prompt and an answer), each followed by a render: the prompt
+        creeps up to the trigger."""
+        for _ in range(turns):
+            self.begin_turn(Shown("what next? " * data.draw(st.integers(5, 60))))
+            answer = blocks.assistant_completion("done: " * data.draw(st.integers(5, 60)))
+            self.tick()
+            self.pair.atomic(lambda tl, a=answer: tl.append(a))
+            self.render_now(data)
+
+
+TestPrepared = pytest.mark.slow(PreparedMachine.TestCase)
+TestPrepared.settings = settings(
+    max_examples=40,
+    stateful_step_count=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+
+class QuickPreparedMachine(PreparedMachine):
+    """The prepared machine for the edit loop (``pytest -m "not slow"``): a few cases."""
+
+
+TestPreparedQuick = QuickPreparedMachine.TestCase
+TestPreparedQuick.settings = settings(TestPrepared.settings, max_examples=6)

@@ -44,6 +44,6 @@ def test_integrations_doc_blocks_run() -> None:
         pytest.importorskip(name)
     text = (ROOT / "docs" / "integrations.md").read_text()
     blocks = re.findall(r"```python\n(.*?)```", text, re.DOTALL)
-    assert len(blocks) == 3
+    assert len(blocks) == 4
     for code in blocks:
         exec(compile(code, "integrations.md", "exec"), {"__name__": "docs"})

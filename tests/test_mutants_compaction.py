@@ -23,7 +23,7 @@ from timeline import (
     Timeline,
     blocks,
 )
-from timeline.compaction.clearing import call_signature
+from timeline.compaction.clearing import signature
 from timeline.compaction.cuts import _kept_tokens
 from timeline.compaction.digest import build_digest
 from timeline.compaction.digest_records import CompactionDigest, classify_tool
@@ -48,8 +48,8 @@ def test_a_tool_result_line_names_its_tool() -> None:
 
 
 def test_a_cleared_placeholder_without_tool_or_call_says_tool() -> None:
-    assert call_signature(None, None) == "tool()"
-    assert call_signature(None, " read  file ") == "read file()"
+    assert signature(None, None) == "tool()"
+    assert signature(None, " read  file ") == "read file()"
 
 
 def test_a_search_count_field_wins_over_its_hit_list() -> None:

@@ -24,6 +24,7 @@ PUBLIC_NAMES = frozenset(
         "CodecError",
         "CompactionDigest",
         "CompactionPolicy",
+        "CompactionPreview",
         "CompactionStats",
         "ConflictError",
         "ContextOverflowError",

@@ -4,7 +4,7 @@ Import is cheap: no tokenizer is loaded and nothing is opened until used.
 """
 
 from timeline import blocks
-from timeline.compaction import CompactionStats
+from timeline.compaction import CompactionPreview, CompactionStats
 from timeline.compaction.clearing import ClearingPolicy
 from timeline.compaction.digest import CompactionDigest
 from timeline.compaction.native import NativeCompaction
@@ -77,6 +77,7 @@ __all__ = [
     "CodecError",
     "CompactionDigest",
     "CompactionPolicy",
+    "CompactionPreview",
     "CompactionStats",
     "ConflictError",
     "ContextOverflowError",

@@ -17,6 +17,7 @@ from timeline.cli.importing import cmd_import
 from timeline.cli.output import color_enabled, emit_json, printable
 from timeline.cli.search import cmd_search
 from timeline.cli.stored import load, open_store, require
+from timeline.compaction import CompactionPreview
 from timeline.model.errors import TimelineError
 from timeline.render.usage import plural
 
@@ -184,7 +185,11 @@ def cmd_compact(args: argparse.Namespace) -> int:
                 "compact needs a budget: pass --max-tokens (the context budget) or "
                 "--keep-recent (tokens to keep verbatim)"
             )
-        stats = tl.compact(system, tools=tools, force=True, keep_recent_tokens=args.keep_recent)
+        keep = args.keep_recent
+        if args.dry_run:
+            preview = tl.compact(system, tools=tools, keep_recent_tokens=keep, dry_run=True)
+            return _show_preview(args, preview)
+        stats = tl.compact(system, tools=tools, force=True, keep_recent_tokens=keep)
         done = stats is not None and stats.skipped is None
         if done:
             tl.render(system, tools=tools)  # records what it was compacted with
@@ -213,6 +218,34 @@ def cmd_compact(args: argparse.Namespace) -> int:
         print(f"not compacted ({printable(stats.skipped)}): nothing changed")
     else:
         print(_compacted_line(stats, version))
+    return 0
+
+
+def _show_preview(args: argparse.Namespace, preview: CompactionPreview) -> int:
+    """What ``compact --dry-run`` prints: the preview, nothing changed."""
+    if args.json:
+        emit_json({"conversation": args.conversation, "dry_run": True, **preview.as_dict()})
+        return 0
+    tokens = f"{preview.tokens_before:,} -> about {preview.tokens_after:,} tokens"
+    if preview.tier is None:
+        print(f"dry run, nothing changed: nothing would be compacted ({printable(preview.note)})")
+        return 0
+    lines = [f"dry run, nothing changed: tier {preview.tier}, {tokens}"]
+    if preview.cleared_blocks:
+        lines.append(
+            f"  clear {plural(preview.cleared_blocks, 'block')} of old tool output "
+            f"({preview.cleared_tokens:,} tokens)"
+        )
+    if preview.cut_path is not None:
+        lines.append(
+            f"  summarize {plural(preview.summarized_blocks, 'block')} "
+            f"({preview.summarized_tokens:,} tokens) before {printable(preview.cut_path)}"
+        )
+        lines.append(
+            f"  keep {plural(preview.kept_blocks, 'block')} ({preview.kept_tokens:,} tokens) "
+            f"verbatim, the summary counted at most {preview.summary_tokens:,} tokens"
+        )
+    print("\n".join(lines))
     return 0
 
 

@@ -107,4 +107,33 @@ def timeline_html(
         f"{plural(len(logged), 'block')} and {plural(made, 'summary', 'summaries')}; "
         f"{plural(evicted, 'block')} evicted to the store"
     )
-    return page(title or f"timeline {tl.conversation_id}", head, view, chronology, prompt)
+    notes = _cache_section(tl)
+    return page(title or f"timeline {tl.conversation_id}", head, view, chronology, prompt, notes)
+
+
+def _cache_section(tl: Timeline) -> str:
+    """The provider's cache figures of the last request and the latest cache breaks with
+    their likely cause ("" when ``record_usage`` never had cache figures)."""
+    state = tl.snapshot().state
+    report, breaks = state.usage, state.cache_breaks
+    if (report is None or report.cache_read_tokens is None) and not breaks:
+        return ""
+    out = ['<section id="cache" aria-labelledby="cache-h"><h2 id="cache-h">Prompt cache</h2>']
+    if report is not None and report.cache_read_tokens is not None:
+        wrote = report.cache_write_tokens
+        written = "" if wrote is None else f", wrote {wrote:,}"
+        out.append(
+            f'<p class="sub">Last request: read {report.cache_read_tokens:,}{written} of '
+            f"{report.prompt_tokens:,} prompt tokens from the provider's cache.</p>"
+        )
+    if breaks:
+        out.append(f"<p>{plural(len(breaks), 'cache break')}, the latest last:</p><ul>")
+        for b in breaks:
+            out.append(
+                f"<li><code>{escape(b.ts)}</code> <strong>{escape(b.cause)}</strong>: read "
+                f"{b.read_tokens:,} of {b.expected_tokens:,} cached tokens; "
+                f"{escape(b.detail)}</li>"
+            )
+        out.append("</ul>")
+    out.append("</section>")
+    return "".join(out)

@@ -13,6 +13,8 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+import msgspec
+
 from timeline.cli.output import printable
 from timeline.compaction.policy import NoBudgetWarning, compaction_status
 from timeline.core.timeline import Timeline
@@ -26,7 +28,7 @@ from timeline.render.usage import (
     view_usage,
 )
 
-__all__ = ["BAR", "context_report", "context_usage", "usage_report"]
+__all__ = ["BAR", "cache_lines", "context_report", "context_usage", "usage_report"]
 
 BAR = 50
 """Cells of the category bar (the whole budget, or the prompt without one)."""
@@ -43,13 +45,21 @@ def context_usage(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NoBudgetWarning)  # the report says it
         usage = view_usage(tl.render(system, tools=tools))
-    report = tl.snapshot().state.usage
+    state = tl.snapshot().state
+    report = state.usage
     return {
         "conversation": tl.conversation_id,
         "version": tl.version,
         "compaction": compaction_status(tl.policy),
         **usage,
-        "usage_report": None if report is None else {"prompt_tokens": report.prompt_tokens},
+        "usage_report": None
+        if report is None
+        else {
+            "prompt_tokens": report.prompt_tokens,
+            "cache_read_tokens": report.cache_read_tokens,
+            "cache_write_tokens": report.cache_write_tokens,
+        },
+        "cache_breaks": [msgspec.to_builtins(b) for b in state.cache_breaks],
     }
 
 
@@ -95,6 +105,30 @@ def _category_bar(usage: dict[str, Any], color: bool) -> list[str]:
     return lines
 
 
+def cache_lines(usage: dict[str, Any], shown: int = 5) -> list[str]:
+    """The provider's cache figures of the last request and the latest cache breaks,
+    with their likely cause (nothing when ``record_usage`` never had cache figures)."""
+    report = usage.get("usage_report") or {}
+    read = report.get("cache_read_tokens")
+    lines: list[str] = []
+    if read is not None:
+        written = report.get("cache_write_tokens")
+        wrote = "" if written is None else f", wrote {written:,}"
+        lines.append(
+            f"prompt cache, last request: read {read:,}{wrote} of "
+            f"{report['prompt_tokens']:,} prompt tokens"
+        )
+    breaks = usage.get("cache_breaks") or []
+    if breaks:
+        lines.append(f"cache breaks: {len(breaks):,} (the latest {min(shown, len(breaks))}):")
+    for b in breaks[-shown:]:
+        lines.append(
+            f"  {b['ts']} {b['cause']}: read {b['read_tokens']:,} of {b['expected_tokens']:,} "
+            f"cached tokens; {printable(b['detail'])}"
+        )
+    return lines
+
+
 def usage_report(usage: dict[str, Any], *, color: bool = False) -> str:
     """The text form of :func:`context_usage` (ANSI colours only when ``color``); names
     from the conversation are escaped (:func:`~timeline.cli.output.printable`)."""
@@ -126,6 +160,7 @@ def usage_report(usage: dict[str, Any], *, color: bool = False) -> str:
     note = calibration_note(usage)
     if note:
         lines.append(f"  ({note})")
+    lines += cache_lines(usage)
     where = [printable(", ".join(usage["cache_checkpoints"]))] if usage["cache_checkpoints"] else []
     if SYSTEM_ROW in types:
         where.insert(0, "system")

@@ -298,7 +298,13 @@ def _add_compact(sub: Subparsers) -> None:
         help="clear old tool results first (ClearingPolicy defaults); summarize only when "
         "that is not enough",
     )
-    _json_flag(c, "what the compaction did")
+    c.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="show what the compaction would do (its tier, the cut, the blocks and tokens "
+        "summarized and kept, the tokens after) and change nothing",
+    )
+    _json_flag(c, "what the compaction did (with --dry-run: would do)")
     c.set_defaults(func=cmd_compact)
 
 

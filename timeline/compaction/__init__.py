@@ -18,11 +18,18 @@ from __future__ import annotations
 from timeline.compaction.cuts import cut_boundary, plan_cut, valid_cuts
 from timeline.compaction.requests import SummaryPlan, requests_for
 from timeline.compaction.run import summarize_async, summarize_sync
-from timeline.compaction.stats import CompactionReason, CompactionStats, CompactionTier, CutPlan
+from timeline.compaction.stats import (
+    CompactionPreview,
+    CompactionReason,
+    CompactionStats,
+    CompactionTier,
+    CutPlan,
+)
 from timeline.compaction.summary_text import SPLIT_TURN_HEADING
 
 __all__ = [
     "SPLIT_TURN_HEADING",
+    "CompactionPreview",
     "CompactionReason",
     "CompactionStats",
     "CompactionTier",

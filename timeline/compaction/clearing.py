@@ -24,7 +24,7 @@ import msgspec
 
 from timeline.compaction.digest_records import classify_tool
 from timeline.compaction.digest_tools import call_params, paths_of
-from timeline.compaction.validators import bool_type, non_negative, ratio
+from timeline.compaction.validators import bool_type, non_negative, opt_ratio, positive_or_none
 from timeline.model.block import Block
 from timeline.model.block_types import block_type
 from timeline.model.errors import PolicyError
@@ -33,9 +33,9 @@ __all__ = [
     "ClearReason",
     "ClearingCandidate",
     "ClearingPolicy",
-    "call_signature",
     "clearing_candidates",
     "key_arguments",
+    "signature",
 ]
 
 ClearReason = Literal["old", "superseded", "input", "thinking"]
@@ -78,11 +78,6 @@ def _opt_count(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
         non_negative(_, attribute, value)
 
 
-def _opt_ratio(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-    if value is not None:
-        ratio(_, attribute, value)
-
-
 @attrs.frozen(kw_only=True)
 class ClearingPolicy:
     """How the clearing tier runs (``CompactionPolicy(clearing=ClearingPolicy())``).
@@ -109,7 +104,11 @@ class ClearingPolicy:
     clear_thinking: bool = attrs.field(default=True, validator=bool_type)
     """Thinking and reasoning blocks of earlier turns are left out (both providers accept
     that; only the running turn's must be sent back)."""
-    summary_keep_ratio: float | None = attrs.field(default=0.4, validator=_opt_ratio)
+    offload_over_tokens: int | None = attrs.field(default=None, validator=positive_or_none)
+    """A tool result over this many tokens is shown as a preview from the first request
+    on (its head and tail lines, its size, the path ``read_path`` reads it back from);
+    the block is kept whole. None: every result is shown whole until cleared."""
+    summary_keep_ratio: float | None = attrs.field(default=0.4, validator=opt_ratio)
     """When clearing is not enough and a summary is made, the share of the budget it keeps
     verbatim (None: the policy's ``keep_ratio``). Below ``keep_ratio``, so that the next
     clearing passes have room before another summary is needed."""
@@ -161,9 +160,8 @@ def key_arguments(params: Mapping[str, Any]) -> str:
     return " ".join(out)
 
 
-def call_signature(call: Block | None, tool: str | None) -> str:
-    """``tool(key arguments)`` on one line: how a placeholder or a recalled result names
-    the call that produced it."""
+def signature(call: Block | None, tool: str | None) -> str:
+    """``tool(key=value ...)``: a call named by its tool and key arguments."""
     name = " ".join((tool or (call.tool_id if call else None) or "tool").split())
     args = key_arguments(call_params(call)) if call is not None else ""
     return f"{name}({args})"
@@ -178,14 +176,14 @@ def _size(block: Block) -> str:
 def _result_text(result: Block, call: Block | None, later: str | None) -> str:
     why = f", superseded by a later {later} of the same path" if later else ""
     return (
-        f"[cleared: {call_signature(call, result.tool_id)} result, {_size(result)}{why}; "
+        f"[cleared: {signature(call, result.tool_id)} result, {_size(result)}{why}; "
         f"read_path {result.path} to restore]"
     )
 
 
 def _input_text(call: Block) -> str:
     return (
-        f"[cleared input: {call_signature(call, call.tool_id)}, {_size(call)}; "
+        f"[cleared input: {signature(call, call.tool_id)}, {_size(call)}; "
         f"read_path {call.path} to restore]"
     )
 
@@ -252,7 +250,8 @@ def clearing_candidates(
     results older than the newest ``keep_tool_results`` (and superseded reads), with
     ``clear_tool_inputs`` the calls older than the newest as many, with
     ``clear_thinking`` the thinking of turns before ``current_turn``. Never a carried
-    (pinned) block, a hidden one, one already ``cleared``, nor an excluded tool's."""
+    (pinned) block, a hidden one, nor an excluded tool's; one already ``cleared`` only
+    when its placeholder there is longer (an offloaded result's preview)."""
     calls, call_order, results, thinking = _scan(blocks, start, policy, current_turn)
     keep = policy.keep_tool_results
     kept_results = set(results[len(results) - keep :]) if keep else set()
@@ -262,7 +261,11 @@ def clearing_candidates(
     answered = {blocks[i].call_id for i in results}
 
     def eligible(b: Block) -> bool:
-        return not (b.hidden or b.id in carried or b.id in cleared or b.tool_id in excluded)
+        return not (b.hidden or b.id in carried or b.tool_id in excluded)
+
+    def shorter(b: Block, text: str) -> bool:
+        """Not cleared yet, or shown by a longer placeholder (an offloaded preview)."""
+        return b.id not in cleared or len(text) < len(cleared[b.id])
 
     found: list[ClearingCandidate] = []
     for i in results:
@@ -275,15 +278,18 @@ def clearing_candidates(
         if later is None and i in kept_results:
             continue
         reason: ClearReason = "superseded" if later else "old"
-        found.append(ClearingCandidate(i, b, _result_text(b, call, later), reason))
+        text = _result_text(b, call, later)
+        if shorter(b, text):
+            found.append(ClearingCandidate(i, b, text, reason))
     if policy.clear_tool_inputs:
         for i in call_order:
             b = blocks[i]
             if i in kept_calls or b.call_id not in answered or not eligible(b):
                 continue
-            found.append(ClearingCandidate(i, b, _input_text(b), "input"))
+            if shorter(b, text := _input_text(b)):
+                found.append(ClearingCandidate(i, b, text, "input"))
     for i in thinking:
-        if eligible(blocks[i]):
+        if eligible(blocks[i]) and shorter(blocks[i], ""):
             found.append(ClearingCandidate(i, blocks[i], "", "thinking"))
     found.sort(key=lambda c: c.index)
     return found

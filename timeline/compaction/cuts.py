@@ -23,7 +23,7 @@ from timeline.compaction.stats import CutPlan
 from timeline.model.block import CONV_RANGE_SUMMARY, REACT_TOOL_CALL, REACT_TOOL_RESULT, Block
 from timeline.model.block_types import Boundary, block_type
 
-__all__ = ["cut_boundary", "plan_cut", "valid_cuts"]
+__all__ = ["cut_boundary", "plan_at", "plan_cut", "valid_cuts"]
 
 
 def valid_cuts(blocks: Sequence[Block], start: int) -> list[bool]:
@@ -112,12 +112,12 @@ def _turn_start(blocks: Sequence[Block], start: int, cut: int) -> int:
 
 
 def _kept_tokens(
-    blocks: Sequence[Block], start: int, costs: Sequence[int], pinned: Set[str]
+    blocks: Sequence[Block], start: int, costs: Sequence[int], pinned: Set[str], room: int = 0
 ) -> Callable[[int], int]:
     """``kept(c)``: the tokens that stay visible when cutting at ``c`` (everything from
-    ``c`` on, plus the pinned blocks before it). Arrays over the region only (index -
-    start): the blocks before the latest summary can be thousands when nothing is
-    evicted."""
+    ``c`` on, plus the pinned blocks before it, plus ``room``: tokens expected after the
+    last block). Arrays over the region only (index - start): the blocks before the
+    latest summary can be thousands when nothing is evicted."""
     size = len(blocks) - start
     suffix = [0] * (size + 1)
     pinned_prefix = [0] * (size + 1)
@@ -129,7 +129,7 @@ def _kept_tokens(
             pinned_prefix[j + 1] = pinned_prefix[j] + pin
 
     def kept(c: int) -> int:
-        return suffix[c - start] + pinned_prefix[c - start]
+        return suffix[c - start] + pinned_prefix[c - start] + room
 
     return kept
 
@@ -145,7 +145,8 @@ def _keep_target(
     force: bool,
     keep_tokens: int | None,
 ) -> float:
-    """How many tokens stay verbatim after the cut (``total``: what could stay)."""
+    """How many tokens stay verbatim after the cut (``total``: what could stay; with a
+    ``room`` planned ahead it is counted in ``total``)."""
     context_budget = budget - system_tokens
     available = budget - fixed_tokens - summary_reserve
     keep: float
@@ -212,17 +213,21 @@ def plan_cut(
     keep_tokens: int | None = None,
     current_turn: str = "",
     pinned_only: Set[str] | None = None,
+    room: int = 0,
 ) -> CutPlan | None:
     """Choose the cut in ``blocks[start:]`` (``start`` = first block after the latest
     summary); ``costs[i]`` is the rendered cost of ``blocks[i]``. None: nothing to cut.
 
     ``pinned`` are the blocks that stay visible after the summary (their cost is kept);
     ``pinned_only`` (default: the same) the ones left out of the summary: a carried plan
-    or follow-up prompt is summarized too (it leaves the view later)."""
+    or follow-up prompt is summarized too (it leaves the view later). ``room``: plan as
+    if that many tokens were appended after the last block (the cut a compaction at the
+    trigger will make, planned ahead of it; the recent turns it protects are not known
+    yet, so none is)."""
     hi = len(blocks) - max(1, policy.preserve_recent_blocks)
     if start + 1 > hi:
         return None
-    kept = _kept_tokens(blocks, start, costs, pinned)
+    kept = _kept_tokens(blocks, start, costs, pinned, room)
     keep = _keep_target(
         kept(start),
         policy,
@@ -236,6 +241,27 @@ def plan_cut(
     cut = _choose_cut(blocks, start, hi, kept, keep, policy)
     if cut is None:
         return None
+    excluded = pinned if pinned_only is None else pinned_only
+    return _split(blocks, start, cut, excluded, policy, kept(cut), current_turn)
+
+
+def plan_at(
+    blocks: Sequence[Block],
+    start: int,
+    cut: int,
+    costs: Sequence[int],
+    pinned: Set[str],
+    policy: CompactionPolicy,
+    *,
+    current_turn: str = "",
+    pinned_only: Set[str] | None = None,
+) -> CutPlan | None:
+    """The plan of a cut at ``cut`` (chosen earlier, see :func:`plan_cut`'s ``room``),
+    as :func:`plan_cut` would make it now: None when ``cut`` is no valid cut any more
+    or leaves nothing to summarize."""
+    if not start < cut < len(blocks) or not _valid_from(blocks, start)[cut - start]:
+        return None
+    kept = _kept_tokens(blocks, start, costs, pinned)
     excluded = pinned if pinned_only is None else pinned_only
     return _split(blocks, start, cut, excluded, policy, kept(cut), current_turn)
 

@@ -1,8 +1,7 @@
 """The compaction policy, its loading from untrusted mappings, and context-window lookup.
 
-Budget resolution follows seed 000: ``max_tokens`` when given; otherwise
-``context_window - reserve_tokens`` where the window comes from the policy field, then
-the top-level config, then the built-in model registry; otherwise compaction is off.
+The budget: ``max_tokens`` when given; else ``context_window - reserve_tokens``, the
+window from the policy field, the top-level config or the model registry; else none.
 """
 
 from __future__ import annotations
@@ -23,6 +22,7 @@ from timeline.compaction.validators import (
     keywords_only,
     non_negative,
     opt_instance,
+    opt_ratio,
     opt_seconds,
     opt_str,
     opt_str_map,
@@ -144,6 +144,9 @@ class CompactionPolicy:
     """Provider-native compaction (None: the library compacts): the provider compacts at
     its trigger and its compaction block becomes the summary; the library compacts on its
     own only past the budget (:mod:`timeline.compaction.native`)."""
+    prepare_at: float | None = attrs.field(default=None, validator=opt_ratio)
+    """Past this share of the trigger (0.8), the next summary is made off the agent's
+    path and the compaction at the trigger applies it (None: made at the trigger)."""
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Self:
         keywords_only(cls, args, kwargs, _ALIASES)  # CompactionPolicy(8000): say max_tokens=
@@ -216,6 +219,12 @@ class CompactionPolicy:
         if self.summary_max_tokens is not None:
             return self.summary_max_tokens
         return max(256, int((self.budget or 32_000) * 0.10))
+
+    def summary_reserve(self, budget: int, previous: int = 0) -> int:
+        """Tokens a cut leaves for the summary: :meth:`summary_budget`, or the size of the
+        ``previous`` summary it extends when larger (it rarely comes out smaller), at most
+        a fifth of the budget."""
+        return min(max(self.summary_budget(), previous), max(64, budget // 5))
 
     @classmethod
     def from_mapping(

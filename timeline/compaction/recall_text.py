@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence, Set
 from datetime import datetime
 from typing import Final
 
-from timeline.compaction.clearing import call_signature
+from timeline.compaction.clearing import signature
 from timeline.model.block import Block
 from timeline.model.block_types import block_type
 from timeline.model.search_text import terms
@@ -40,9 +40,9 @@ def _heading(block: Block, call: Block | None) -> str:
     when = _date(block.ts) if block.ts else ""
     kind = block_type(block.type).render
     if kind == "tool_result":
-        who = f"result of {call_signature(call, block.tool_id)}"
+        who = f"result of {signature(call, block.tool_id)}"
     elif kind == "tool_call":
-        who = f"call {call_signature(block, block.tool_id)}"
+        who = f"call {signature(block, block.tool_id)}"
     else:
         who = block.author or kind
     parts = [block.path, f"turn {block.turn_id}", when, who]

@@ -8,7 +8,13 @@ import attrs
 
 from timeline.model.block import Block
 
-__all__ = ["CompactionReason", "CompactionStats", "CompactionTier", "CutPlan"]
+__all__ = [
+    "CompactionPreview",
+    "CompactionReason",
+    "CompactionStats",
+    "CompactionTier",
+    "CutPlan",
+]
 
 
 CompactionReason = Literal["tokens", "blocks", "forced", "manual", "native"]
@@ -57,6 +63,9 @@ class CompactionStats:
     thinking)."""
     cleared_tokens: int = 0
     """Prompt tokens that clearing freed."""
+    prepared: bool = False
+    """The summary was made ahead of the trigger, off the agent's path
+    (``CompactionPolicy(prepare_at=...)``), and applied as it was."""
 
     def as_dict(self) -> dict[str, object]:
         """Plain data for logs and events."""
@@ -89,6 +98,43 @@ class CompactionStats:
             summarizer=summarizer,
             **more,
         )
+
+
+@attrs.frozen(kw_only=True)
+class CompactionPreview:
+    """What a compaction would do now (``Timeline.compact(dry_run=True)``), computed on
+    a copy: the timeline is unchanged, no hook fires, nothing is logged or summarized.
+
+    ``tier`` is the tier that would run (None: nothing would happen, ``note`` says why).
+    A summary's cut is ``cut_path`` (the first block kept verbatim); ``summarized_*``
+    is what the summary would replace (the previous summary included), ``kept_*`` what
+    stays visible after it. ``tokens_after`` counts the summary at the size the planner
+    reserves for it (``summary_tokens``), so the real prompt is usually smaller."""
+
+    tier: CompactionTier | None
+    reason: CompactionReason | None
+    tokens_before: int
+    tokens_after: int
+    budget: int | None
+    trigger: int | None
+    cut_path: str | None = None
+    cut_block_id: str | None = None
+    summarized_blocks: int = 0
+    summarized_tokens: int = 0
+    kept_blocks: int = 0
+    kept_tokens: int = 0
+    summary_tokens: int = 0
+    cleared_blocks: int = 0
+    cleared_tokens: int = 0
+    pruned_blocks: int = 0
+    split_turn_id: str | None = None
+    prepared: bool = False
+    """A summary prepared ahead of the trigger would be applied (no summarizer call)."""
+    note: str = ""
+
+    def as_dict(self) -> dict[str, object]:
+        """Plain data (``timeline compact --dry-run --json``)."""
+        return attrs.asdict(self)
 
 
 @attrs.frozen

@@ -19,6 +19,7 @@ __all__ = [
     "int_type",
     "keywords_only",
     "non_negative",
+    "opt_ratio",
     "opt_seconds",
     "opt_instance",
     "opt_str",
@@ -71,6 +72,11 @@ def ratio(_: Any, attribute: attrs.Attribute[float], value: float) -> None:
     float_type(attribute.name, value)
     if not 0.0 < value < 1.0:
         raise PolicyError(f"{attribute.name}: must be in (0, 1), got {value!r}")
+
+
+def opt_ratio(_: Any, attribute: attrs.Attribute[Any], value: float | None) -> None:
+    if value is not None:
+        ratio(_, attribute, value)
 
 
 def ratio_incl(_: Any, attribute: attrs.Attribute[float], value: float) -> None:

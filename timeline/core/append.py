@@ -8,6 +8,8 @@ from typing import Any
 import attrs
 import msgspec
 
+from timeline.compaction.offload import offload_preview
+from timeline.compaction.policy import CompactionPolicy
 from timeline.model.block import TURN_HEADER, Block
 from timeline.model.block_types import block_type
 from timeline.model.call_ids import SOURCE_CALL_ID, CallIds
@@ -128,3 +130,38 @@ class Batch:
             updates["call_id"] = internal
             updates["meta"] = {**block.meta, SOURCE_CALL_ID: given}
         return internal
+
+    def offloaded(self, policy: CompactionPolicy) -> dict[str, str]:
+        """The batch's text tool results over the policy's ``offload_over_tokens`` (none
+        of an excluded tool), by id, with the preview each shows from now on instead of
+        its text (:mod:`timeline.compaction.offload`). A cheap upper bound rules most
+        results out before any exact count."""
+        clearing = policy.clearing
+        over = clearing.offload_over_tokens if clearing is not None and policy.enabled else None
+        if clearing is None or over is None:
+            return {}
+        memo = self.ledger.memo
+        out: dict[str, str] = {}
+        for i, b in enumerate(self.stored):
+            if block_type(b.type).render != "tool_result" or b.data is not None:
+                continue
+            if b.tool_id in clearing.exclude_tools or (memo.lazy and memo.bound(b) <= over):
+                continue
+            tokens = memo.block(b)
+            if tokens <= over:
+                continue
+            preview = offload_preview(b, self._call_of(b, i), tokens)
+            if memo.text(preview) < tokens:
+                out[b.id] = preview
+        return out
+
+    def _call_of(self, result: Block, before: int) -> Block | None:
+        """The call ``result`` answers: in the batch before it, else the newest in the
+        ledger with its call id."""
+        for b in reversed(self.stored[:before]):
+            if b.call_id == result.call_id and block_type(b.type).render == "tool_call":
+                return b
+        for b in reversed(self.ledger.blocks):
+            if b.call_id == result.call_id and block_type(b.type).render == "tool_call":
+                return b
+        return None

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import os
+import time
 from typing import Any
 
 import attrs
@@ -18,6 +19,7 @@ import msgspec
 from timeline.compaction.policy import CompactionPolicy
 from timeline.compaction.stored_policy import policy_mapping
 from timeline.model import log as _log
+from timeline.model import tracing
 from timeline.model.block import CONV_RANGE_SUMMARY, Block
 from timeline.model.errors import ConflictError, NotFoundError, StoreError
 from timeline.model.persistence import IndexStore, TimelineSnapshot
@@ -81,7 +83,12 @@ def stage(ledger: Ledger, conversation_id: str, policy: CompactionPolicy) -> Sta
 
 
 def _applied(
-    ledger: Ledger, conversation_id: str, staged: Staged, version: int, store: IndexStore
+    ledger: Ledger,
+    conversation_id: str,
+    staged: Staged,
+    version: int,
+    start_ns: int,
+    store: IndexStore,
 ) -> int:
     """Record a successful commit: the version, and evict what left the window. When the
     timeline changed while an async commit was pending, nothing is evicted (the next
@@ -89,8 +96,24 @@ def _applied(
     _log.persisted(conversation_id, version, len(staged.log), len(staged.summaries))
     unchanged = staged.marker == _marker(ledger)
     written = frozenset(staged.new_ids)
+    held = len(ledger.blocks)
     ledger.persisted(version, written, staged.window if unchanged else None, store)
+    attributes: tracing.Attributes = {
+        "conversation_id": conversation_id,
+        "version": version,
+        "log_blocks": len(staged.log),
+        "summaries": len(staged.summaries),
+        "window_blocks": len(staged.window.blocks),
+        "evicted_blocks": held - len(ledger.blocks),
+    }
+    tracing.emit("timeline.persist", attributes, start_ns)
     return version
+
+
+def _conflict(conversation_id: str, staged: Staged, start_ns: int) -> None:
+    _log.persist_conflict(conversation_id, staged.expected_version)
+    attributes: tracing.Attributes = {"conversation_id": conversation_id, "conflict": True}
+    tracing.emit("timeline.persist", attributes, start_ns)
 
 
 def check_store(store: Any, action: str) -> None:
@@ -111,19 +134,21 @@ def check_store(store: Any, action: str) -> None:
 def persist(
     ledger: Ledger, conversation_id: str, store: IndexStore, policy: CompactionPolicy
 ) -> int:
+    start = time.time_ns()
     check_store(store, "persist")
     staged = stage(ledger, conversation_id, policy)
     try:
         version = store.commit(conversation_id, **staged.arguments())
     except ConflictError:
-        _log.persist_conflict(conversation_id, staged.expected_version)
+        _conflict(conversation_id, staged, start)
         raise
-    return _applied(ledger, conversation_id, staged, version, store)
+    return _applied(ledger, conversation_id, staged, version, start, store)
 
 
 async def apersist(
     ledger: Ledger, conversation_id: str, store: IndexStore, policy: CompactionPolicy
 ) -> int:
+    start = time.time_ns()
     check_store(store, "apersist")
     staged = stage(ledger, conversation_id, policy)
     acommit = getattr(store, "acommit", None)
@@ -134,9 +159,9 @@ async def apersist(
             call = functools.partial(store.commit, conversation_id, **staged.arguments())
             version = await asyncio.to_thread(call)
     except ConflictError:
-        _log.persist_conflict(conversation_id, staged.expected_version)
+        _conflict(conversation_id, staged, start)
         raise
-    return _applied(ledger, conversation_id, staged, version, store)
+    return _applied(ledger, conversation_id, staged, version, start, store)
 
 
 def _found(

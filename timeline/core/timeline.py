@@ -15,12 +15,13 @@ from typing import Any
 
 import attrs
 
-from timeline.compaction import CompactionStats
 from timeline.compaction.policy import CompactionPolicy, policy_type
 from timeline.compaction.stored_policy import stored_policy
 from timeline.compaction.summarizers.base import AsyncSummarizer, Summarizer
 from timeline.core import persist as _persist
+from timeline.core import usage as _usage
 from timeline.core.append import Batch
+from timeline.core.compacting import Compacting
 from timeline.core.hiding import (
     check_pin_fits,
     clean_replacement,
@@ -28,14 +29,15 @@ from timeline.core.hiding import (
     plan_path,
     set_hidden,
 )
+from timeline.core.usage import CacheBreakHook
 from timeline.formats.incremental import PayloadCache
 from timeline.model.block import CONV_RANGE_SUMMARY, Block
 from timeline.model.constructors import turn_header
 from timeline.model.errors import InvalidBlockError, NotFoundError
 from timeline.model.json_text import check_identifier
-from timeline.model.persistence import IndexStore, TimelineSnapshot, UsageRecord
+from timeline.model.persistence import CacheBreak, IndexStore, TimelineSnapshot
 from timeline.model.tools import tool_specs
-from timeline.model.validate import check_count, check_render_args, check_snapshot
+from timeline.model.validate import check_render_args, check_snapshot
 from timeline.render import pipeline
 from timeline.render.context import RenderedContext
 from timeline.render.settings import Clock, Hook, IdFactory
@@ -56,7 +58,7 @@ def sequential_ids(kind: str, seq: int) -> str:
 
 
 @attrs.define(eq=False)
-class Timeline:
+class Timeline(Compacting):
     """A conversation as a timeline of typed blocks (see DESIGN §3-§7)."""
 
     conversation_id: str
@@ -67,6 +69,8 @@ class Timeline:
     token_counter: TokenCounter | None = attrs.field(default=None, kw_only=True)
     on_before_compaction: Hook | None = attrs.field(default=None, kw_only=True)
     on_after_compaction: Hook | None = attrs.field(default=None, kw_only=True)
+    on_cache_break: CacheBreakHook | None = attrs.field(default=None, kw_only=True)
+    """Called with each :class:`CacheBreak` that :meth:`record_usage` finds."""
     clock: Clock = attrs.field(default=utc_now, kw_only=True)
     id_factory: IdFactory = attrs.field(default=sequential_ids, kw_only=True)
     model: str | None = attrs.field(default=None, kw_only=True)
@@ -167,7 +171,8 @@ class Timeline:
         stored = batch.add(block)
         if pin:
             check_pin_fits(self._ledger, self.policy, self.conversation_id, stored)
-        self._ledger.append(batch.stored, batch.state)
+        offloaded = {} if pin else batch.offloaded(self.policy)
+        self._ledger.append(batch.stored, batch.state, offloaded)
         if pin:
             self._ledger.pin([stored.id])
         return stored
@@ -179,7 +184,7 @@ class Timeline:
         batch = self._batch()
         for block in blocks:
             batch.add(block)
-        self._ledger.append(batch.stored, batch.state)
+        self._ledger.append(batch.stored, batch.state, batch.offloaded(self.policy))
         return list(batch.stored)
 
     # -- hiding and pinning ----------------------------------------------------------
@@ -252,16 +257,22 @@ class Timeline:
 
     # -- usage calibration -----------------------------------------------------------
 
-    def record_usage(self, *, prompt_tokens: int) -> None:
-        """Calibrate with the provider's reported prompt tokens for the latest render:
-        the next estimate is that figure plus our estimate of what changed since."""
-        check_count(prompt_tokens, "prompt_tokens")
-        ledger = self._ledger
-        raw = ledger.notes.raw_estimate
-        if raw is None:
-            return
-        usage = UsageRecord(prompt_tokens, raw(), ledger.state.structure_version)
-        ledger.update_state(usage=usage)
+    def record_usage(
+        self,
+        usage: Any = None,
+        *,
+        prompt_tokens: int | None = None,
+        cache_read_tokens: int | None = None,
+        cache_write_tokens: int | None = None,
+    ) -> CacheBreak | None:
+        """The provider's usage for the latest render (the reply's usage object, or the
+        figures as keywords): the next estimate is its prompt tokens plus our estimate
+        of what changed since, and its cache figures are checked against what the
+        previous request left cached. Returns the cache break found (also reported to
+        ``on_cache_break`` and kept for ``inspect``), or None."""
+        figures = _usage.usage_of(usage, prompt_tokens, cache_read_tokens, cache_write_tokens)
+        hook, model = self.on_cache_break, self.model
+        return _usage.record(self._ledger, self, figures, model=model, hook=hook)
 
     # -- rendering, compaction, persistence (implemented in their modules) -------------
 
@@ -297,40 +308,6 @@ class Timeline:
         specs = tool_specs(tools)
         return await pipeline.arender(
             self._ledger, self, system, force=force_sanitize, tail=tail, tools=specs
-        )
-
-    def compact(
-        self,
-        system: str = "",
-        *,
-        tools: Sequence[Any] = (),
-        force: bool = True,
-        keep_recent_tokens: int | None = None,
-    ) -> CompactionStats | None:
-        """Manual compaction (a coding agent's ``/compact``); None when there is nothing to
-        cut. ``force=True`` compacts even under the trigger; ``keep_recent_tokens``
-        overrides how much recent history stays verbatim."""
-        system, _ = check_render_args(system, (), force)
-        check_count(keep_recent_tokens, "keep_recent_tokens", optional=True)
-        specs = tool_specs(tools)
-        return pipeline.compact(
-            self._ledger, self, system, force=force, keep_tokens=keep_recent_tokens, tools=specs
-        )
-
-    async def acompact(
-        self,
-        system: str = "",
-        *,
-        tools: Sequence[Any] = (),
-        force: bool = True,
-        keep_recent_tokens: int | None = None,
-    ) -> CompactionStats | None:
-        """:meth:`compact` for async summarizers (awaited, with the policy's timeout)."""
-        system, _ = check_render_args(system, (), force)
-        check_count(keep_recent_tokens, "keep_recent_tokens", optional=True)
-        specs = tool_specs(tools)
-        return await pipeline.acompact(
-            self._ledger, self, system, force=force, keep_tokens=keep_recent_tokens, tools=specs
         )
 
     def estimate(

@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 import attrs
+import msgspec
 
 from timeline.compaction import CompactionStats
 from timeline.compaction.policy import context_window_for
@@ -87,6 +88,7 @@ class DriverEvent:
         "turn_end",
         "checkpoint",
         "usage_update",
+        "cache_break",
     ]
     turn_id: str
     data: Mapping[str, Any] = attrs.field(factory=dict)
@@ -236,7 +238,9 @@ class ReactDriver:
                     ) from bottom
         self.steps_taken += 1
         if reply.usage is not None and reply.usage.prompt_tokens > 0:
-            tl.record_usage(prompt_tokens=reply.usage.prompt_tokens)
+            broke = tl.record_usage(reply.usage)
+            if broke is not None:
+                self._emit("cache_break", msgspec.to_builtins(broke))
             self._last_usage = reply.usage.prompt_tokens
             self._emit(
                 "usage_update",

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Final, TypeVar
 
-from timeline.formats._reply import ToolCallRequest, Usage, as_dict, get_int
+from timeline.formats._reply import ToolCallRequest, Usage, as_dict, read_usage
 from timeline.model import constructors as B
 from timeline.model.block import Block
 from timeline.model.errors import InvalidBlockError
@@ -67,15 +67,7 @@ def reply_from_anthropic(message: Any, make: Callable[..., R]) -> R:
     return make(
         text="\n\n".join(texts),
         tool_calls=tuple(calls),
-        usage=Usage(
-            get_int(
-                usage,
-                "input_tokens",
-                "cache_creation_input_tokens",
-                "cache_read_input_tokens",
-            ),
-            get_int(usage, "output_tokens"),
-        ),
+        usage=read_usage(usage) if isinstance(usage, Mapping) else Usage(),
         finish_reason=str(data.get("stop_reason") or "stop"),
         reasoning=tuple(b for b in content if reasoning_provider(b) is not None),
         content=tuple(content),

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from timeline.formats._reply import ToolCallRequest, Usage, as_dict, get_int
+from timeline.formats._reply import ToolCallRequest, Usage, as_dict, read_usage
 from timeline.model import constructors as B
 from timeline.model.block import Block
 from timeline.model.errors import InvalidBlockError
@@ -48,7 +48,7 @@ def reply_from_chat(completion: Any, make: Callable[..., R]) -> R:
     return make(
         text=text,
         tool_calls=calls,
-        usage=Usage(get_int(usage, "prompt_tokens"), get_int(usage, "completion_tokens")),
+        usage=read_usage(usage) if isinstance(usage, Mapping) else Usage(),
         finish_reason=str(choice.get("finish_reason") or "stop"),
         content=tuple(content),
     )
@@ -115,7 +115,7 @@ def reply_from_responses(response: Any, make: Callable[..., R]) -> R:
     return make(
         text="".join(b.text for b in content if b.type == "assistant.completion"),
         tool_calls=tuple(calls),
-        usage=Usage(get_int(usage, "input_tokens"), get_int(usage, "output_tokens")),
+        usage=read_usage(usage) if isinstance(usage, Mapping) else Usage(),
         finish_reason=finish,
         reasoning=tuple(b for b in content if b.type == "assistant.reasoning"),
         content=tuple(b for b in content if b.text or b.type != "assistant.completion"),

@@ -11,7 +11,7 @@ from typing import Any
 
 import attrs
 
-from timeline.formats._reply import ToolCallRequest, Usage
+from timeline.formats._reply import ToolCallRequest, Usage, read_usage
 from timeline.formats.anthropic_reply import reply_from_anthropic
 from timeline.formats.openai_reply import reply_from_chat, reply_from_responses
 from timeline.model import constructors as B
@@ -26,6 +26,7 @@ __all__ = [
     "Usage",
     "call_params",
     "content_blocks",
+    "read_usage",
     "reply_blocks",
 ]
 

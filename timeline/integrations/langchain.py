@@ -244,7 +244,13 @@ class TimelineMiddleware(AgentMiddleware):
         for message in results:
             usage = getattr(message, "usage_metadata", None) or {}
             if usage.get("input_tokens"):
-                tl.record_usage(prompt_tokens=int(usage["input_tokens"]))
+                details = usage.get("input_token_details") or {}
+                read, written = details.get("cache_read"), details.get("cache_creation")
+                tl.record_usage(
+                    prompt_tokens=int(usage["input_tokens"]),
+                    cache_read_tokens=read if isinstance(read, int) else None,
+                    cache_write_tokens=written if isinstance(written, int) else None,
+                )
 
     def wrap_model_call(
         self,

@@ -7,7 +7,10 @@ unchanged; this is for operators who read logs rather than wire callbacks.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+from collections.abc import Iterator
+from contextvars import ContextVar
 from typing import Protocol
 
 __all__ = [
@@ -19,6 +22,7 @@ __all__ = [
     "persist_conflict",
     "persisted",
     "recall_search_failed",
+    "silenced",
 ]
 
 
@@ -42,6 +46,26 @@ class CompactionStats(Protocol):
 
 
 logger = logging.getLogger("timeline")
+_silenced: ContextVar[bool] = ContextVar("timeline_log_silenced", default=False)
+
+
+class _Silenced(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not _silenced.get()
+
+
+logger.addFilter(_Silenced())
+
+
+@contextlib.contextmanager
+def silenced() -> Iterator[None]:
+    """Nothing is logged inside (in this thread or task only): a dry run plans a
+    compaction without one happening."""
+    token = _silenced.set(True)
+    try:
+        yield
+    finally:
+        _silenced.reset(token)
 
 
 def compaction_started(conversation_id: str, stats: CompactionStats) -> None:

@@ -18,6 +18,7 @@ from timeline.model.block import Block
 from timeline.model.tools import ToolSpec
 
 __all__ = [
+    "CacheBreak",
     "CacheState",
     "AsyncIndexStore",
     "CheckpointInfo",
@@ -38,11 +39,39 @@ class CacheState(msgspec.Struct, frozen=True):
 
 
 class UsageRecord(msgspec.Struct, frozen=True):
-    """Provider-reported prompt tokens against our raw estimate of the same render."""
+    """Provider-reported prompt tokens against our raw estimate of the same render, and
+    the provider's cache figures for it (None: not reported)."""
 
     prompt_tokens: int
     raw_estimate: int
     structure_version: int
+    cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None
+
+
+class CacheBreak(msgspec.Struct, frozen=True, kw_only=True):
+    """A request that read less from the provider's prompt cache than the request before
+    it left there: its figures and the likely cause.
+
+    ``cause`` is ``"prefix_changed"`` (the prompt differs from the previous one before
+    the cached part ends: ``block_index`` and ``path`` name the first block that
+    differs, ``compaction`` says a compaction or clearing pass of the library changed it),
+    ``"ttl_expired"`` (longer than the cache's lifetime since the previous request),
+    ``"below_minimum"`` (the previous prefix was under the provider's minimum cacheable
+    length, so never written) or ``"unknown"`` (nothing the timeline can see changed:
+    the tools, the model, the request's cache settings, or the provider's routing).
+    ``detail`` says it in a sentence; token figures are the provider's."""
+
+    ts: str
+    cause: str
+    detail: str
+    expected_tokens: int
+    """What the previous request left cached (its last checkpoint's prefix)."""
+    read_tokens: int
+    written_tokens: int | None = None
+    block_index: int | None = None
+    path: str | None = None
+    compaction: bool = False
 
 
 class TimelineState(msgspec.Struct, frozen=True, kw_only=True):
@@ -69,6 +98,8 @@ class TimelineState(msgspec.Struct, frozen=True, kw_only=True):
     cleared: dict[str, str] = {}
     """Blocks the clearing tier shows as a placeholder, by id (``""``: left out); the
     blocks themselves are unchanged."""
+    cache_breaks: list[CacheBreak] = []
+    """The latest cache breaks ``record_usage`` found (the most recent last)."""
     tools: tuple[ToolSpec, ...] = ()
     """The tool definitions of the last render (what the CLI renders a stored
     conversation with, like ``system``)."""

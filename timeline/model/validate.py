@@ -25,6 +25,7 @@ __all__ = [
     "check_block",
     "check_count",
     "check_paths",
+    "check_compact_args",
     "check_render_args",
     "check_snapshot",
     "check_tail_block",
@@ -271,6 +272,16 @@ def check_paths(paths: Any) -> list[str]:
         if not isinstance(p, str):
             raise InvalidBlockError(f"paths must hold str values, got {type(p).__name__} {p!r}")
     return out
+
+
+def check_compact_args(keep_recent_tokens: Any, dry_run: Any, focus: Any) -> None:
+    """``compact`` arguments: an optional int ``keep_recent_tokens``, a bool ``dry_run``
+    and an optional non-empty str ``focus``."""
+    check_count(keep_recent_tokens, "keep_recent_tokens", optional=True)
+    if not isinstance(dry_run, bool):
+        raise InvalidBlockError(f"dry_run must be a bool, got {type(dry_run).__name__}")
+    if focus is not None and (not isinstance(focus, str) or not focus.strip()):
+        raise InvalidBlockError(f"focus must be a non-empty str or None, got {focus!r}")
 
 
 def check_count(value: Any, name: str, *, optional: bool = False, minimum: int = 0) -> None:

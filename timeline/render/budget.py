@@ -138,7 +138,7 @@ def finish(
     trigger = _record(ledger, settings, prep, cache_state, budget)
     shown = tuple(blocks)
     count_tokens, block_tokens = _deferred_counts(ledger, prep, stream, shown, tuple(costs), total)
-    return RenderedContext(
+    view = RenderedContext(
         system=prep.system,
         blocks=shown,
         cache_points=points,
@@ -158,6 +158,16 @@ def finish(
         native=None if settings.policy.native is None else settings.policy.native_params,
         recalled=prep.recalled,
     )
+    return _noted(ledger, prep, view)
+
+
+def _noted(ledger: Ledger, prep: Prep, view: RenderedContext) -> RenderedContext:
+    """``view``, noted for what comes next: its size before the usage calibration (for
+    ``record_usage`` and the next forced render, counted when asked) and what it shows
+    (the cache figures of its usage are read against it)."""
+    calibration = overhead(ledger)
+    ledger.note_render(_render_key(ledger, prep), lambda: view.tokens - calibration, view)
+    return view
 
 
 def _checkpoints(
@@ -204,18 +214,13 @@ def _deferred_counts(
 ) -> tuple[Callable[[], int], Callable[[], tuple[int, ...]]]:
     """The functions behind ``RenderedContext.tokens`` and ``block_tokens``: exact counts
     of blocks still at an upper bound wait until someone asks (no pass over them now:
-    without a budget they are most of the stream). Also notes this render's size for
-    ``record_usage`` and the next forced render."""
+    without a budget they are most of the stream)."""
     memo = ledger.memo
     pending = stream.pending.copy()
     known = total - stream.pending_total
-    calibration = overhead(ledger)
 
     def count_tokens() -> int:
         return known + sum(memo.block(shown[pos]) for pos in pending)
-
-    def raw_estimate() -> int:
-        return count_tokens() - calibration
 
     def block_tokens() -> tuple[int, ...]:
         exact = set(pending)
@@ -223,5 +228,4 @@ def _deferred_counts(
             memo.block(b) if pos in exact else shown_costs[pos] for pos, b in enumerate(shown)
         )
 
-    ledger.note_render(_render_key(ledger, prep), raw_estimate)
     return count_tokens, block_tokens

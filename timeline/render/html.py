@@ -254,11 +254,17 @@ def _head(title: str, script: str) -> str:
 
 
 def page(
-    title: str, head: str, view: View, chronology: Sequence[Item], prompt: Sequence[Item]
+    title: str,
+    head: str,
+    view: View,
+    chronology: Sequence[Item],
+    prompt: Sequence[Item],
+    notes: str = "",
 ) -> str:
     """The whole page: ``prompt`` is the next prompt's items in order, ``chronology``
     every item the conversation held in order (the prompt's included); what is not in
-    the prompt goes to the collapsed history. ``head`` is escaped HTML."""
+    the prompt goes to the collapsed history. ``head`` and ``notes`` (a section after
+    the prompt's figures) are escaped HTML."""
     pg = _Page(chronology, prompt)
     in_prompt = {i.block.id for i in prompt}
     history = [i for i in chronology if i.block.id not in in_prompt]
@@ -276,6 +282,7 @@ def page(
             toolbar(),
             "</header><main>",
             next_prompt(view_usage(view), view, prompt),
+            notes,
             '<section id="live" aria-labelledby="live-h">'
             f'<h2 id="live-h">Live window: the next prompt, in order '
             f'<span class="count">({plural(len(prompt), "block")})</span></h2>',

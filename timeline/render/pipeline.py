@@ -16,22 +16,29 @@ Every step reads and changes the timeline's state through its :class:`Ledger` on
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 
+import attrs
+
 from timeline.compaction import CompactionStats
+from timeline.model import tracing
 from timeline.model.block import Block
 from timeline.model.errors import BudgetError, PinnedOverBudgetError
 from timeline.model.tools import ToolSpec
+from timeline.render.background import prepare_next
 from timeline.render.budget import finish, forced_target
 from timeline.render.context import RenderedContext
 from timeline.render.prepare import Prep, overhead, prepare, raw_tokens
+from timeline.render.preview import preview
 from timeline.render.recall import recall_async, recall_sync, with_recall
 from timeline.render.sanitize import Pending, plan_compaction
-from timeline.render.settings import Settings
+from timeline.render.settings import Adjusted, Settings
 from timeline.render.summary import run_async, run_sync
+from timeline.render.traced import compacted, render_attributes
 from timeline.state.ledger import Ledger
 
-__all__ = ["acompact", "arender", "compact", "estimate", "render"]
+__all__ = ["acompact", "arender", "compact", "estimate", "focused", "preview", "render"]
 
 
 def render(
@@ -43,21 +50,48 @@ def render(
     tail: Sequence[Block],
     tools: tuple[ToolSpec, ...] = (),
 ) -> RenderedContext:
+    tracer = tracing.tracer()
+    if tracer is None:
+        return _render(ledger, settings, system, force, tail, tools, traced=False)
+    with tracer.start_as_current_span("timeline.render") as span:
+        view = _render(ledger, settings, system, force, tail, tools, traced=True)
+        span.set_attributes(tracing.named(render_attributes(settings, view)))
+        return view
+
+
+def _render(
+    ledger: Ledger,
+    settings: Settings,
+    system: str,
+    force: bool,
+    tail: Sequence[Block],
+    tools: tuple[ToolSpec, ...],
+    *,
+    traced: bool,
+) -> RenderedContext:
     prep = prepare(ledger, system, tail, tools)
     target = forced_target(ledger, settings, prep) if force else None
+    start = time.time_ns() if traced else 0
     pending = plan_compaction(ledger, settings, prep, force=force)
     if isinstance(pending, Pending):
         stats: CompactionStats | None = run_sync(ledger, settings, prep, pending)
     else:
         stats = pending
+    if traced:
+        compacted(settings, stats, start)
+    if stats is None and settings.policy.prepare_at is not None:
+        prepare_next(ledger, settings, prep, asynchronous=False)
     recall = recall_sync(ledger, settings, prep, force=force)
     try:
         return finish(
             ledger, settings, with_recall(prep, recall), force=force, stats=stats, target=target
         )
     except BudgetError as exc:
+        start = time.time_ns() if traced else 0
         again = _escalation(ledger, settings, prep, force, exc)
         stats = run_sync(ledger, settings, prep, again)
+        if traced:
+            compacted(settings, stats, start)
         return finish(ledger, settings, prep, force=False, stats=stats, target=None)
 
 
@@ -86,22 +120,60 @@ async def arender(
     tail: Sequence[Block],
     tools: tuple[ToolSpec, ...] = (),
 ) -> RenderedContext:
+    tracer = tracing.tracer()
+    if tracer is None:
+        return await _arender(ledger, settings, system, force, tail, tools, traced=False)
+    with tracer.start_as_current_span("timeline.render") as span:
+        view = await _arender(ledger, settings, system, force, tail, tools, traced=True)
+        span.set_attributes(tracing.named(render_attributes(settings, view)))
+        return view
+
+
+async def _arender(
+    ledger: Ledger,
+    settings: Settings,
+    system: str,
+    force: bool,
+    tail: Sequence[Block],
+    tools: tuple[ToolSpec, ...],
+    *,
+    traced: bool,
+) -> RenderedContext:
     prep = prepare(ledger, system, tail, tools)
     target = forced_target(ledger, settings, prep) if force else None
-    pending = plan_compaction(ledger, settings, prep, force=force)
+    start = time.time_ns() if traced else 0
+    pending = plan_compaction(ledger, settings, prep, force=force, asynchronous=True)
     if isinstance(pending, Pending):
         stats: CompactionStats | None = await run_async(ledger, settings, prep, pending)
     else:
         stats = pending
+    if traced:
+        compacted(settings, stats, start)
+    if stats is None and settings.policy.prepare_at is not None:
+        prepare_next(ledger, settings, prep, asynchronous=True)
     recall = await recall_async(ledger, settings, prep, force=force)
     try:
         return finish(
             ledger, settings, with_recall(prep, recall), force=force, stats=stats, target=target
         )
     except BudgetError as exc:
+        start = time.time_ns() if traced else 0
         again = _escalation(ledger, settings, prep, force, exc)
         stats = await run_async(ledger, settings, prep, again)
+        if traced:
+            compacted(settings, stats, start)
         return finish(ledger, settings, prep, force=False, stats=stats, target=None)
+
+
+def focused(settings: Settings, focus: str | None) -> Settings:
+    """``settings`` for one compaction whose summary keeps ``focus`` in view (after the
+    policy's own ``focus_instructions``)."""
+    if focus is None:
+        return settings
+    policy = settings.policy
+    own = policy.focus_instructions
+    both = f"{own}\n{focus}" if own else focus
+    return Adjusted(settings, attrs.evolve(policy, focus_instructions=both))
 
 
 def compact(
@@ -112,12 +184,17 @@ def compact(
     force: bool,
     keep_tokens: int | None,
     tools: tuple[ToolSpec, ...] = (),
+    focus: str | None = None,
 ) -> CompactionStats | None:
+    settings = focused(settings, focus)
+    start = time.time_ns()
     prep = prepare(ledger, system, (), tools)
     pending = plan_compaction(
         ledger, settings, prep, force=force, manual=force, keep_tokens=keep_tokens
     )
-    return run_sync(ledger, settings, prep, pending) if isinstance(pending, Pending) else pending
+    stats = run_sync(ledger, settings, prep, pending) if isinstance(pending, Pending) else pending
+    compacted(settings, stats, start)
+    return stats
 
 
 async def acompact(
@@ -128,14 +205,26 @@ async def acompact(
     force: bool,
     keep_tokens: int | None,
     tools: tuple[ToolSpec, ...] = (),
+    focus: str | None = None,
 ) -> CompactionStats | None:
+    settings = focused(settings, focus)
+    start = time.time_ns()
     prep = prepare(ledger, system, (), tools)
     pending = plan_compaction(
-        ledger, settings, prep, force=force, manual=force, keep_tokens=keep_tokens
+        ledger,
+        settings,
+        prep,
+        force=force,
+        manual=force,
+        keep_tokens=keep_tokens,
+        asynchronous=True,
     )
     if isinstance(pending, Pending):
-        return await run_async(ledger, settings, prep, pending)
-    return pending
+        stats: CompactionStats | None = await run_async(ledger, settings, prep, pending)
+    else:
+        stats = pending
+    compacted(settings, stats, start)
+    return stats
 
 
 def estimate(

@@ -10,7 +10,7 @@ import attrs
 import msgspec
 
 from timeline.formats._plan import CONVERSATION_START_TEXT, MISSING_RESULT_TEXT
-from timeline.model.block import Block
+from timeline.model.block import CONV_RANGE_SUMMARY, Block
 from timeline.model.block_types import block_type
 from timeline.model.errors import InvalidBlockError
 from timeline.model.names import provider_call_id
@@ -23,9 +23,11 @@ from timeline.tokens import BLOCK_OVERHEAD_TOKENS, BlockTokenMemo
 __all__ = [
     "TOOLS_PROMPT_TOKENS",
     "Prep",
+    "cut_costs",
     "overhead",
     "prepare",
     "raw_tokens",
+    "summary_cost",
     "system_cost",
     "tools_cost",
 ]
@@ -151,3 +153,32 @@ def overhead(ledger: Ledger) -> int:
 def raw_tokens(stream: VisibleStream, prep: Prep) -> int:
     """The prompt's tokens in our own count (before the calibration)."""
     return prep.fixed_tokens + stream.tokens + sum(prep.tail_costs)
+
+
+def cut_costs(ledger: Ledger, prep: Prep) -> tuple[list[int], int]:
+    """Each block's rendered cost after the latest summary (0 before it), as the cut
+    planner takes them, and the tokens no cut changes (system prompt, tail, calibration,
+    pinned blocks from before the summary)."""
+    stream = ledger.stream()
+    blocks = ledger.blocks
+    start = ledger.summary_index + 1
+    costs = [0] * len(blocks)
+    fixed = prep.fixed_tokens + sum(prep.tail_costs) + max(0, overhead(ledger))
+    for pos, index in enumerate(stream.source_index):
+        if index >= start:
+            costs[index] = stream.costs[pos]
+        elif blocks[index].type != CONV_RANGE_SUMMARY:
+            fixed += stream.costs[pos]  # pinned blocks already before the summary
+    return costs, fixed
+
+
+def summary_cost(ledger: Ledger) -> int:
+    """The rendered cost of the latest summary (0: none), which the next one extends."""
+    index = ledger.summary_index
+    if index < 0:
+        return 0
+    stream = ledger.stream()
+    for pos in range(len(stream.source_index) - 1, -1, -1):
+        if stream.source_index[pos] == index:
+            return stream.costs[pos]
+    return 0

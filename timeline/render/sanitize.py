@@ -22,15 +22,16 @@ from timeline.compaction.policy import NO_BUDGET, NoBudgetWarning
 from timeline.compaction.pruning import prune_expired, recent_turns
 from timeline.compaction.summarizers.base import SummaryRequest, SummaryResult
 from timeline.model import log as _log
-from timeline.model.block import CONV_RANGE_SUMMARY, Block
+from timeline.model.block import Block
 from timeline.model.errors import BudgetError, PolicyError
 from timeline.render.clearing import clear_tier, cleared_stats
 from timeline.render.native import native_plan
-from timeline.render.prepare import Prep, overhead, raw_tokens
+from timeline.render.prepare import Prep, cut_costs, overhead, raw_tokens, summary_cost
+from timeline.render.prepared import Job, adopt
 from timeline.render.settings import Settings
 from timeline.state.ledger import Ledger
 
-__all__ = ["Pending", "plan_compaction", "summarizer_name"]
+__all__ = ["Pending", "plan_ahead", "plan_compaction", "summarizer_name"]
 
 
 @attrs.frozen
@@ -49,6 +50,8 @@ class Pending:
     reminder: str = ""
     native: bool = False
     """The provider compacted: the summary is recorded whatever its size."""
+    job: Job | None = None
+    """The summaries, prepared ahead of the trigger (None: the summarizer makes them)."""
 
 
 def summarizer_name(settings: Settings) -> str:
@@ -194,22 +197,12 @@ def _cut(
     budget: int,
     force: bool,
     keep_tokens: int | None,
+    room: int = 0,
 ) -> CutPlan | None:
-    stream = ledger.stream()
     blocks = ledger.blocks
     start = ledger.summary_index + 1
-    costs = [0] * len(blocks)
-    fixed = prep.fixed_tokens + sum(prep.tail_costs) + max(0, overhead(ledger))
-    previous = 0  # the summary the new one extends: it rarely comes out smaller
-    for pos, index in enumerate(stream.source_index):
-        if index >= start:
-            costs[index] = stream.costs[pos]
-        elif blocks[index].type != CONV_RANGE_SUMMARY:
-            fixed += stream.costs[pos]  # pinned blocks already before the summary
-        else:
-            previous = stream.costs[pos]
+    costs, fixed = cut_costs(ledger, prep)
     policy = settings.policy
-    reserve = min(max(policy.summary_budget(), previous), max(64, budget // 5))
     return plan_cut(
         blocks,
         start,
@@ -219,12 +212,22 @@ def _cut(
         budget=budget,
         system_tokens=prep.fixed_tokens,
         fixed_tokens=fixed,
-        summary_reserve=reserve,
+        summary_reserve=policy.summary_reserve(budget, summary_cost(ledger)),
         force=force,
         keep_tokens=keep_tokens,
         current_turn=ledger.state.current_turn_id,
         pinned_only=ledger.pinned,
+        room=room,
     )
+
+
+def plan_ahead(ledger: Ledger, settings: Settings, prep: Prep, room: int) -> CutPlan | None:
+    """The cut the compaction at the trigger is expected to make, planned now: as if the
+    ``room`` tokens left before the trigger had been appended (None: nothing to cut)."""
+    budget = settings.policy.budget
+    if budget is None:
+        return None
+    return _cut(ledger, settings, prep, budget, False, None, room)
 
 
 def _announce(
@@ -234,8 +237,10 @@ def _announce(
     plan: CutPlan,
     stats: CompactionStats,
     context: tuple[Block, ...],
+    job: Job | None = None,
 ) -> Pending:
-    """The summary requests for ``plan``; fires ``on_before_compaction``."""
+    """The summary requests for ``plan``; fires ``on_before_compaction``. ``job``: the
+    summary prepared for ``plan`` ahead of the trigger (its results are the summaries)."""
     blocks = ledger.blocks
     index = ledger.summary_index
     previous = blocks[index] if index >= 0 else None
@@ -254,6 +259,7 @@ def _announce(
         split_turn_id=plan.split_turn_id,
         covered_turn_ids=tuple(dict.fromkeys(covered)),
         mid_turn=mid_turn,
+        prepared=job is not None,
     )
     _log.compaction_started(settings.conversation_id, stats)
     if settings.on_before_compaction is not None:
@@ -264,7 +270,9 @@ def _announce(
         if r is not None
     )
     main_text = asked.previous if asked.history is None else None
-    return Pending(plan, previous, asked.digest, requests, stats, main_text, asked.reminder)
+    return Pending(
+        plan, previous, asked.digest, requests, stats, main_text, asked.reminder, job=job
+    )
 
 
 def plan_compaction(
@@ -275,9 +283,11 @@ def plan_compaction(
     force: bool,
     manual: bool = False,
     keep_tokens: int | None = None,
+    asynchronous: bool = False,
 ) -> Pending | CompactionStats | None:
     """What to compact (announced, waiting for summaries), or the stats of a TTL pruning
-    that was enough on its own, or None (no compaction)."""
+    that was enough on its own, or None (no compaction). ``asynchronous``: on the async
+    path (a summary prepared by a task can be awaited)."""
     policy = settings.policy
     native = _native(ledger, settings, prep)
     if native is not None:
@@ -306,7 +316,7 @@ def plan_compaction(
         )
         if done is not None:
             return done
-    at = _At(reason, est, budget, pruned, force, keep_tokens, context)
+    at = _At(reason, est, budget, pruned, force, keep_tokens, context, asynchronous)
     return _tiers(ledger, settings, prep, at)
 
 
@@ -335,6 +345,7 @@ class _At:
     force: bool
     keep_tokens: int | None
     context: tuple[Block, ...]
+    asynchronous: bool = False
 
 
 def _tiers(
@@ -366,4 +377,7 @@ def _tiers(
             return cleared_stats(ledger, settings, prep, stats)
         _log.compaction_skipped(settings.conversation_id, reason, at.est)
         return None
-    return _announce(ledger, settings, prep, plan, stats, at.context)
+    policy = settings.policy  # a prepared summary leaves the prompt at most halfway up
+    limit = (policy.trigger_ratio * at.budget + target) / 2 - policy.summary_reserve(at.budget)
+    plan, job = adopt(ledger, settings, prep, plan, reason, limit, at.asynchronous)
+    return _announce(ledger, settings, prep, plan, stats, at.context, job)

@@ -8,11 +8,13 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Protocol
 
+import attrs
+
 from timeline.compaction import CompactionStats
 from timeline.compaction.policy import CompactionPolicy
 from timeline.compaction.summarizers.base import AsyncSummarizer, Summarizer
 
-__all__ = ["Clock", "Hook", "IdFactory", "Settings", "timestamp"]
+__all__ = ["Adjusted", "Clock", "Hook", "IdFactory", "Settings", "timestamp"]
 
 Clock = Callable[[], datetime]
 IdFactory = Callable[[str, int], str]
@@ -37,6 +39,40 @@ class Settings(Protocol):
     def clock(self) -> Clock: ...
     @property
     def id_factory(self) -> IdFactory: ...
+
+
+@attrs.frozen
+class Adjusted:
+    """``base`` with another policy (a compaction with a focus of its own) and, when
+    ``quiet``, no hooks (a dry run: nothing happens, nothing is announced)."""
+
+    base: Settings
+    policy: CompactionPolicy
+    quiet: bool = False
+
+    @property
+    def conversation_id(self) -> str:
+        return self.base.conversation_id
+
+    @property
+    def summarizer(self) -> Summarizer | AsyncSummarizer | None:
+        return self.base.summarizer
+
+    @property
+    def on_before_compaction(self) -> Hook | None:
+        return None if self.quiet else self.base.on_before_compaction
+
+    @property
+    def on_after_compaction(self) -> Hook | None:
+        return None if self.quiet else self.base.on_after_compaction
+
+    @property
+    def clock(self) -> Clock:
+        return self.base.clock
+
+    @property
+    def id_factory(self) -> IdFactory:
+        return self.base.id_factory
 
 
 def timestamp(clock: Clock) -> str:

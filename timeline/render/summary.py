@@ -20,7 +20,7 @@ from timeline.render.sanitize import Pending
 from timeline.render.settings import Settings, timestamp
 from timeline.state.ledger import Ledger
 
-__all__ = ["PLAN_LINE_CHARS", "run_async", "run_sync"]
+__all__ = ["PLAN_LINE_CHARS", "replaced_tokens", "run_async", "run_sync"]
 
 PLAN_LINE_CHARS = 300
 
@@ -37,7 +37,7 @@ def _new_id(ledger: Ledger, settings: Settings, seq: int, taken: str = "") -> tu
     return seq, bid
 
 
-def _replaced_tokens(ledger: Ledger, cut: int) -> int:
+def replaced_tokens(ledger: Ledger, cut: int) -> int:
     """Visible tokens a summary inserted at ``cut`` replaces: the previous summary and
     every visible block before the cut that is not carried past it."""
     stream = ledger.stream()
@@ -167,7 +167,7 @@ def _apply(
         summary = msgspec.structs.replace(
             summary, meta={**summary.meta, "provider_compaction_id": cut_block.id}
         )
-    replaced = _replaced_tokens(ledger, plan.cut)
+    replaced = replaced_tokens(ledger, plan.cut)
     cost = ledger.memo.uncached(summary)
     if cost >= replaced and pending.stats.reason != "blocks" and not pending.native:
         # a summary at least as big as what it replaces would grow the prompt: skip it,
@@ -227,7 +227,10 @@ def _conclude(
 
 
 def run_sync(ledger: Ledger, settings: Settings, prep: Prep, pending: Pending) -> CompactionStats:
-    """Make the summaries with a sync summarizer (the policy's timeout and fallback)."""
+    """Make the summaries with a sync summarizer (the policy's timeout and fallback), or
+    take the ones prepared ahead of the trigger (waiting for them if still running)."""
+    if pending.job is not None:
+        return _conclude(ledger, settings, prep, pending, pending.job.wait())
     policy = settings.policy
     fallback = policy.on_summary_failure == "fallback"
     results = [
@@ -240,7 +243,10 @@ def run_sync(ledger: Ledger, settings: Settings, prep: Prep, pending: Pending) -
 async def run_async(
     ledger: Ledger, settings: Settings, prep: Prep, pending: Pending
 ) -> CompactionStats:
-    """Make the summaries with an async (or sync) summarizer."""
+    """Make the summaries with an async (or sync) summarizer, or await the ones prepared
+    ahead of the trigger."""
+    if pending.job is not None:
+        return _conclude(ledger, settings, prep, pending, await pending.job.result())
     policy = settings.policy
     fallback = policy.on_summary_failure == "fallback"
     results = [

@@ -3,10 +3,9 @@
 A :class:`Ledger` holds the blocks in order (summaries in place) and the indexes derived
 from them: blocks by id, tool-call ids (:class:`~timeline.model.call_ids.CallIds`), the
 latest summary, pinned and carried blocks, the blocks new since the last persist, the
-timeline state that is persisted, and the visible stream. Nothing else changes any of
-them: appends, hiding, pinning, compaction, restore and persistence each call one method
-here, and each method updates every derived index it affects. Readers get read-only
-views.
+timeline state that is persisted, and the visible stream. Nothing else changes them:
+appends, hiding, pinning, compaction, restore and persistence each call one method here,
+which updates every derived index it affects. Readers get read-only views.
 
 ``incremental=False`` makes it the reference engine: nothing is remembered from one call
 to the next (token memo, stream), so every figure is derived from scratch.
@@ -19,6 +18,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 import attrs
 import msgspec
 
+from timeline.cache.breaks import Sent, SentRequest
 from timeline.formats.incremental import PayloadCache
 from timeline.model.block import CONV_RANGE_SUMMARY, Block
 from timeline.model.block_types import block_type
@@ -46,6 +46,10 @@ class RenderNotes:
     """``block_seq`` when a compaction was last skipped (not smaller): not retried until
     something is appended."""
     warned_no_budget: bool = False
+    sent: SentRequest | None = None
+    """The last render, as sent (``record_usage`` reads its cache figures against it)."""
+    cached: Sent | None = None
+    """The last render whose cache figures were recorded, and when."""
 
 
 @attrs.define(eq=False)
@@ -73,6 +77,9 @@ class Ledger:
     _carried: CarriedIds = attrs.field(init=False)
     _stream: VisibleStream = attrs.field(init=False)
     _archive: Archive = attrs.field(factory=Archive, init=False)
+    prepared: object | None = attrs.field(default=None, init=False)
+    """The summary being prepared for the next compaction (opaque here: see
+    :mod:`timeline.render.prepared`), or None; a summary inserted or a reset drops it."""
 
     def __attrs_post_init__(self) -> None:
         self._carried = CarriedIds(self._carry)
@@ -144,7 +151,7 @@ class Ledger:
             stream.rebuild(self._blocks, self._summary_index, self._carried, self._state.cleared)
             stream.version = version
         else:
-            stream.extend(self._blocks)
+            stream.extend(self._blocks, self._state.cleared)
         return stream
 
     def archive(self) -> Archive:
@@ -187,8 +194,16 @@ class Ledger:
 
     # -- changing --------------------------------------------------------------------
 
-    def append(self, stored: Sequence[Block], state: TimelineState) -> None:
-        """Add validated blocks (``state``: the counters after them)."""
+    def append(
+        self,
+        stored: Sequence[Block],
+        state: TimelineState,
+        offloaded: Mapping[str, str] | None = None,
+    ) -> None:
+        """Add validated blocks (``state``: the counters after them; ``offloaded``: ids
+        shown by a preview from the start, with it)."""
+        if offloaded:
+            state = msgspec.structs.replace(state, cleared={**state.cleared, **offloaded})
         carry = self._carry
         carried_before = carry.unpinned_extra()
         for b in stored:
@@ -253,6 +268,7 @@ class Ledger:
         """A compaction's summary (and the plan history after it) inserted at ``at``;
         ``cost`` is the summary's exact token cost, ``block_seq`` the counter after it."""
         inserted = [summary] if history is None else [summary, history]
+        self.prepared = None
         self._blocks[at:at] = inserted
         for b in inserted:
             self._by_id[b.id] = b
@@ -276,29 +292,51 @@ class Ledger:
         calibration, the compaction marker)."""
         self._state = msgspec.structs.replace(self._state, **changes)
 
-    def note_render(self, key: tuple[int, ...], raw_estimate: Callable[[], int]) -> None:
-        """A render finished: what it was made of and its size (counted when asked)."""
+    def note_render(
+        self, key: tuple[int, ...], raw_estimate: Callable[[], int], sent: SentRequest
+    ) -> None:
+        """A render finished: what it was made of, its size (counted when asked) and
+        what it shows."""
         n = self.notes
-        self.notes = RenderNotes(raw_estimate, key, n.skipped_at_seq, n.warned_no_budget)
+        self.notes = RenderNotes(
+            raw_estimate, key, n.skipped_at_seq, n.warned_no_budget, sent, n.cached
+        )
 
     def note_skipped(self) -> None:
         """A compaction was skipped at the current ``block_seq`` (its summary would not
         have been smaller): not planned again until something is appended."""
-        n = self.notes
-        seq = self._state.block_seq
-        self.notes = RenderNotes(n.raw_estimate, n.render_key, seq, n.warned_no_budget)
+        self.notes = attrs.evolve(self.notes, skipped_at_seq=self._state.block_seq)
 
     def note_warned(self) -> None:
         """The no-budget warning was given (once per timeline)."""
-        n = self.notes
-        self.notes = RenderNotes(n.raw_estimate, n.render_key, n.skipped_at_seq, True)
+        self.notes = attrs.evolve(self.notes, warned_no_budget=True)
+
+    def fork(self) -> Ledger:
+        """A copy to try a change on (a dry run): its own blocks, state, indexes and
+        stream; the same token memo and prepared summary."""
+        other = Ledger(self.memo, incremental=self.incremental, payloads=PayloadCache())
+        pinned = list(self._carry.pinned)
+        other._install(self._blocks, msgspec.structs.replace(self._state, pinned=pinned))
+        other._version = self._version
+        other._new_ids = list(self._new_ids)
+        other.notes = self.notes
+        other.prepared = self.prepared
+        return other
 
     def reset(
         self, blocks: Sequence[Block], state: TimelineState, new_ids: Iterable[str] | None = None
     ) -> None:
         """Replace everything by ``blocks`` and ``state`` (load, restore, clear, evict);
         ``new_ids`` (default: unchanged) are the blocks the next persist writes."""
+        self._install(blocks, state)
+        self.memo.forget(self._by_id.__contains__)
+        if new_ids is not None:
+            self._new_ids = list(new_ids)
+
+    def _install(self, blocks: Sequence[Block], state: TimelineState) -> None:
+        """Take ``blocks`` and ``state`` and derive every index from them."""
         self._blocks = list(blocks)
+        self.prepared = None
         self._by_id = {b.id: b for b in self._blocks}
         self._calls = CallIds()
         for b in self._blocks:
@@ -309,10 +347,7 @@ class Ledger:
         cleared = {i: t for i, t in state.cleared.items() if i in self._by_id}
         self._state = msgspec.structs.replace(state, pinned=[], cleared=cleared)
         self._carry.load(blocks, pinned, state.current_turn_id, self._summary_index)
-        self.memo.forget(self._by_id.__contains__)
         self._stream.version = -1
-        if new_ids is not None:
-            self._new_ids = list(new_ids)
 
     def hand_over(self, conversation_id: str) -> list[Block]:
         """Every block, taken out of memory (``Timeline.drain``); the state goes on, and
@@ -349,7 +384,9 @@ class Ledger:
         self._new_ids = [i for i in self._new_ids if i not in written]
         if window is not None and len(window.blocks) != len(self._blocks):
             state = msgspec.structs.replace(self._state, pinned=window.state.pinned)
+            prepared = self.prepared  # covers blocks after the summary, still in memory
             self.reset(window.blocks, state)
+            self.prepared = prepared
 
     def restored(self, snapshot: TimelineSnapshot) -> None:
         """Take over a checked snapshot (``Timeline.restore``): its blocks count as new,

@@ -151,8 +151,12 @@ class VisibleStream:
             self.anchor = None
         self.extend(blocks)
 
-    def extend(self, blocks: Sequence[Block]) -> None:
-        """Take in the timeline blocks appended since the last call."""
+    def extend(self, blocks: Sequence[Block], cleared: Mapping[str, str] | None = None) -> None:
+        """Take in the timeline blocks appended since the last call (``cleared``: the
+        blocks shown by a placeholder now, appended ones offloaded on arrival among
+        them)."""
+        if cleared is not None:
+            self._cleared = cleared
         for i in range(self.consumed, len(blocks)):
             self._add(blocks[i], i)
         self.consumed = len(blocks)
