@@ -28,7 +28,7 @@ from timeline.model.persistence import IndexStore, SearchHit
 from timeline.model.search_text import block_counts, query_terms, search_text
 from timeline.render.prepare import Prep, overhead, raw_tokens
 from timeline.render.settings import Settings
-from timeline.state.archive import Entry, Recall
+from timeline.state.archive import Archive, Entry, Recall
 from timeline.state.ledger import Ledger
 
 __all__ = ["MIN_ROOM", "recall_async", "recall_sync", "with_recall"]
@@ -166,6 +166,15 @@ def _counts(ledger: Ledger, entry: Entry) -> Mapping[str, int]:
     return held[1]
 
 
+def _archive(ledger: Ledger) -> Archive:
+    """The blocks in memory no longer shown whole (compacted away or cleared), brought up
+    to date when the structure or the store version moved."""
+    archive = ledger.recall.archive
+    key = (ledger.state.structure_version, ledger.version)
+    archive.refresh(key, ledger.blocks, ledger.summary_index, ledger.carried, ledger.state.cleared)
+    return archive
+
+
 def _found(
     ledger: Ledger, ask: _Ask, hits: Sequence[SearchHit]
 ) -> list[tuple[Entry, Mapping[str, int]]]:
@@ -173,7 +182,7 @@ def _found(
     store holds and the in-memory archive only what was never persisted (blocks
     compacted since the last persist); what both found is ranked together
     (:func:`~timeline.compaction.recall_rank.rank_candidates`)."""
-    archive = ledger.archive()
+    archive = _archive(ledger)
     memory = [i for i in archive.search(ask.terms, _limit(ask)) if i not in ask.own]
     if ask.store is not None and memory:
         unstored = set(ledger.new_ids)

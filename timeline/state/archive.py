@@ -182,3 +182,5 @@ class RecallMemo:
     visible: VisibleTerms = attrs.field(factory=VisibleTerms)
     pack_key: tuple[object, ...] | None = None
     packed: Recall | None = None
+    archive: Archive = attrs.field(factory=Archive)
+    """The blocks in memory no longer shown whole, indexed for search."""

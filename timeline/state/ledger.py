@@ -18,38 +18,20 @@ from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 import attrs
 import msgspec
 
-from timeline.cache.breaks import Sent, SentRequest
+from timeline.cache.breaks import SentRequest
 from timeline.formats.incremental import PayloadCache
 from timeline.model.block import CONV_RANGE_SUMMARY, Block
 from timeline.model.block_types import block_type
 from timeline.model.call_ids import CallIds
 from timeline.model.errors import TimelineError
 from timeline.model.persistence import IndexStore, TimelineSnapshot, TimelineState
-from timeline.state.archive import Archive, RecallMemo
+from timeline.state.archive import RecallMemo
 from timeline.state.carry import CarriedIds, Carry
+from timeline.state.notes import RenderNotes
 from timeline.state.stream import VisibleStream, latest_summary_index
 from timeline.tokens import BlockTokenMemo
 
 __all__ = ["Ledger", "RenderNotes"]
-
-
-@attrs.frozen
-class RenderNotes:
-    """What a render leaves for the next calls (not persisted)."""
-
-    raw_estimate: Callable[[], int] | None = None
-    """Our count of the last render before calibration (``record_usage`` compares)."""
-    render_key: tuple[int, ...] | None = None
-    """What the last render was made of: a forced render with the same key beats its
-    size (``raw_estimate``)."""
-    skipped_at_seq: int = -1
-    """``block_seq`` when a compaction was last skipped (not smaller): not retried until
-    something is appended."""
-    warned_no_budget: bool = False
-    sent: SentRequest | None = None
-    """The last render, as sent (``record_usage`` reads its cache figures against it)."""
-    cached: Sent | None = None
-    """The last render whose cache figures were recorded, and when."""
 
 
 @attrs.define(eq=False)
@@ -76,7 +58,6 @@ class Ledger:
     _carry: Carry = attrs.field(factory=Carry, init=False)
     _carried: CarriedIds = attrs.field(init=False)
     _stream: VisibleStream = attrs.field(init=False)
-    _archive: Archive = attrs.field(factory=Archive, init=False)
     prepared: object | None = attrs.field(default=None, init=False)
     """The summary being prepared for the next compaction (opaque here: see
     :mod:`timeline.render.prepared`), or None; a summary inserted or a reset drops it."""
@@ -154,21 +135,12 @@ class Ledger:
             stream.extend(self._blocks, self._state.cleared)
         return stream
 
-    def archive(self) -> Archive:
-        """The blocks in memory no longer shown whole (compacted away or cleared), indexed
-        for search; brought up to date when the structure or the store version moved."""
-        key = (self._state.structure_version, self._version)
-        s = self._summary_index
-        self._archive.refresh(key, self._blocks, s, self._carried, self._state.cleared)
-        return self._archive
-
     def begin_call(self) -> None:
         """Start of a render, estimate or compaction: the reference engine forgets
         everything it would otherwise reuse."""
         if not self.incremental:
             self.memo.reset()
             self._stream.version = -1
-            self._archive = Archive()
             self.recall = RecallMemo()
 
     def snapshot(self, conversation_id: str) -> TimelineSnapshot:
