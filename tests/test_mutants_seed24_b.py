@@ -105,7 +105,7 @@ def test_an_externally_streamed_artifact_is_called_streamed_in_critical_context(
             Artifact("a.png", "image/png", "inline"),
         ]
     )
-    lines = _critical([], digest)
+    lines = _critical(digest)
     assert "artifact out/report.csv (text/csv, streamed)" in lines
     assert "artifact a.png (image/png)" in lines
 

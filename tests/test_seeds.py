@@ -113,7 +113,9 @@ class TestSeed002:
 
 class TestSeed003:
     def test_proactive_at_80_percent_keeps_40_percent(self) -> None:
-        """Triggers past 80% of the window and keeps about 40% of it."""
+        """Triggers past 80% of the window and keeps about 40% of it: the kept turns
+        (cut at a turn's start) and the summary in the room left for it, which a summary
+        with little to say does not fill."""
         window = 64_000
         policy = CompactionPolicy(
             context_window=window,
@@ -128,7 +130,7 @@ class TestSeed003:
         _grow(tl, int(0.8 * window))
         view = tl.render()
         assert view.compaction is not None
-        assert 0.3 * window <= view.tokens <= 0.45 * window
+        assert 0.3 * window - TURN_CHARS // 4 <= view.tokens <= 0.45 * window
 
 
 class TestSeed004:

@@ -215,10 +215,13 @@ def test_async_summarizer_in_sync_render(make_tl: Callable[..., Timeline]) -> No
 
 @pytest.mark.parametrize("cap", [40, 600])
 def test_user_requests_are_capped_not_dropped(make_tl: Callable[..., Timeline], cap: int) -> None:
-    """Long requests are truncated with a marker at the policy cap, never dropped."""
+    """An agent's long requests are truncated with a marker at the policy cap, never
+    dropped."""
     tl = make_tl(policy=CompactionPolicy(max_tokens=50_000, user_prompt_cap_chars=cap))
     tl.begin_turn()
     tl.append(blocks.user_prompt("R" * 5_000))
+    call = tl.append(blocks.tool_call("bash", {"command": "ls"}))
+    tl.append(blocks.tool_result(call.call_id or "", "a.py"))
     tl.append(blocks.assistant_completion("ok"))
     tl.begin_turn()
     tl.append(blocks.user_prompt("next"))

@@ -18,7 +18,7 @@ def long_session(tl: Timeline, turns: int, words: int, offset: int = 0) -> None:
         tl.append(blocks.user_prompt(f"request {i}: " + "please refactor the parser " * words))
         call = tl.append(blocks.tool_call("read_file", {"path": f"src/module_{i}.py"}))
         tl.append(blocks.tool_result(call.call_id or "", "x" * 50, is_error=i % 7 == 0))
-        tl.append(blocks.assistant_completion(f"I decided to change module_{i}. Next is {i + 1}."))
+        tl.append(blocks.assistant_completion(f"Changed module_{i}. Next is {i + 1}."))
 
 
 @settings(max_examples=40, deadline=None)

@@ -42,12 +42,12 @@ def section(text: str, heading: str, end: str) -> str:
     return text.split(f"\n{heading}\n", 1)[1].split(f"\n\n{end}\n", 1)[0]
 
 
-def turn(tl: Timeline, prompt: str, reply: str = "Done.", path: str | None = None) -> None:
+def turn(tl: Timeline, prompt: str, reply: str = "Done.", path: str = "a.py") -> None:
+    """An agent's turn: the prompt, a file read, the reply."""
     tl.begin_turn()
     tl.append(blocks.user_prompt(prompt))
-    if path is not None:
-        call = tl.append(blocks.tool_call("read_file", {"path": path}))
-        tl.append(blocks.tool_result(call.call_id or "", "code " * 50, tool_id="read_file"))
+    call = tl.append(blocks.tool_call("read_file", {"path": path}))
+    tl.append(blocks.tool_result(call.call_id or "", "code " * 50, tool_id="read_file"))
     tl.append(blocks.assistant_completion(f"{reply} " + "detail " * 800))
 
 
@@ -231,8 +231,8 @@ def test_truncate_counts_add_up_across_compactions(make_tl: Callable[..., Timeli
     turn(tl, "Fix the parser.")
     for _ in range(3):
         compact(tl)
-    # the first turn, then one "keep going" prompt per later compaction
-    assert "[Compacted 4 messages: 3 user, 1 assistant, 0 tool]" in summaries(tl)[-1].text
+    # the first turn (a prompt, a read and a reply), then a "keep going" per compaction
+    assert "[Compacted 6 messages: 3 user, 2 assistant, 1 tool]" in summaries(tl)[-1].text
 
 
 def test_a_summary_stored_by_an_earlier_version_is_carried_verbatim(tmp_path: Path) -> None:

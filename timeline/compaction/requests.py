@@ -3,7 +3,7 @@ turn-prefix requests, the previous summary they extend and the Active Work Remin
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import attrs
 
@@ -56,8 +56,11 @@ def requests_for(
     previous: Block | None,
     policy: CompactionPolicy,
     cut_block: Block | None = None,
+    count: Callable[[str], int] | None = None,
 ) -> SummaryPlan:
-    """The cumulative digest, the summary requests and the Active Work Reminder."""
+    """The cumulative digest, the summary requests and the Active Work Reminder. The
+    summarizers get what the summary cap leaves after the parts the library adds (by
+    ``count``, the timeline's token count; chars/4 without one)."""
     prev_digest = digest_from_meta(previous.meta) if previous is not None else None
     digest = build_digest(
         plan.compacted,
@@ -67,8 +70,13 @@ def requests_for(
         max_user_requests=policy.max_user_requests,
     )
     reminder = active_work_reminder(plan.compacted, cut_block, digest)
-    added = estimate_tokens(reminder) + sum(estimate_tokens(n) + 1 for n in digest.tagged_notes)
-    budget = max(64, policy.summary_budget() - added - 8)
+    size = count or estimate_tokens
+    notes = "\n".join(digest.tagged_notes)
+    added = size(reminder) + (size(notes) + 8 if notes else 0)
+    if plan.prefix:
+        added += 16  # the split-turn heading or the mid-turn markers
+    budget = max(48, policy.summary_budget() - added - 4)
+    split = max(32, budget * 2 // 3)  # the history's share beside a turn prefix
     carried = previous_summary(previous)
     history_blocks = _summarized(plan.history)
     history = None
@@ -79,7 +87,7 @@ def requests_for(
             previous_summary=carried.text,
             previous_sections=carried.sections,
             digest=digest,
-            max_tokens=budget if not plan.prefix else max(128, budget * 2 // 3),
+            max_tokens=budget if not plan.prefix else split,
             focus=policy.focus_instructions,
             user_prompt_cap_chars=policy.user_prompt_cap_chars,
         )
@@ -89,7 +97,7 @@ def requests_for(
             kind="turn_prefix",
             blocks=_summarized(plan.prefix),
             digest=digest,
-            max_tokens=max(128, budget // 3),
+            max_tokens=max(16, budget - split),
             focus=policy.focus_instructions,
             user_prompt_cap_chars=policy.user_prompt_cap_chars,
         )

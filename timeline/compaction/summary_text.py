@@ -22,6 +22,8 @@ from collections.abc import Sequence
 from typing import Final
 
 from timeline.compaction.digest import CompactionDigest
+from timeline.compaction.quoting import quote
+from timeline.compaction.speakers import speaks
 from timeline.compaction.textscan import clip, first_line, has_text, has_word, split_sentences
 from timeline.model.block import (
     ASSISTANT_COMPLETION,
@@ -85,10 +87,18 @@ def _next_step(compacted: Sequence[Block], cut_block: Block | None) -> str:
     return "continue from the kept conversation below"
 
 
+def _people_talking(content: Sequence[Block]) -> bool:
+    """The blocks are messages, most of them starting with their speaker's name."""
+    if not content or any(b.type not in (USER_PROMPT, ASSISTANT_COMPLETION) for b in content):
+        return False
+    return 2 * sum(speaks(b.text) for b in content) > len(content)
+
+
 def active_work_reminder(
     compacted: Sequence[Block], cut_block: Block | None, digest: CompactionDigest
 ) -> str:
-    """What the agent was doing at the cut and the next step, from the compacted blocks."""
+    """What the agent was doing at the cut and the next step, from the compacted blocks
+    (for people talking, only where to continue and what to read back)."""
     prompts = [b for b in compacted if b.type == USER_PROMPT and has_text(b.text)]
     if prompts:
         request = _clip(prompts[-1].text)
@@ -107,6 +117,14 @@ def active_work_reminder(
         b.path for b in content if b.type in (USER_PROMPT, REACT_TOOL_RESULT, ASSISTANT_COMPLETION)
     ]
     refs = list(dict.fromkeys(reversed(refs)))[:3]
+    if _people_talking(content):  # no request, action or step to name
+        return "\n".join(
+            [
+                REMINDER_HEADING,
+                "- At the cut: a conversation; continue from the kept messages below",
+                f"- Read back: {', '.join(refs)}",
+            ]
+        )
     lines = [
         REMINDER_HEADING,
         f"- Active request: {request}",
@@ -127,7 +145,7 @@ def assemble(
     """The stored summary: reminder, summarizer text, tagged notes, split-turn part."""
     parts = [reminder, main.strip()] if main.strip() else [reminder]
     if tagged_notes:
-        parts.append("\n".join([TAGGED_NOTES_HEADING, *tagged_notes]))
+        parts.append("\n".join([TAGGED_NOTES_HEADING, *map(quote, tagged_notes)]))
     if prefix is not None:
         if mid_turn is not None:
             heading = mid_turn_heading(mid_turn)

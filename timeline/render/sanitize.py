@@ -244,7 +244,8 @@ def _announce(
     blocks = ledger.blocks
     index = ledger.summary_index
     previous = blocks[index] if index >= 0 else None
-    asked = requests_for(plan, previous, settings.policy, blocks[plan.cut])
+    count = ledger.memo.summary_text
+    asked = requests_for(plan, previous, settings.policy, blocks[plan.cut], count)
     mid_turn = None
     if plan.mid_turn:
         mid_turn = 1
@@ -265,7 +266,7 @@ def _announce(
     if settings.on_before_compaction is not None:
         settings.on_before_compaction(stats)
     requests = tuple(
-        attrs.evolve(r, system=prep.system, context=context)
+        attrs.evolve(r, system=prep.system, context=context, count_tokens=count)
         for r in (asked.history, asked.prefix)
         if r is not None
     )

@@ -155,6 +155,11 @@ class BlockTokenMemo:
             cost += self._count(ids)
         return self._media(block, cost, self._count) + BLOCK_OVERHEAD_TOKENS
 
+    def summary_text(self, text: str) -> int:
+        """Tokens of a summary's text, counted as a summary block's are (line by line,
+        with the memo its cost will use): what a summarizer sizes itself with."""
+        return self._count_lines(text)
+
     def _count_lines(self, text: str) -> int:
         """Tokens of a summary, line by line with a memo: each incremental summary repeats
         most of the previous one's lines, so only new lines are tokenized. Never below the

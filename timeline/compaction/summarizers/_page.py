@@ -1,12 +1,15 @@
-"""The inventory summary's page: its sections rendered at given caps."""
+"""The inventory summary's page (the agent form): its sections rendered at given caps,
+with the facts chosen for the room left."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Final
 
-from timeline.compaction.digest import CompactionDigest, cap_request
-from timeline.compaction.sections import SummarySections
+from timeline.compaction.digest import CompactionDigest
+from timeline.compaction.quoting import quote, quote_capped
+from timeline.compaction.sections import Fact, SummarySections
+from timeline.compaction.summarizers._fact_pick import fact_lines
 
 __all__ = ["EARLIER_HEADING", "Page"]
 
@@ -16,7 +19,7 @@ _CAPPED: dict[int, dict[str, str]] = {}
 
 
 def _capped(requests: list[str], cap: int) -> list[str]:
-    """``[cap_request(r, cap) for r in requests]``, looked up in one C loop."""
+    """``[quote_capped(r, cap) for r in requests]``, looked up in one C loop."""
     memo = _CAPPED.get(cap)
     if memo is None:
         if len(_CAPPED) > 16:
@@ -30,7 +33,7 @@ def _capped(requests: list[str], cap: int) -> list[str]:
     out = []
     for r, capped in zip(requests, found, strict=True):
         if capped is None:
-            capped = memo[r] = cap_request(r, cap)
+            capped = memo[r] = quote_capped(r, cap)
         out.append(capped)
     return out
 
@@ -42,10 +45,16 @@ _SECTIONS: Final = (
     ("## Progress\n### Done", "done", "- [x] ", None),
     ("### In Progress", "in_progress", "- [ ] ", None),
     ("### Not Started", "not_started", "- [ ] ", None),
-    ("### Blocked", "blocked", "- ", ""),
-    ("## Key Decisions", "decisions", "- ", ""),
 )
 """The bulleted sections before Next Steps: (heading, list, bullet, blank line after)."""
+
+
+def _newest_last(paths: Sequence[str], recent: Iterable[str]) -> list[str]:
+    """``paths`` with the ones in ``recent`` (in its order) moved to the end."""
+    listed = set(paths)
+    last = [p for p in dict.fromkeys(recent) if p in listed]
+    moved = set(last)
+    return [p for p in paths if p not in moved] + last
 
 
 def _omitted_line(omitted: int) -> str:
@@ -66,32 +75,49 @@ class Page:
         next_steps: list[str],
         digest: CompactionDigest,
         earlier: Sequence[str] = (),
+        facts: Sequence[Fact] = (),
     ) -> None:
         self.lists = lists
         self.digest = digest
         self.goal_items = goal
         self.next_steps = next_steps
         self.earlier = list(earlier)
-        self.goal = "\n".join(goal) if goal else "(not stated)"
+        self.facts = list(facts)
+        """Every fact the page may list (the ones it does: :attr:`picked`)."""
+        self.goal = "\n".join(map(quote, goal)) if goal else "(not stated)"
         steps = [f"{i}. {s}" for i, s in enumerate(next_steps, 1)] or ["1. (none recorded)"]
         self.steps = "\n".join(steps)
-        self.files = "\n".join(
-            [
-                "<read-files>",
-                *digest.read_files,
-                "</read-files>",
-                "",
-                "<modified-files>",
-                *digest.modified_files,
-                "</modified-files>",
-            ]
-        )
+        self._read = _newest_last(digest.read_files, (op.path for op in digest.file_reads))
+        changed = (op.path for op in (*digest.file_writes, *digest.file_patches))
+        self._modified = _newest_last(digest.modified_files, changed)
+        self._files: dict[int, str] = {}
+        self._blocked = self._decided = self._critical = ""
+        self.picked: list[Fact] = []
+        self.pick([])
         self._bullets: dict[tuple[str, int], str] = {}
         self._capped: dict[int, list[str]] = {}
         self._requests: dict[tuple[int, int | None], str | None] = {}
         self.last: tuple[dict[str, int], int, int | None] | None = None
         """The caps, request cap and kept requests of the latest render."""
         self.last_text = ""
+
+    def pick(self, facts: list[Fact]) -> None:
+        """List ``facts``: errors under Blocked, decisions under Key Decisions, the rest
+        under Critical Context."""
+        self.picked = facts
+        kinds: dict[str, list[Fact]] = {"error": [], "decision": [], "": []}
+        for fact in facts:
+            kinds.get(fact.kind, kinds[""]).append(fact)
+        self._blocked = "\n".join(fact_lines(kinds["error"]))
+        self._decided = "\n".join(fact_lines(kinds["decision"]))
+        self._critical = "\n".join(fact_lines(kinds[""]))
+
+    def _with_facts(self, listed: str, facts: str) -> str:
+        """A section's lines: the facts first, then its listed items (``- (none)``
+        only when it has neither)."""
+        if not facts:
+            return listed
+        return facts if listed == "- (none)" else f"{facts}\n{listed}"
 
     def bullets(self, name: str, cap: int, mark: str = "- ") -> str:
         """The section's last ``cap`` items as bullet lines (earlier ones counted)."""
@@ -107,6 +133,25 @@ class Page:
                 if len(items) > cap:
                     text = f"- ({len(items) - cap} earlier items omitted)\n{text}"
             self._bullets[key] = text
+        return text
+
+    @property
+    def file_count(self) -> int:
+        """The longer file list's length (what a cap of ``files`` can shorten)."""
+        return max(len(self._read), len(self._modified))
+
+    def files_at(self, cap: int) -> str:
+        """The read and modified file lists, each its ``cap`` newest paths (in name
+        order; the others counted)."""
+        text = self._files.get(cap)
+        if text is None:
+            parts = []
+            for tag, paths in (("read-files", self._read), ("modified-files", self._modified)):
+                shown = sorted(paths[-cap:]) if cap > 0 else []
+                more = [f"({len(paths) - len(shown)} more, read back from the turn log)"]
+                parts += [f"<{tag}>", *map(quote, shown)]
+                parts += [*(more if len(paths) > len(shown) else []), f"</{tag}>", ""]
+            text = self._files[cap] = "\n".join(parts[:-1])
         return text
 
     def requests_at(self, cap: int) -> list[str]:
@@ -152,8 +197,13 @@ class Page:
             out += [heading, self.bullets(name, cap, mark)]
             if blank is not None:
                 out.append(blank)
+        blocked = self._with_facts(self.bullets("blocked", caps["blocked"]), self._blocked)
+        out += ["### Blocked", blocked, ""]
+        decided = self._with_facts(self.bullets("decisions", caps["decisions"]), self._decided)
+        out += ["## Key Decisions", decided, ""]
         out += ["## Next Steps", self.steps, ""]
-        out += ["## Critical Context", self.bullets("critical", caps["critical"]), ""]
+        critical = self._with_facts(self.bullets("critical", caps["critical"]), self._critical)
+        out += ["## Critical Context", critical, ""]
         out.append("## User Requests")
         return out
 
@@ -164,7 +214,7 @@ class Page:
         requests = self._request_lines(cap_chars, keep)
         if requests is not None:
             out.append(requests)
-        out += ["", self.files]
+        out += ["", self.files_at(caps["files"])]
         self.last_text = "\n".join(out)
         return self.last_text
 
@@ -173,7 +223,7 @@ class Page:
         requests at their longest cap are most of it)."""
         out = self._head(caps)
         lines = len(out) + 2  # the blank line and the file lists after the requests
-        total = sum(map(len, out)) + len(self.files)
+        total = sum(map(len, out)) + len(self.files_at(caps["files"]))
         listed, omitted = self._listed(cap_chars, keep)
         if listed:
             lines += 1
@@ -205,4 +255,5 @@ class Page:
             next_steps=self.next_steps,
             critical=kept["critical"],
             earlier=self.earlier,
+            facts=self.picked,
         )

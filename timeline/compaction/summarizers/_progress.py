@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
+from timeline.compaction.quoting import quote
 from timeline.compaction.summarizers._sentences import clip_line, first_sentence
 from timeline.compaction.textscan import has_text
 from timeline.model.block import (
@@ -39,14 +40,14 @@ def tool_line(call: Block, results: Sequence[Block]) -> str:
         status = " (error)"
     elif not results:
         status = " (no result)"
-    return clip_line(f"{call.tool_id} {params}{status} [turn {call.turn_id}]")
+    return clip_line(f"{quote(call.tool_id or 'tool')} {params}{status} [turn {call.turn_id}]")
 
 
 def _tools_used(calls: Sequence[Block], results: dict[str, list[Block]]) -> str:
     """``read_file x2, bash; 1 failed``: which tools a turn called, in first-call order."""
     counts: dict[str, int] = {}
     for c in calls:
-        name = c.tool_id or "tool"
+        name = quote(c.tool_id or "tool")
         counts[name] = counts.get(name, 0) + 1
     notes = [", ".join(name if n == 1 else f"{name} x{n}" for name, n in counts.items())]
     answers = [results.get(c.call_id or "", []) for c in calls]

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Final, Literal, Protocol, runtime_checkable
 
 import attrs
 
 from timeline.compaction.digest import CompactionDigest
 from timeline.compaction.sections import SummarySections
+from timeline.compaction.summarizers._sentences import clip_lines
 from timeline.compaction.truncation import cut_at_word
 from timeline.model.block import Block
 from timeline.model.block_types import block_type
@@ -24,6 +25,7 @@ __all__ = [
     "SummaryResult",
     "block_line",
     "estimate_tokens",
+    "within",
 ]
 
 SummaryKind = Literal["history", "turn_prefix"]
@@ -48,6 +50,10 @@ class SummaryRequest:
     this compaction changed anything. A summarizer that sends them back with one final
     instruction (:class:`~timeline.compaction.summarizers.cache_warm.CacheWarmSummarizer`)
     is served mostly from the provider's prompt cache.
+
+    ``count_tokens`` is the timeline's own count of a text, as the summary block will be
+    counted (None: size by chars/4); the inventory summarizer stays within ``max_tokens``
+    by it.
     """
 
     kind: SummaryKind
@@ -60,6 +66,7 @@ class SummaryRequest:
     previous_sections: SummarySections | None = None
     system: str = ""
     context: tuple[Block, ...] = ()
+    count_tokens: Callable[[str], int] | None = attrs.field(default=None, eq=False)
 
 
 @attrs.frozen
@@ -97,6 +104,34 @@ class AsyncSummarizer(Protocol):
 def estimate_tokens(text: str) -> int:
     """chars/4: summarizers size their own output without tokenizer work."""
     return (len(text) + 3) // 4
+
+
+_REFITS: Final = 3
+
+
+def within(request: SummaryRequest, fit: Callable[[int], SummaryResult]) -> SummaryResult:
+    """``fit(size in characters)`` within ``request.max_tokens``: at chars/4, then, when
+    the request carries the timeline's token count, refitted smaller while that count is
+    over (text dense in tokens, such as paths and numbers, runs under 4 characters a
+    token); as a last resort whole lines go from the end."""
+    limit = request.max_tokens
+    chars = limit * 4
+    result = fit(chars)
+    count = request.count_tokens
+    if count is None:
+        return result
+    for _ in range(_REFITS):
+        used = count(result.text)
+        if used <= limit:
+            return result
+        chars = min(chars - 1, len(result.text) * limit // used)
+        if chars <= 0:
+            break
+        result = fit(chars)
+    text = result.text
+    while text and count(text) > limit:
+        text = clip_lines(text, len(text) * 9 // 10)
+    return SummaryResult(text, result.sections, result.error)
 
 
 _LABEL_UNSAFE: Final = re.compile(r"[^\w .-]+")

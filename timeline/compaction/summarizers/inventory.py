@@ -16,33 +16,38 @@ one stored by an earlier version) is carried verbatim under ``## Earlier Summary
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Final
 
 import attrs
+import msgspec
 
 from timeline.compaction.digest import USER_REQUEST_MIN_CHARS, CompactionDigest, cap_request
+from timeline.compaction.quoting import quote
 from timeline.compaction.sections import SummarySections
+from timeline.compaction.speakers import speaks
+from timeline.compaction.summarizers._chat import CONVERSATION, conversation_summary
+from timeline.compaction.summarizers._fact_pick import fact_lines, merge_facts, pick_facts
+from timeline.compaction.summarizers._facts import window_facts
+from timeline.compaction.summarizers._goal import goal_of
 from timeline.compaction.summarizers._page import Page
-from timeline.compaction.summarizers._progress import results_by_call, tool_line, turn_items
+from timeline.compaction.summarizers._prefix import prefix_summary
+from timeline.compaction.summarizers._progress import results_by_call, turn_items
 from timeline.compaction.summarizers._sentences import (
     CONSTRAINT,
-    DECISION,
     NEXT,
     clip_line,
     clip_lines,
     matching_sentences,
 )
-from timeline.compaction.summarizers.base import SummaryRequest, SummaryResult
-from timeline.compaction.textscan import first_line, has_text
+from timeline.compaction.summarizers.base import SummaryRequest, SummaryResult, within
+from timeline.compaction.textscan import has_text
 from timeline.model.block import (
     ASSISTANT_COMPLETION,
-    REACT_NOTE,
     REACT_TOOL_CALL,
+    REACT_TOOL_RESULT,
     USER_PROMPT,
-    Block,
 )
-from timeline.model.block_types import block_type
 
 __all__ = ["LIST_CAPS", "InventorySummarizer"]
 
@@ -53,10 +58,14 @@ LIST_CAPS: Final = {
     "blocked": 8,
     "decisions": 15,
     "critical": 20,
+    "files": 60,
 }
 _CAP_LADDER: Final = (600, 240, 120, 60)
 _FOLD_STEP: Final = 8
 """Requests fold in steps of this many, so the request lines shift rarely."""
+FACT_SHARE: Final = 0.7
+"""The share of an agent's summary its facts get at least, when they need it (the other
+sections shrink first: their items are the agent's own words, the facts what it read)."""
 EARLIER_SHARE: Final = 3
 """Summaries carried verbatim take at most 1/3 of the summary's size."""
 
@@ -88,47 +97,26 @@ def _earlier(texts: list[str], max_tokens: int) -> list[str]:
     return texts if len(joined) <= share else [cap_request(joined, max(0, share - 30))]
 
 
-def _critical(blocks: Sequence[Block], digest: CompactionDigest) -> list[str]:
-    """Critical Context the window adds: notes and other text blocks, memory reads, the
-    last commands and their output, artifacts, searches, hidden blocks."""
+def _critical(digest: CompactionDigest) -> list[str]:
+    """Critical Context the window adds besides its facts: artifacts, hidden blocks."""
     out = []
-    for b in blocks:
-        spec = block_type(b.type)
-        if b.type == REACT_NOTE or (
-            spec.render == "text" and spec.type not in (USER_PROMPT, ASSISTANT_COMPLETION)
-        ):
-            out.append(clip_line(f"{spec.label} {b.text}"))
-    for hit in digest.memory_reads:
-        out.append(clip_line(f"memory_read {hit.query!r} -> {', '.join(hit.paths) or 'no hits'}"))
-    for ex in digest.exec_outputs[-5:]:
-        head = ex.output_head.strip().splitlines()[-1] if ex.output_head.strip() else ""
-        out.append(clip_line(f"{ex.command} -> {head}"))
     for a in digest.artifacts + digest.streamed_artifacts:
         streamed = ", streamed" if a.visibility == "external" else ""
-        out.append(clip_line(f"artifact {a.path} ({a.kind or a.mime}{streamed})"))
-    for search in digest.searches[-5:]:
-        hits = "?" if search.hits is None else search.hits
-        out.append(clip_line(f"{search.tool} {search.query!r} -> {hits} hits"))
+        out.append(clip_line(f"artifact {quote(a.path)} ({a.kind or a.mime}{streamed})"))
     for h in digest.hidden_blocks:
         out.append(clip_line(f"hidden {h.path}: {h.replacement_text or '(omitted)'}"))
     return out
 
 
 def _lists(
-    request: SummaryRequest, prev: SummarySections, prompts: list[str], completions: list[str]
+    request: SummaryRequest, prev: SummarySections, prompts: list[str]
 ) -> dict[str, list[str]]:
-    """Each bulleted section: the previous items, then what the window adds (``prompts``
-    and ``completions``: the window's texts of each)."""
+    """Each bulleted section: the previous items, then what the window adds (``prompts``:
+    the window's prompts). Errors, decisions and values are facts."""
     blocks = request.blocks
     results = results_by_call(blocks)
     done, in_progress, waiting = turn_items(blocks, results)
     active = {b.turn_id for b in blocks if b.type in (REACT_TOOL_CALL, ASSISTANT_COMPLETION)}
-    blocked = [
-        clip_line(f"{r.tool_id or 'tool'}: {first_line(r.text)}")
-        for rs in results.values()
-        for r in rs
-        if r.meta.get("is_error")
-    ]
     return {
         "constraints": _dedupe(prev.constraints, matching_sentences(prompts, CONSTRAINT)),
         "done": _dedupe(prev.done, prev.in_progress, done),
@@ -136,28 +124,56 @@ def _lists(
         "not_started": _dedupe(
             [i for i in prev.not_started if i.split(":")[0] not in active], waiting
         ),
-        "blocked": _dedupe(prev.blocked, blocked),
-        "decisions": _dedupe(prev.decisions, matching_sentences(completions, DECISION)),
+        "blocked": list(prev.blocked),
+        "decisions": list(prev.decisions),  # (the window's decisions are facts)
         "critical": _dedupe(
             prev.critical,
             prev.original_request,
             prev.early_progress,
             prev.context_for_suffix,
-            _critical(blocks, request.digest),
+            _critical(request.digest),
         ),
     }
 
 
-def _goal(request: SummaryRequest, prev: SummarySections, prompts: list[str]) -> list[str]:
-    """The previous Goal; else the conversation's first request: the window's first
-    prompt, or the digest's first request (already capped) when the window has none or
-    extends a summary carried verbatim (whose Goal is not read out of it)."""
+def _shown(page: Page, caps: dict[str, int]) -> dict[str, int]:
+    """How many items each list shows at ``caps`` (a cap over a list's length shows it
+    whole: scaling it down changes nothing)."""
+    lengths = {name: len(items) for name, items in page.lists.items()}
+    lengths["files"] = page.file_count
+    return {name: min(cap, lengths.get(name, 0)) for name, cap in caps.items()}
+
+
+def _form(request: SummaryRequest, prev: SummarySections) -> str:
+    """``"conversation"`` for people talking (no tool use so far: in the summary it
+    extends, the blocks it replaces or the prompt they are part of), else ``"agent"``."""
+    if prev.form == CONVERSATION or (prev.form == "" and request.previous_sections is None):
+        tools = (REACT_TOOL_CALL, REACT_TOOL_RESULT)
+        if not any(b.type in tools for b in (*request.blocks, *request.context)):
+            return CONVERSATION
+    return "agent"
+
+
+def _goal(
+    request: SummaryRequest, prev: SummarySections, prompts: list[str], form: str
+) -> list[str]:
+    """The previous Goal; else the task the user asked for (a greeting is never one): in
+    the window's prompts, or in the digest's requests when the window has none or
+    extends a summary carried verbatim (whose Goal is not read out of it). A
+    conversation looks at its first messages only, once, and between named people only
+    a request counts."""
     if prev.goal:
         return prev.goal
     requests = request.digest.user_requests
-    if prompts and not (prev.earlier and requests):
-        return [cap_request(prompts[0], request.user_prompt_cap_chars)]
-    return requests[:1]
+    asked = requests if requests and (not prompts or prev.earlier) else prompts
+    cap = request.user_prompt_cap_chars
+    if form != CONVERSATION:
+        goal = goal_of(asked, cap)
+    elif prev.facts or prev.people:
+        return []  # asked for nothing at the start: a conversation has no goal
+    else:
+        goal = goal_of(asked[:3], cap, people=any(map(speaks, asked[:3])))
+    return [goal] if goal else []
 
 
 def _next_steps(prev: SummarySections, completions: list[str]) -> list[str]:
@@ -177,41 +193,72 @@ class InventorySummarizer:
         return self.summarize_sections(request).text
 
     def summarize_sections(self, request: SummaryRequest) -> SummaryResult:
-        """The summary's text and its sections as data (what the next summary extends)."""
+        """The summary's text and its sections as data (what the next summary extends),
+        within ``request.max_tokens``."""
         if request.kind == "turn_prefix":
-            return self._turn_prefix(request)
+            return within(request, prefix_summary(request))
         prev = _previous(request)
         blocks = request.blocks
         prompts = [b.text for b in blocks if b.type == USER_PROMPT and has_text(b.text)]
         completions = [
             b.text for b in blocks if b.type == ASSISTANT_COMPLETION and has_text(b.text)
         ]
+        form = _form(request, prev)
+        conversation = form == CONVERSATION
+        digest = request.digest
+        changes = {op.call_id for op in (*digest.file_writes, *digest.file_patches)}
+        found = window_facts(blocks, messages=conversation, confirming=changes)
+        facts = merge_facts(prev.facts, found)
+        goal = _goal(request, prev, prompts, form)
+        earlier = _earlier(prev.earlier, request.max_tokens)
+        if conversation:
+            prev = msgspec.structs.replace(prev, earlier=earlier)
+            return within(request, conversation_summary(blocks, prev, facts, goal))
         page = Page(
-            _lists(request, prev, prompts, completions),
-            _goal(request, prev, prompts),
+            _lists(request, prev, prompts),
+            goal,
             _next_steps(prev, completions),
             request.digest,
-            _earlier(prev.earlier, request.max_tokens),
+            earlier,
+            facts,
         )
-        text = self._fit(request, page)
-        return SummaryResult(text, page.sections())
 
-    def _fit(self, request: SummaryRequest, page: Page) -> str:
-        """The page rendered within ``max_tokens``."""
+        def fit(budget_chars: int) -> SummaryResult:
+            return SummaryResult(self._fit_facts(request, page, budget_chars), page.sections())
+
+        return within(request, fit)
+
+    def _fit_facts(self, request: SummaryRequest, page: Page, budget_chars: int) -> str:
+        """The page within ``budget_chars``: the other sections fitted first into what
+        the facts leave them (at least ``1 - FACT_SHARE`` of the size), then the facts
+        worth most per character in the room left; whole lines go from the end only if
+        the other sections at their shortest are still too long."""
+        wanted = len("\n".join(fact_lines(page.facts))) + 2
+        rest = max(budget_chars - wanted, int(budget_chars * (1 - FACT_SHARE)))
+        page.pick([])  # (a refit starts over)
+        text = self._fit(request, page, rest)
+        page.pick(pick_facts(page.facts, budget_chars - len(text) - 2))
+        if page.picked:
+            assert page.last is not None
+            text = page.render(*page.last)
+        return text if len(text) <= budget_chars else clip_lines(text, budget_chars)
+
+    def _fit(self, request: SummaryRequest, page: Page, budget_chars: int) -> str:
+        """The page rendered within ``budget_chars`` (its facts not listed yet)."""
         requests_at = page.requests_at
         render = page.render
 
         # At most three renders: as is; list caps scaled down in one step; then the
         # per-request cap computed from what the requests may still take. Every request
         # stays listed, even if that alone is over the soft cap.
-        budget_chars = request.max_tokens * 4
         caps = dict(LIST_CAPS)
         cap_chars = request.user_prompt_cap_chars
         size = page.size(caps, cap_chars)  # (the text is built only when it is kept)
         if size <= budget_chars:
             return render(caps, cap_chars)
         scale = budget_chars / size
-        caps = {k: max(3, int(v * scale)) for k, v in caps.items()}
+        shown = _shown(page, caps)
+        caps = {k: max(3, int(n * scale)) for k, n in shown.items()}
         size = page.size(caps, cap_chars)
         requests = request.digest.user_requests
         if size <= budget_chars or not requests:
@@ -227,71 +274,31 @@ class InventorySummarizer:
         text = render(caps, cap_chars)
         if len(text) <= budget_chars:
             return text
-        return self._fold(text, budget_chars, render, caps, requests_at(cap_chars), cap_chars)
+        return self._fold(page, budget_chars, caps, cap_chars)
 
     @staticmethod
-    def _fold(
-        text: str,
-        budget_chars: int,
-        render: Callable[[dict[str, int], int, int | None], str],
-        caps: dict[str, int],
-        listed: list[str],
-        cap_chars: int,
-    ) -> str:
+    def _fold(page: Page, budget_chars: int, caps: dict[str, int], cap_chars: int) -> str:
         """Over the cap even with every request at its shortest: fold the older requests
         (the first, the goal, stays; the newest that fit stay; the folded ones are counted
-        and remain in the turn log), then shorten the lists, then drop whole lines from
-        the end. The summary never exceeds ``max_tokens`` (chars/4) at any session length.
+        and remain in the turn log); while that is not enough, halve what each list shows
+        and fold again; at the end whole lines go from the end (by the caller). The
+        summary never exceeds ``max_tokens`` at any session length.
         """
         fold_line = 120  # the "(N earlier requests omitted ...)" line a fold may add
-        room = budget_chars - (len(text) - _listed_chars(listed)) - fold_line
-        keep = 0
-        for r in reversed(listed[1:]):
-            room -= len(r) + 3
-            if room < 0:
-                break
-            keep += 1
-        # a fixed step, so consecutive summaries fold at the same lines
-        keep -= keep % _FOLD_STEP if keep >= _FOLD_STEP else 0
-        text = render(caps, cap_chars, keep)
-        if len(text) <= budget_chars:
-            return text
-        text = render(dict.fromkeys(caps, 1), cap_chars, 0)
-        return text if len(text) <= budget_chars else clip_lines(text, budget_chars)
-
-    def _turn_prefix(self, request: SummaryRequest) -> SummaryResult:
-        blocks = request.blocks
-        prompts = [b for b in blocks if b.type == USER_PROMPT and b.text.strip()]
-        results = results_by_call(blocks)
-        progress = [
-            tool_line(b, results.get(b.call_id or "", ()))
-            for b in blocks
-            if b.type == REACT_TOOL_CALL
-        ][-20:]
-        context = [
-            clip_line(b.text)
-            for b in blocks
-            if b.type in (ASSISTANT_COMPLETION, REACT_NOTE) and has_text(b.text)
-        ][-4:]
-        original = cap_request(prompts[0].text, request.user_prompt_cap_chars) if prompts else ""
-        lines = ["### Original Request", original or _NO_ORIGINAL, ""]
-        if len(prompts) > 1:  # follow-ups and steers that arrived during the turn
-            cap = request.user_prompt_cap_chars
-            lines += ["### Follow-ups", *(f"- {cap_request(p.text, cap)}" for p in prompts[1:])]
-            lines.append("")
-        lines.append("### Early Progress")
-        lines += [f"- {p}" for p in progress] or ["- (no tool calls)"]
-        lines += ["", "### Context for Suffix"]
-        lines += [f"- {c}" for c in context] or ["- (none)"]
-        text = "\n".join(lines)
-        budget_chars = request.max_tokens * 4
-        sections = SummarySections(
-            original_request=[line.strip() for line in original.splitlines() if line.strip()],
-            early_progress=progress,
-            context_for_suffix=context,
-        )
-        fitted = text if len(text) <= budget_chars else clip_lines(text, budget_chars)
-        return SummaryResult(fitted, sections)
-
-
-_NO_ORIGINAL: Final = "(the request came before this part of the turn)"
+        listed = page.requests_at(cap_chars)
+        while True:
+            text = page.render(caps, cap_chars)
+            room = budget_chars - (len(text) - _listed_chars(listed)) - fold_line
+            keep = 0
+            for r in reversed(listed[1:]):
+                room -= len(r) + 3
+                if room < 0:
+                    break
+                keep += 1
+            # a fixed step, so consecutive summaries fold at the same lines
+            keep -= keep % _FOLD_STEP if keep >= _FOLD_STEP else 0
+            text = page.render(caps, cap_chars, keep)
+            shown = _shown(page, caps)
+            if len(text) <= budget_chars or max(shown.values(), default=0) <= 1:
+                return text
+            caps = {name: max(1, n // 2) for name, n in shown.items()}

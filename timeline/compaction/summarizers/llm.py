@@ -17,6 +17,7 @@ from typing import Final
 
 import attrs
 
+from timeline.compaction.quoting import quote
 from timeline.compaction.summarizers.base import SummaryRequest, block_line, non_header
 from timeline.model.errors import TimelineError
 
@@ -104,7 +105,7 @@ class EmptySummaryError(TimelineError):
 
 
 def _file_list(tag: str, paths: list[str]) -> str:
-    return f"<{tag}>\n" + "".join(f"{p}\n" for p in paths) + f"</{tag}>"
+    return f"<{tag}>\n" + "".join(f"{quote(p)}\n" for p in paths) + f"</{tag}>"
 
 
 def finish_summary(text: str, request: SummaryRequest) -> str:
@@ -119,7 +120,7 @@ def finish_summary(text: str, request: SummaryRequest) -> str:
         missing = [r for r in requests if r[:40] not in text]
         omitted = request.digest.user_requests_omitted
         if missing:
-            listed = "\n".join(f"{i}. {r}" for i, r in enumerate(requests, 1))
+            listed = "\n".join(f"{i}. {quote(r)}" for i, r in enumerate(requests, 1))
             if omitted:
                 listed += f"\n({omitted} earlier requests are in the turn log)"
             text += f"\n\n## User Requests (verbatim)\n{listed}"

@@ -8,6 +8,7 @@ from typing import Final
 
 import attrs
 
+from timeline.compaction.quoting import quote
 from timeline.compaction.summarizers.base import SummaryRequest, non_header
 
 __all__ = ["TruncateSummarizer"]
@@ -43,7 +44,8 @@ class TruncateSummarizer:
         if request.kind == "history":
             digest = request.digest
             if digest.read_files:
-                lines.append(f"<read-files>{', '.join(digest.read_files)}</read-files>")
+                lines.append(f"<read-files>{', '.join(map(quote, digest.read_files))}</read-files>")
             if digest.modified_files:
-                lines.append(f"<modified-files>{', '.join(digest.modified_files)}</modified-files>")
+                changed = ", ".join(map(quote, digest.modified_files))
+                lines.append(f"<modified-files>{changed}</modified-files>")
         return "\n".join(lines)
