@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from index_store.memory import MemoryStore
 from index_store.sqlite import SqliteStore
 from timeline.model.errors import StoreUnavailableError
-from timeline.model.persistence import CheckpointInfo, IndexStore, SearchHit
+from timeline.model.persistence import CheckpointInfo, Embedder, IndexStore, SearchHit
 
 if TYPE_CHECKING:
     from index_store.postgres import PostgresStore
@@ -30,7 +30,7 @@ __all__ = [
 
 
 def open(
-    url: str | os.PathLike[str], *, create: bool = True
+    url: str | os.PathLike[str], *, create: bool = True, embedder: Embedder | None = None
 ) -> MemoryStore | SqliteStore | PostgresStore:
     """Open the store at ``url``.
 
@@ -39,22 +39,28 @@ def open(
     ``--db`` takes it), ``postgresql://user@host/db`` (also ``postgres://``).
     ``create=False`` opens only an existing SQLite file: a missing one raises
     :class:`StoreUnavailableError` naming the path, and nothing is created.
+    ``embedder`` (a :class:`~timeline.Embedder`): search ranks by meaning as well as by
+    words (BM25 alone without one).
     """
+    if embedder is not None and not isinstance(embedder, Embedder):
+        raise StoreUnavailableError(
+            f"embedder must have an embed(texts) method, got {type(embedder).__name__}"
+        )
     if isinstance(url, os.PathLike):
         url = os.fspath(url)
     if not isinstance(url, str):
         raise StoreUnavailableError(f"store URL must be a string, got {type(url).__name__}")
     if url == "memory://" or url.startswith("memory://"):
-        return MemoryStore(url)
+        return MemoryStore(url, embedder=embedder)
     path = sqlite_path(url)
     if path is not None:
         if not create and path != ":memory:" and not os.path.exists(path):
             raise StoreUnavailableError(f"no SQLite store at {path!r}: the file does not exist")
-        return SqliteStore(path)
+        return SqliteStore(path, embedder=embedder)
     if url.startswith(("postgresql://", "postgres://")):
         from index_store.postgres import PostgresStore
 
-        return PostgresStore(url)
+        return PostgresStore(url, embedder=embedder)
     raise StoreUnavailableError(
         f"unknown store URL {url!r}; use memory://, sqlite:///path.db, a file path "
         "or postgresql://..."

@@ -1,11 +1,11 @@
 """Helpers every backend shares: windows and checkpoints in their framed rows, the
-schema-1/2 record formats (still read, for upgrades), query terms and snippets."""
+schema-1/2 record formats (still read, for upgrades), the checks of search arguments."""
 
 from __future__ import annotations
 
-import re
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any, Final, TypeVar
 
 import msgspec
@@ -23,9 +23,9 @@ from timeline.model.errors import (
 )
 from timeline.model.json_text import check_identifier, clean_text
 from timeline.model.persistence import TimelineSnapshot
+from timeline.model.search_text import query_terms
 
 __all__ = [
-    "MAX_TERMS",
     "WindowRecord",
     "decode_checkpoint",
     "decode_window",
@@ -44,13 +44,10 @@ __all__ = [
     "decode_snapshot_row",
     "encode_block_row",
     "encode_snapshot_row",
-    "query_terms",
     "search_terms",
     "stored_version",
+    "utc_now_text",
 ]
-
-
-_TERM = re.compile(r"\w+", re.UNICODE)
 
 
 _COMPRESS_FROM: Final = 256
@@ -254,29 +251,15 @@ def check_keys(**keys: Any) -> None:
 
 
 def search_terms(conversation_id: Any, query: Any, limit: Any) -> list[str]:
-    """``search`` arguments checked (a str query, an int limit >= 1), then the words."""
+    """``search`` arguments checked (a str query, an int limit >= 1), then the query's
+    terms (:func:`timeline.model.search_text.query_terms`): every distinct content word,
+    so user text can never break a backend's query syntax."""
     check_keys(conversation_id=conversation_id)
     if not isinstance(query, str):
         raise InvalidBlockError(f"search query must be a str, got {type(query).__name__}")
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise InvalidBlockError(f"search limit must be a positive int, got {limit!r}")
     return query_terms(clean_text(query))
-
-
-MAX_TERMS: Final = 16
-"""Distinct words of a query that are searched for (the rest are ignored): each costs a
-pass over the conversation's matches, so a long query cannot cost more than this."""
-
-
-def query_terms(query: str) -> list[str]:
-    """The distinct words of a user query, at most :data:`MAX_TERMS`; punctuation and
-    operators are dropped so user text can never break the backend's query syntax."""
-    return list(dict.fromkeys(query_terms_all(query)))[:MAX_TERMS]
-
-
-def query_terms_all(text: str) -> list[str]:
-    """Every lower-cased word of ``text``."""
-    return [t.lower() for t in _TERM.findall(text)]
 
 
 def check_duplicate(conversation_id: str, block: Block, existing: Any) -> bool:
@@ -306,17 +289,6 @@ def _same(a: Block, b: Block) -> bool:
     )
 
 
-def make_snippet(text: str, terms: Sequence[str], width: int = 160) -> str:
-    """A window of ``text`` around the first term, terms in [brackets]."""
-    lower = text.lower()
-    pos = min((p for p in (lower.find(t) for t in terms) if p >= 0), default=0)
-    start = max(0, pos - width // 3)
-    window = text[start : start + width]
-    for t in terms:
-        window = re.sub(f"(?i)\\b({re.escape(t)})", r"[\1]", window)
-    return ("…" if start else "") + window + ("…" if start + width < len(text) else "")
-
-
 def check_same(conversation_id: str, block: Block, stored: Block) -> None:
     # hidden/replacement may change after a block was first logged; the content may not
     if (stored.type, stored.text, stored.data, stored.call_id, stored.turn_id) != (
@@ -332,3 +304,8 @@ def check_same(conversation_id: str, block: Block, stored: Block) -> None:
             conversation_id=conversation_id,
             block_id=block.id,
         )
+
+
+def utc_now_text() -> str:
+    """Now, as the UTC text stores write (``2026-01-01T00:00:00.000Z``)."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from index_store._common import (
     assemble_window,
@@ -24,21 +24,20 @@ from index_store._common import (
     search_terms,
     stored_version,
 )
+from index_store._pg_search import Flow, Pending, index_flow, search_flow, totals_flow
 from index_store._pg_sql import (
     INSERT_BLOCK,
     INSERT_PIECE,
     LOCK_INSERT,
     LOCK_SELECT,
     ROW_SELECT,
-    TOP_SQL,
     WRITE_WINDOW,
     failed,
     pieces,
-    rank,
-    search_sql,
-    token,
 )
 from index_store._rows import DELTA, Base, BlockCodec, Row, as_rows
+from index_store._search import Chosen, hit_of
+from index_store._vectors import model_of, query_vector
 from timeline.model.block import PLAN_LATEST, REACT_PLAN, Block
 from timeline.model.errors import (
     NotFoundError,
@@ -46,7 +45,8 @@ from timeline.model.errors import (
     TimelineError,
 )
 from timeline.model.extras import install_hint
-from timeline.model.persistence import SearchHit, TimelineSnapshot
+from timeline.model.json_text import clean_text
+from timeline.model.persistence import Embedder, SearchHit, TimelineSnapshot
 from timeline.model.tracing import asearched
 
 __all__ = ["PostgresAsync"]
@@ -58,8 +58,30 @@ class PostgresAsync:
 
     dsn: str
     pool_size: int
+    embedder: Embedder | None
     _apools: dict[Any, Any]
     _pg: Any
+
+    VECTOR_PUT: ClassVar[str]
+
+    if TYPE_CHECKING:  # provided by the store (SqlStore, SqlVectors)
+
+        def _sql(self, sql: str) -> str: ...
+
+        def _vectors_of(
+            self, conversation_id: str, blocks: Sequence[Block]
+        ) -> dict[str, bytes]: ...
+
+        def _put_vectors(
+            self, db: Any, conversation_id: str, rows: list[tuple[int, bytes]]
+        ) -> None: ...
+
+    def _near(self, conversation_id: str, query: str) -> tuple[str, bytes] | None:
+        """The embedder's name and the query's vector (None: no embedder, or it failed)."""
+        if self.embedder is None:
+            return None
+        vector = query_vector(self.embedder, conversation_id, clean_text(query))
+        return None if vector is None else (model_of(self.embedder), vector)
 
     async def _apool(self) -> Any:
         loop = asyncio.get_running_loop()
@@ -153,22 +175,32 @@ class PostgresAsync:
         window: TimelineSnapshot,
     ) -> int:
         check_keys(conversation_id=conversation_id)
+        vectors = (
+            await asyncio.to_thread(self._vectors_of, conversation_id, log) if self.embedder else {}
+        )
         async with self._acursor(conversation_id) as cur:
             await cur.execute(LOCK_INSERT, (conversation_id,))
             await cur.execute(LOCK_SELECT, (conversation_id,))
             actual = stored_version((await cur.fetchone())[0], conversation_id)
             check_version(conversation_id, expected_version, actual)
-            await self._aappend(cur, conversation_id, log, summaries)
+            await self._aappend(cur, conversation_id, log, summaries, vectors)
             row = encode_window(window, actual + 1)
             await cur.execute(WRITE_WINDOW, (actual + 1, row, conversation_id))
         return actual + 1
 
     async def _aappend(
-        self, cur: Any, cid: str, log: Sequence[Block], summaries: Sequence[Block]
+        self,
+        cur: Any,
+        cid: str,
+        log: Sequence[Block],
+        summaries: Sequence[Block],
+        vectors: dict[str, bytes],
     ) -> None:
         """The sync store's ``_append``: a summary stored against the previous one; an id
         already stored must hold this very block."""
         codec = await self._acodec(cur, cid, all_=bool(summaries))
+        pending = Pending()
+        embedded: list[tuple[int, bytes]] = []
         base: Base | None = None
         if summaries:
             await cur.execute(
@@ -186,7 +218,10 @@ class PostgresAsync:
                 if found is not None:
                     for n, part in enumerate(pieces(row.text or "")):
                         await cur.execute(INSERT_PIECE, (found[0], n, cid, part))
+                    await _arun(cur, index_flow(cid, found[0], kind, block, pending))
                     base = after if kind == "summary" else base
+                    if block.id in vectors and kind == "log":
+                        embedded.append((found[0], vectors[block.id]))
                     continue
                 await cur.execute(
                     f"SELECT {ROW_SELECT} FROM bt_blocks WHERE conversation_id = %s "
@@ -194,6 +229,12 @@ class PostgresAsync:
                     (cid, block.id),
                 )
                 check_same(cid, block, codec.decode(as_rows(await cur.fetchall())[0]))
+        await _arun(cur, totals_flow(cid, pending))
+        if embedded and self.embedder is not None:
+            model = model_of(self.embedder)
+            await cur.executemany(
+                self._sql(self.VECTOR_PUT), [(seq, cid, model, v) for seq, v in embedded]
+            )
 
     async def aload_window(self, conversation_id: str) -> tuple[int, TimelineSnapshot] | None:
         check_keys(conversation_id=conversation_id)
@@ -257,59 +298,36 @@ class PostgresAsync:
     @asearched
     async def asearch(self, conversation_id: str, query: str, limit: int = 10) -> list[SearchHit]:
         terms = search_terms(conversation_id, query, limit)
-        if not terms:
+        near = (
+            await asyncio.to_thread(self._near, conversation_id, query) if self.embedder else None
+        )
+        if not terms and near is None:
             return []
         async with self._acursor(conversation_id) as cur:
-            ranked: list[tuple[int, int, float]] = []
-            for every in (True, False):
-                sql, params = search_sql(terms, every)
-                await cur.execute(sql, {**params, "token": token(conversation_id)})
-                ranked = rank(list(await cur.fetchall()), terms, limit)
-                if ranked or len(terms) == 1:
-                    break
-            rows: list[Any] = []
-            if ranked:
-                await cur.execute(TOP_SQL, _top_params(conversation_id, terms, ranked))
-                rows = list(await cur.fetchall())
-            codec = await self._acodec(cur, conversation_id, as_rows(r[1:8] for r in rows))
-        return hits_of(rows, ranked, codec)
+            chosen, rows = await _arun(cur, search_flow(conversation_id, terms, limit, near))
+            codec = await self._acodec(cur, conversation_id, rows.values())
+        return hits_of(chosen, rows, codec, terms)
 
 
-def _top_params(cid: str, terms: list[str], ranked: list[tuple[int, int, float]]) -> Any:
-    return {
-        "any": " | ".join(terms),
-        "seqs": [r[0] for r in ranked],
-        "best": [r[1] for r in ranked],
-        "cid": cid,
-    }
-
-
-def top(cur: Any, cid: str, terms: list[str], limit: int) -> list[tuple[int, int, float]]:
-    """The sync search: ranks the matching pieces (all terms, else any), then executes
-    :data:`TOP_SQL` for the ranked blocks on ``cur`` (the caller fetches its rows)."""
-    ranked: list[tuple[int, int, float]] = []
-    for every in (True, False):
-        sql, params = search_sql(terms, every)
-        cur.execute(sql, {**params, "token": token(cid)})
-        ranked = rank(list(cur.fetchall()), terms, limit)
-        if ranked or len(terms) == 1:
-            break
-    if ranked:
-        cur.execute(TOP_SQL, _top_params(cid, terms, ranked))
-    return ranked
+async def _arun(cur: Any, flow: Flow) -> Any:
+    """:func:`index_store._pg_search.run` on an async cursor."""
+    try:
+        query = next(flow)
+        while True:
+            await cur.execute(*query)
+            query = flow.send(await cur.fetchall() if cur.description else [])
+    except StopIteration as stop:
+        return stop.value
 
 
 def hits_of(
-    rows: Iterable[Sequence[Any]], ranked: list[tuple[int, int, float]], codec: BlockCodec
+    chosen: list[Chosen], rows: dict[int, Row], codec: BlockCodec, terms: list[str]
 ) -> list[SearchHit]:
-    """Search hits of :data:`TOP_SQL`'s rows, in ranked order."""
-    by_seq = {r[0]: r for r in rows}
-    hits = []
-    for seq, _, score in ranked:
-        if seq not in by_seq:
-            continue
-        *columns, snippet = by_seq[seq][1:]
-        row = Row(*columns)
-        b = codec.decode(row)
-        hits.append(SearchHit(b, b.path, b.turn_id, snippet or "", score, row.kind))
-    return hits
+    """Search hits of the chosen rows, in ranked order (a row gone since it was ranked
+    is left out)."""
+    blocks = {seq: codec.decode(row) for seq, row in rows.items()}
+    return [
+        hit_of(blocks[c.ranked.seq], c, blocks.get(c.partner or -1), terms)
+        for c in chosen
+        if c.ranked.seq in blocks
+    ]

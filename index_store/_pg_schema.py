@@ -2,10 +2,12 @@
 
 Schema 1 kept each block's text three times: in a ``text`` column (cut at 256 KiB), in a
 stored ``tsvector`` and inside the compressed body, 5.6x the text in all. Schema 2
-(:mod:`index_store._pg_sql`) keeps it once, in search pieces, with framed bodies,
+(:mod:`index_store._pg_sql`) keeps it once, in text pieces, with framed bodies,
 windows and checkpoints (:mod:`index_store._rows`). The upgrade rewrites every row in
 one transaction; a row that does not decode is kept as it was (``check_integrity``
-reports it) and its old ``text`` column becomes its pieces.
+reports it) and its old ``text`` column becomes its pieces. Schema 3 searches the
+analysed terms of each block (:mod:`index_store._pg_search`): its upgrade indexes every
+row and drops schema 2's index of the pieces' words.
 """
 
 from __future__ import annotations
@@ -20,13 +22,16 @@ from index_store._common import (
     encode_checkpoint,
     frame_window,
 )
-from index_store._pg_sql import INSERT_PIECE, SCHEMA_2, pieces
-from index_store._rows import Base, BlockCodec
+from index_store._pg_search import INSERT, SEARCH_3, TOTALS, params
+from index_store._pg_sql import INSERT_PIECE, ROW_SELECT, TEXT_TABLE, pieces
+from index_store._rows import Base, BlockCodec, Row
+from index_store._search import SearchDoc, doc_of
+from timeline.model.block import REACT_TOOL_CALL, REACT_TOOL_RESULT, Block
 from timeline.model.errors import CorruptRecordError, StoreUnavailableError
 
 __all__ = ["SCHEMA_VERSION", "created_text", "migrate"]
 
-SCHEMA_VERSION: Final = 2
+SCHEMA_VERSION: Final = 3
 
 SCHEMA_1: Final = (
     """CREATE TABLE bt_conversations (
@@ -71,10 +76,12 @@ def migrate(cur: Any) -> None:
     if current == SCHEMA_VERSION:
         return
     if current == 0:
-        for statement in (*SCHEMA_1, *SCHEMA_2):
+        for statement in (*SCHEMA_1, TEXT_TABLE, *SEARCH_3):
             cur.execute(statement)
     else:
-        _upgrade_1(cur)
+        if current == 1:
+            _upgrade_1(cur)
+        _index_terms(cur)
     for version in range(current + 1, SCHEMA_VERSION + 1):
         cur.execute("INSERT INTO bt_schema_version (version) VALUES (%s)", (version,))
 
@@ -83,12 +90,11 @@ def _upgrade_1(cur: Any) -> None:
     """Schema 1 to 2: bodies framed (texts moved to pieces), windows and checkpoints framed,
     the text and tsvector columns dropped."""
     cur.execute("ALTER TABLE bt_blocks DROP COLUMN tsv")
-    cur.execute(SCHEMA_2[0])
+    cur.execute(TEXT_TABLE)
     cur.execute("SELECT DISTINCT conversation_id FROM bt_blocks ORDER BY 1")
     for (cid,) in cur.fetchall():
         _upgrade_blocks(cur, cid)
     cur.execute("ALTER TABLE bt_blocks DROP COLUMN text")
-    cur.execute(SCHEMA_2[1])
     cur.execute("SELECT conversation_id, version, live_window FROM bt_conversations")
     for cid, version, raw in cur.fetchall():
         try:
@@ -136,6 +142,46 @@ def _upgrade_blocks(cur: Any, cid: str) -> None:
             cur.execute("UPDATE bt_blocks SET body = %s WHERE seq = %s", (row.body, seq))
         for n, part in enumerate(parts):
             cur.execute(INSERT_PIECE, (seq, n, cid, part))
+
+
+def _index_terms(cur: Any) -> None:
+    """Schema 2 to 3: every block row indexed by its terms (a row that does not decode as
+    empty; ``check_integrity`` reports it), the index of the pieces' words dropped."""
+    for statement in SEARCH_3:
+        cur.execute(statement)
+    cur.execute("DROP INDEX IF EXISTS bt_text_search")
+    cur.execute("SELECT DISTINCT conversation_id FROM bt_blocks ORDER BY 1")
+    for (cid,) in cur.fetchall():
+        _index_conversation(cur, cid)
+
+
+def _index_conversation(cur: Any, cid: str) -> None:
+    cur.execute(
+        f"SELECT seq, {ROW_SELECT} FROM bt_blocks WHERE conversation_id = %s ORDER BY seq",
+        (cid,),
+    )
+    rows = {seq: Row(*columns) for seq, *columns in cur.fetchall()}
+    by_id = {row.block_id: row for row in rows.values()}
+    codec = BlockCodec(cid, lambda ids: [by_id[i] for i in ids if i in by_id], text_apart=True)
+    calls: dict[str, tuple[int, Block]] = {}
+    log_rows = log_terms = 0
+    for seq, row in rows.items():
+        doc = _doc(codec, row, seq, calls)
+        cur.execute(INSERT, params(cid, seq, row.kind, doc))
+        if row.kind != "summary":
+            log_rows, log_terms = log_rows + 1, log_terms + doc.length
+    cur.execute(TOTALS, (cid, log_rows, log_terms))
+
+
+def _doc(codec: BlockCodec, row: Row, seq: int, calls: dict[str, tuple[int, Block]]) -> SearchDoc:
+    try:
+        block = codec.decode(row)
+    except CorruptRecordError:
+        return SearchDoc({})
+    call = calls.get(block.call_id or "") if block.type == REACT_TOOL_RESULT else None
+    if block.type == REACT_TOOL_CALL and block.call_id:
+        calls[block.call_id] = (seq, block)
+    return doc_of(block, call)
 
 
 def created_text(value: Any) -> str:

@@ -35,7 +35,7 @@ __all__ = [
     "MAX_DEPTH",
     "BlockCodec",
     "Row",
-    "block_text",
+    "body_block",
     "frame",
     "unframe",
 ]
@@ -130,22 +130,24 @@ def _flags(body: Any) -> int:
     return data[1] if len(data) > 1 else 0
 
 
-def block_text(body: Any) -> str:
-    """The text of a framed block body without checking its key (what the search index
-    holds for it); "" when it does not decode, which the integrity check reports."""
+def body_block(body: Any, type_: str = "", text: str | None = None) -> Block | None:
+    """The block of a framed body without checking its key (what the search index holds
+    for it: its text, tool and mime), ``type_`` filled in, ``text`` when a column holds
+    it; None when it does not decode, which the integrity check reports."""
     try:
         data = bytes(body)
         if len(data) < _HEAD.size or data[0] != MARK:
-            return ""
+            return None
         flags = data[1]
         payload = data[_HEAD.size :]
         if flags & ZLIB:
             payload = zlib.decompress(payload)
-        if flags & DELTA:
-            return str(_delta.decode(payload).block.text)
-        return str(_block.decode(payload).text)
+        block = _delta.decode(payload).block if flags & DELTA else _block.decode(payload)
     except (ValueError, TypeError, zlib.error, msgspec.DecodeError):
-        return ""
+        return None
+    if text is not None:
+        return msgspec.structs.replace(block, type=type_, text=text)
+    return msgspec.structs.replace(block, type=type_)
 
 
 def _stripped(block: Block, meta: Any = None, text_apart: bool = False) -> Block:

@@ -8,9 +8,8 @@ search. Shared SQL is written with ``?`` placeholders and ``{blocks}``/``{conver
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
-from datetime import UTC, datetime
 from itertools import islice
 from typing import Any, ClassVar
 
@@ -19,22 +18,21 @@ from index_store._common import (
     check_keys,
     check_same,
     check_version,
-    decode_checkpoint,
     decode_window,
-    encode_checkpoint,
     encode_window,
     frame_runs,
     stored_version,
+    utc_now_text,
 )
 from index_store._rows import Base, BlockCodec, Row, as_rows
+from index_store._sql_checkpoints import SqlCheckpoints
 from index_store._window import RefRuns, WindowRecord
 from timeline.model.block import CONV_RANGE_SUMMARY, PLAN_LATEST, REACT_PLAN, Block
 from timeline.model.errors import (
-    CorruptRecordError,
     DuplicateBlockIdError,
     NotFoundError,
 )
-from timeline.model.persistence import CheckpointInfo, TimelineSnapshot, TimelineState
+from timeline.model.persistence import TimelineSnapshot, TimelineState
 
 __all__ = ["ROW_COLUMNS", "STREAM_CHUNK", "SqlStore", "utc_now_text"]
 
@@ -46,11 +44,7 @@ STREAM_CHUNK = 1024
 """Blocks a streamed commit writes (and SQLite indexes) at a time."""
 
 
-def utc_now_text() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-class SqlStore:
+class SqlStore(SqlCheckpoints):
     """Queries shared by the SQLite and PostgreSQL stores."""
 
     PLACEHOLDER: ClassVar[str] = "?"
@@ -86,9 +80,17 @@ class SqlStore:
         what the backend needs to write the conversation's rows (its window key)."""
         raise NotImplementedError
 
-    def _insert(self, db: Any, conversation_id: str, row: Row, block: Block, at: Any) -> bool:
-        """Insert one block row; False when the id is taken (nothing written)."""
+    def _insert(self, db: Any, conversation_id: str, row: Row, block: Block, at: Any) -> int | None:
+        """Insert one block row; its ``seq``, None when the id is taken (nothing written)."""
         raise NotImplementedError
+
+    def _vectors_of(self, conversation_id: str, blocks: Sequence[Block]) -> dict[str, bytes]:
+        """The vectors of the blocks an embedder ranks by meaning, by block id (none
+        without an embedder: :class:`~index_store._sql_vectors.SqlVectors`)."""
+        return {}
+
+    def _put_vectors(self, db: Any, conversation_id: str, rows: list[tuple[int, bytes]]) -> None:
+        """Store the vectors of rows just written."""
 
     def _streaming(self, at: Any) -> None:
         """A streamed commit begins (SQLite then indexes long texts from their rows)."""
@@ -127,10 +129,11 @@ class SqlStore:
         window: TimelineSnapshot,
     ) -> int:
         check_keys(conversation_id=conversation_id)
+        vectors = self._vectors_of(conversation_id, log)  # before the write lock is taken
         with self._tx(conversation_id) as db:
             actual, at = self._lock_version(db, conversation_id)
             check_version(conversation_id, expected_version, actual)
-            self._append(db, conversation_id, log, summaries, at)
+            self._append(db, conversation_id, log, summaries, at, vectors=vectors)
             row = encode_window(window, actual + 1, *self._window_keys(at))
             self._write_window(db, conversation_id, actual + 1, row)
         return actual + 1
@@ -159,7 +162,8 @@ class SqlStore:
                 log = [b for b in group if b.type != CONV_RANGE_SUMMARY]
                 summaries = [b for b in group if b.type == CONV_RANGE_SUMMARY]
                 del group
-                self._append(db, conversation_id, log, summaries, at, fresh=True)
+                vectors = self._vectors_of(conversation_id, log)
+                self._append(db, conversation_id, log, summaries, at, fresh=True, vectors=vectors)
                 del log, summaries  # no block of the chunk is held while it is indexed
                 self._inserted(db, conversation_id, at)
             record = WindowRecord(conversation_id, runs.done(), finish())
@@ -176,10 +180,12 @@ class SqlStore:
         summaries: Sequence[Block],
         at: Any,
         fresh: bool = False,
+        vectors: Mapping[str, bytes] | None = None,
     ) -> None:
-        """Insert the commit's blocks; a summary is stored against the previous one. An
-        id already stored is fine when it holds this very block (a re-persist after
-        ``restore``; never when ``fresh``), a DuplicateBlockIdError otherwise."""
+        """Insert the commit's blocks (with their ``vectors``, by block id); a summary is
+        stored against the previous one. An id already stored is fine when it holds this
+        very block (a re-persist after ``restore``; never when ``fresh``), a
+        DuplicateBlockIdError otherwise."""
         codec = BlockCodec(
             conversation_id,
             lambda ids: self._rows_by_id(db, conversation_id, ids),
@@ -195,12 +201,16 @@ class SqlStore:
                 params,
             )
             base = codec.base_of(latest[0]) if latest else None
+        embedded: list[tuple[int, bytes]] = []
         for kind, group in (("log", log), ("summary", summaries)):
             for block in group:
                 row, after = codec.encode(kind, block, base if kind == "summary" else None)
-                if self._insert(db, conversation_id, row, block, at):
+                seq = self._insert(db, conversation_id, row, block, at)
+                if seq is not None:
                     if kind == "summary":
                         base = after
+                    elif vectors and block.id in vectors:
+                        embedded.append((seq, vectors[block.id]))
                     continue
                 if fresh:
                     raise DuplicateBlockIdError(
@@ -210,6 +220,8 @@ class SqlStore:
                     )
                 stored = self._rows_by_id(db, conversation_id, [block.id])
                 check_same(conversation_id, block, codec.decode(stored[0]))
+        if embedded:
+            self._put_vectors(db, conversation_id, embedded)
         if not fresh:  # a streamed commit indexes once it let the blocks go
             self._inserted(db, conversation_id, at)
 
@@ -298,70 +310,6 @@ class SqlStore:
     def summaries(self, conversation_id: str) -> list[Block]:
         check_keys(conversation_id=conversation_id)
         return self._blocks(conversation_id, "AND kind = 'summary'", ())
-
-    def save_checkpoint(
-        self, conversation_id: str, checkpoint_id: str, snapshot: TimelineSnapshot
-    ) -> None:
-        check_keys(conversation_id=conversation_id, checkpoint_id=checkpoint_id)
-        created = utc_now_text()
-        body = encode_checkpoint(snapshot, conversation_id, checkpoint_id, created)
-        with self._tx(conversation_id) as db:
-            db.execute(
-                self._sql(
-                    "INSERT INTO {checkpoints} (conversation_id, checkpoint_id, created_at, "
-                    "block_count, body) VALUES (?, ?, ?, ?, ?) ON CONFLICT "
-                    "(conversation_id, checkpoint_id) DO UPDATE SET created_at = "
-                    "excluded.created_at, block_count = excluded.block_count, body = excluded.body"
-                ),
-                (conversation_id, checkpoint_id, created, len(snapshot.blocks), body),
-            )
-
-    def load_checkpoint(self, conversation_id: str, checkpoint_id: str) -> TimelineSnapshot:
-        check_keys(conversation_id=conversation_id, checkpoint_id=checkpoint_id)
-        rows = self._query(
-            self._sql(
-                "SELECT created_at, block_count, body FROM {checkpoints} "
-                "WHERE conversation_id = ? AND checkpoint_id = ?"
-            ),
-            (conversation_id, checkpoint_id),
-            conversation_id,
-        )
-        if not rows:
-            raise NotFoundError(
-                f"no checkpoint {checkpoint_id!r} for conversation {conversation_id!r}",
-                conversation_id=conversation_id,
-            )
-        created, count, body = rows[0]
-        return decode_checkpoint(
-            body, conversation_id, checkpoint_id, self._created_text(created), count
-        )
-
-    def list_checkpoints(self, conversation_id: str) -> list[CheckpointInfo]:
-        check_keys(conversation_id=conversation_id)
-        rows = self._query(
-            self._sql(
-                "SELECT checkpoint_id, created_at, block_count FROM {checkpoints} "
-                "WHERE conversation_id = ? ORDER BY checkpoint_id"
-            ),
-            (conversation_id,),
-            conversation_id,
-        )
-        out = []
-        for cid, at, n in rows:
-            if isinstance(n, bool) or not isinstance(n, int):
-                raise CorruptRecordError(
-                    f"checkpoint {cid!r} of conversation {conversation_id!r} has block count "
-                    f"{n!r}; the rest of the store is unaffected",
-                    conversation_id=conversation_id,
-                )
-            out.append(CheckpointInfo(cid, self._created_text(at), n))
-        return out
-
-    def delete_checkpoint(self, conversation_id: str, checkpoint_id: str) -> bool:
-        check_keys(conversation_id=conversation_id, checkpoint_id=checkpoint_id)
-        with self._tx(conversation_id) as db:
-            sql = "DELETE FROM {checkpoints} WHERE conversation_id = ? AND checkpoint_id = ?"
-            return bool(db.execute(self._sql(sql), (conversation_id, checkpoint_id)).rowcount)
 
     def delete(self, conversation_id: str) -> bool:
         """Remove everything of one conversation (window, log, summaries, checkpoints)."""

@@ -1,6 +1,7 @@
-"""The SQLite store's schema (version 4) and the upgrade of schema-1, -2 and -3 files.
+"""The SQLite store's schema (version 5) and the upgrade of schema-1 to -4 files.
 
-Schema 4:
+Schema 5 is schema 4 with a search index of analysed terms (:mod:`index_store._sqlite_index`):
+every upgrade indexes every row again. Schema 4:
 
 - ``blocks.seq`` is ``conv_no * 2**32 + position``: one conversation's rows are one range
   of the table and of the search index, so a search (a rowid range inside the FTS5 query),
@@ -12,11 +13,10 @@ Schema 4:
   id in every row and in every index (schema 3; #28 item 6).
 - bodies are framed rows (:mod:`index_store._rows`): a checksum over the row and its key
   columns, the block without what the columns hold, summaries as deltas.
-- the FTS5 index is external-content over a view that reads the text out of the body; the
-  triggers are plain SQL: they only queue the changed rows in ``fts_pending`` (with the
-  body the index holds for them), and the library brings the index up to date before it
-  writes or searches. So the ``sqlite3`` shell, or any program, can update and delete rows
-  without the library's functions (#29 item 4).
+- the triggers are plain SQL: they only queue the changed rows in ``fts_pending`` (with
+  the body the index holds for them), and the library brings the index up to date before
+  it writes or searches. So the ``sqlite3`` shell, or any program, can update and delete
+  rows without the library's functions (#29 item 4).
 """
 
 from __future__ import annotations
@@ -32,14 +32,14 @@ from index_store._common import (
     encode_checkpoint,
     frame_window,
 )
-from index_store._rows import Base, BlockCodec, block_text
+from index_store._rows import Base, BlockCodec
+from index_store._sqlite_commit import SEQ_BITS
+from index_store._sqlite_index import SEARCH, TRIGGERS, bring_index_up_to_date
 from timeline.model.errors import CorruptRecordError, StoreUnavailableError
 
 __all__ = ["SCHEMA_VERSION", "SEQ_BITS", "TABLES", "migrate"]
 
-SCHEMA_VERSION: Final = 4
-SEQ_BITS: Final = 32
-"""``seq`` = ``conv_no << SEQ_BITS | position``."""
+SCHEMA_VERSION: Final = 5
 
 _CONVERSATIONS: Final = """
 CREATE TABLE conversations (
@@ -81,42 +81,16 @@ CREATE TABLE checkpoints (
 
 TABLES: Final = _CONVERSATIONS + _BLOCKS + _CHECKPOINTS
 
-TEXT_VIEW: Final = """
-CREATE VIEW blocks_text (seq, text) AS SELECT seq, bt_block_text(body) FROM blocks;
-"""
-
-SEARCH_INDEX: Final = """
-CREATE VIRTUAL TABLE blocks_fts USING fts5(
-    text, content='blocks_text', content_rowid='seq', tokenize='porter unicode61'
-);
-INSERT INTO blocks_fts(blocks_fts) VALUES ('rebuild');
-CREATE TABLE fts_pending (seq INTEGER PRIMARY KEY, indexed BLOB);
-CREATE TABLE damaged_rows (seq INTEGER PRIMARY KEY);
-"""
-
-TRIGGERS: Final = """
-CREATE TRIGGER blocks_ai AFTER INSERT ON blocks BEGIN
-    INSERT OR IGNORE INTO fts_pending (seq, indexed) VALUES (new.seq, NULL);
-END;
-CREATE TRIGGER blocks_au AFTER UPDATE ON blocks BEGIN
-    INSERT OR IGNORE INTO fts_pending (seq, indexed) VALUES (old.seq, old.body);
-    INSERT OR IGNORE INTO fts_pending (seq, indexed) VALUES (new.seq, NULL);
-END;
-CREATE TRIGGER blocks_ad AFTER DELETE ON blocks BEGIN
-    INSERT OR IGNORE INTO fts_pending (seq, indexed) VALUES (old.seq, old.body);
-END;
-"""
-"""``fts_pending.indexed``: the body whose text the index holds for ``seq`` (NULL:
-nothing). The first change since the index was last brought up to date is the one that
-counts, hence ``OR IGNORE``. ``damaged_rows``: rows found damaged when they were indexed
-(a search of their conversation says so instead of leaving them out unsaid)."""
-
 _OLD_SEARCH = (
     "DROP TRIGGER IF EXISTS blocks_ai",
+    "DROP TRIGGER IF EXISTS blocks_au",
     "DROP TRIGGER IF EXISTS blocks_ad",
     "DROP TABLE IF EXISTS blocks_fts",
     "DROP VIEW IF EXISTS blocks_text",
+    "DROP TABLE IF EXISTS fts_pending",
+    "DROP TABLE IF EXISTS damaged_rows",
 )
+"""The search objects of schemas 1 to 4 (FTS5 over the texts, by its own tokenizer)."""
 
 
 def migrate(db: sqlite3.Connection, path: str) -> bool:
@@ -148,12 +122,11 @@ def migrate(db: sqlite3.Connection, path: str) -> bool:
         )
     if current == 3:
         _drop_conversation_ids(db)
-    else:
-        if current:
-            _upgrade(db)
-        else:
-            _script(db, TABLES)
-        _script(db, TEXT_VIEW + SEARCH_INDEX + TRIGGERS)
+    elif current in (1, 2):
+        _upgrade(db)
+    elif not current:
+        _script(db, TABLES)
+    _analysed_search_index(db)
     for version in range(current + 1, SCHEMA_VERSION + 1):
         db.execute("INSERT INTO schema_version (version) VALUES (?)", (version,))
     return current > 0
@@ -184,8 +157,8 @@ def _drop_conversation_ids(db: sqlite3.Connection) -> None:
     column in a UNIQUE constraint cannot be dropped in place), its indexes keyed by
     ``seq >> 32``. Bodies are copied as they are (their checksums cover the conversation's
     id, which the reader now takes from the conversation row), so a row that did not decode
-    still does not, and the integrity check still names it; ``seq`` is kept, so the search
-    index and its queue stay as they are."""
+    still does not, and the integrity check still names it; ``seq`` is kept. The search
+    index is made again by schema 5."""
     for statement in ("DROP TRIGGER blocks_ai", "DROP TRIGGER blocks_au", "DROP TRIGGER blocks_ad"):
         db.execute(statement)
     db.execute("DROP VIEW blocks_text")
@@ -198,13 +171,22 @@ def _drop_conversation_ids(db: sqlite3.Connection) -> None:
         "SELECT seq, block_id, kind, turn_id, path, type, body FROM old_blocks ORDER BY seq"
     )
     db.execute("DROP TABLE old_blocks")
-    _script(db, TEXT_VIEW + TRIGGERS)
+
+
+def _analysed_search_index(db: sqlite3.Connection) -> None:
+    """Schema 5: the search index of analysed terms, every row indexed (the index of
+    earlier schemas, and its queue, dropped)."""
+    for statement in _OLD_SEARCH:
+        db.execute(statement)
+    _script(db, SEARCH + TRIGGERS)
+    db.execute("INSERT INTO fts_pending (seq, indexed) SELECT seq, NULL FROM blocks")
+    bring_index_up_to_date(db)
 
 
 def _upgrade(db: sqlite3.Connection) -> None:
     """Schema 1 or 2 to 4: every row rewritten in its framed form, each conversation's
-    blocks renumbered into their range (in stored order), the search index rebuilt. A row
-    that does not decode is kept as it was: the integrity check reports it."""
+    blocks renumbered into their range (in stored order). A row that does not decode is
+    kept as it was: the integrity check reports it."""
     for statement in _OLD_SEARCH:
         db.execute(statement)
     for table in ("conversations", "blocks", "checkpoints"):
@@ -283,8 +265,3 @@ def _checkpoint(cid: str, name: str, created: str, count: Any, body: Any) -> Any
     if len(snapshot.blocks) != count:
         return body
     return encode_checkpoint(snapshot, cid, name, created)
-
-
-def text_of(body: Any) -> str:
-    """``bt_block_text(body)``: what the search index holds for a body."""
-    return block_text(body)

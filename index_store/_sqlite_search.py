@@ -1,275 +1,216 @@
-"""Search of the SQLite store: one conversation's range of the FTS5 index, ranked by BM25
-over that conversation alone.
+"""Search of the SQLite store: one conversation's range of the search index
+(:mod:`index_store._sqlite_index`), ranked by :mod:`index_store._search`.
 
-FTS5's own ``bm25()`` takes its statistics from the whole table (every conversation) and
-reads each term's whole list of rows to get them: a common word cost the whole store, and
-a conversation's scores moved when another conversation used its words (#28 items 1-2).
-Here every figure comes from the conversation's range of rowids (``seq``): the rows
-matching each term (``MATCH`` with a rowid range, which FTS5 seeks to), each row's count
-of the term (the instances ``highlight()`` marks), the row lengths and their average
-(``blocks_fts_docsize``). The formula is FTS5's (k1 = 1.2, b = 0.75), so a store holding
-one conversation scores as before.
-
-The index is brought up to date first when rows were changed outside the library
-(``fts_pending``, see :mod:`index_store._sqlite_schema`).
+Each term's rows come from an FTS5 ``MATCH`` with a rowid range (FTS5 seeks to the
+conversation's range, whatever else the store holds); the conversation's size from
+``search_totals``, each candidate's length and repeated terms from ``search_docs``.
+Nothing is decompressed or highlighted to rank: only the hits' rows are read, for their
+blocks and snippets.
 """
 
 from __future__ import annotations
 
-import math
 import sqlite3
-from collections.abc import Mapping
-from typing import Any, Final
+import threading
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any, Final
 
-from index_store._common import make_snippet
-from index_store._pieces import pieces
-from index_store._rows import key_bytes, unframe
-from index_store._sqlite_schema import SEQ_BITS, text_of
+from index_store._common import search_terms
+from index_store._rows import BlockCodec, as_rows
+from index_store._search import DocInfo, Ranked, hit_of, rank, ranking, select
+from index_store._sql import ROW_COLUMNS
+from index_store._sqlite_commit import SEQ_BITS
+from index_store._sqlite_file import is_damage
+from index_store._sqlite_index import bring_index_up_to_date, first_damaged
+from index_store._vectors import DEPTH, fused, model_of, nearest, query_vector
+from timeline.model.block import Block
+from timeline.model.errors import CorruptRecordError, StoreError
+from timeline.model.json_text import clean_text
+from timeline.model.persistence import Embedder, SearchHit
+from timeline.model.ranking import Corpus
+from timeline.model.tracing import searched
 
-__all__ = ["bring_index_up_to_date", "first_damaged", "rank", "snippets"]
+__all__ = ["SqliteSearch", "linked", "ranked"]
 
-K1: Final = 1.2
-B: Final = 0.75
-_OPEN: Final = "\x01"
-
-
-def bring_index_up_to_date(
-    db: sqlite3.Connection, known: Mapping[int, str | None] | None = None
-) -> int:
-    """Apply the queued changes to the search index (inside the caller's transaction):
-    remove what the index holds for each queued row, index the row as it is now. ``known``
-    gives the rows the caller just wrote, with their texts (None: a long text, which the
-    index reads from the row itself, see :func:`_index_row`). Returns the rows done.
-    The queue is read :data:`PAGE` rows at a time (a first persist of many blocks queues
-    every one of them)."""
-    done, after = 0, -1
-    while True:
-        queued = db.execute(
-            "SELECT seq, indexed FROM fts_pending WHERE seq > ? ORDER BY seq LIMIT ?",
-            (after, PAGE),
-        ).fetchall()
-        if not queued:
-            break
-        for seq, indexed in queued:
-            if known is not None and seq in known:
-                _index_row(db, seq, indexed, known[seq], ours=True)
-            else:
-                _index_row(db, seq, indexed, None)
-        done += len(queued)
-        after = queued[-1][0]
-    if done:
-        db.execute("DELETE FROM fts_pending")
-    return done
+_LOW: Final = 2**SEQ_BITS - 1
+_CHUNK: Final = 500
+"""Rows named in one ``IN (...)`` list."""
 
 
-PAGE: Final = 1024
-"""Queued rows read at once by :func:`bring_index_up_to_date`."""
-
-
-def _index_row(
-    db: sqlite3.Connection, seq: int, indexed: Any, text: str | None, ours: bool = False
-) -> None:
-    """Take out what the index holds for row ``seq`` (``indexed``: its body then, or None)
-    and index the row as it is now (``text`` when the caller has it). A long text the
-    library just wrote (``ours``, no ``text``) is read by SQL from the row, so no Python
-    copy of it is alive while FTS5 takes it in (a streamed import: one copy less)."""
-    if indexed is not None:
-        db.execute(
-            "INSERT INTO blocks_fts(blocks_fts, rowid, text) VALUES ('delete', ?, ?)",
-            (seq, text_of(indexed)),
-        )
-    db.execute("DELETE FROM damaged_rows WHERE seq = ?", (seq,))
-    if text is None and ours:
-        db.execute(
-            "INSERT INTO blocks_fts(rowid, text) SELECT seq, bt_block_text(body) FROM blocks "
-            "WHERE seq = ?",
-            (seq,),
-        )
-        return
-    if text is None:
-        row = db.execute(
-            "SELECT c.conversation_id, b.block_id, b.kind, b.turn_id, b.path, b.type, b.body "
-            f"FROM blocks b LEFT JOIN conversations c ON c.conv_no = b.seq >> {SEQ_BITS} "
-            "WHERE b.seq = ?",
-            (seq,),
-        ).fetchone()
-        if row is None:
-            return
-        text = text_of(row[-1])
-        if not _decodes(row):
-            db.execute("INSERT INTO damaged_rows (seq) VALUES (?)", (seq,))
-    db.execute("INSERT INTO blocks_fts(rowid, text) VALUES (?, ?)", (seq, text))
-
-
-def _decodes(row: tuple[Any, ...]) -> bool:
-    if row[0] is None:  # of no conversation: the integrity check names it
-        return False
-    try:
-        unframe(key_bytes(*row[:-1]), row[-1])
-    except ValueError:
-        return False
-    return True
-
-
-def first_damaged(db: sqlite3.Connection, lo: int, hi: int) -> str | None:
-    """The id of a row of ``[lo, hi]`` found damaged when it was indexed, if any."""
-    row = db.execute(
-        "SELECT b.block_id FROM damaged_rows d JOIN blocks b ON b.seq = d.seq "
-        "WHERE d.seq BETWEEN ? AND ? ORDER BY d.seq LIMIT 1",
-        (lo, hi),
-    ).fetchone()
-    return None if row is None else str(row[0])
-
-
-def _varint(blob: bytes, pos: int = 0) -> int:
-    """The first SQLite varint of ``blob`` (a row's token count in ``%_docsize``)."""
-    value = 0
-    if not isinstance(blob, bytes):
-        return 0  # a damaged row of the index: counted as empty
-    for i in range(pos, min(pos + 9, len(blob))):
-        byte = blob[i]
-        if i - pos == 8:
-            return (value << 8) | byte
-        value = (value << 7) | (byte & 0x7F)
-        if byte < 0x80:
-            return value
-    return value
-
-
-LONG_TOKENS: Final = 8_192
-"""Rows of this many tokens or more get their counts of a term from their text, indexed
-again in pieces (:func:`_long_counts`): FTS5's ``highlight()`` over one document takes
-time quadratic in its instances of a term, so a search hitting one long text of a
-common word took minutes."""
-
-
-def rank(
-    db: sqlite3.Connection, lo: int, hi: int, terms: list[str]
-) -> tuple[list[tuple[int, float]], bool]:
-    """Rows of ``[lo, hi]`` holding every term (or, when none does and there are several,
-    any term) with their BM25 scores over that range; and whether all terms matched."""
-    sizes = {
-        seq: _varint(sz)
-        for seq, sz in db.execute(
-            "SELECT id, sz FROM blocks_fts_docsize WHERE id BETWEEN ? AND ?", (lo, hi)
-        )
-    }
-    long = [seq for seq, size in sizes.items() if size >= LONG_TOKENS]
-    if long:  # in a table: a conversation may hold more than a statement's parameters
-        db.execute("CREATE TEMP TABLE IF NOT EXISTS bt_long (seq INTEGER PRIMARY KEY)")
-        db.execute("DELETE FROM temp.bt_long")
-        db.executemany("INSERT INTO temp.bt_long (seq) VALUES (?)", ((s,) for s in long))
-    counts = [_short_counts(db, lo, hi, term, bool(long)) for term in terms]
-    for seq, found in (_long_counts(db, lo, hi, terms) if long else {}).items():
-        for count, n in zip(counts, found, strict=True):
-            if n:
-                count[seq] = n
-    every = set(counts[0]).intersection(*counts[1:]) if counts else set()
-    hits = every or (set().union(*counts) if len(terms) > 1 else set())
-    if not hits:
-        return [], True
-    n = len(sizes) or 1
-    average = (sum(sizes.values()) / n) or 1.0
-    idf = [_idf(n, len(c)) for c in counts]
-    scored = []
-    for seq in hits:
-        norm = K1 * (1 - B + B * sizes.get(seq, 0) / average)
-        score = 0.0
-        for weight, c in zip(idf, counts, strict=True):
-            tf = c.get(seq, 0)
-            score += weight * (tf * (K1 + 1)) / (tf + norm)
-        scored.append((seq, score))
-    return scored, bool(every)
-
-
-def _short_counts(
-    db: sqlite3.Connection, lo: int, hi: int, term: str, long: bool
-) -> dict[int, int]:
-    """Each matching row's count of ``term`` (the instances ``highlight()`` marks), but
-    for the long rows (``temp.bt_long``, when ``long``)."""
-    skip = " AND rowid NOT IN (SELECT seq FROM temp.bt_long)" if long else ""
-    rows = db.execute(
-        "SELECT rowid, highlight(blocks_fts, 0, char(1), char(2)) FROM blocks_fts "
-        f"WHERE blocks_fts MATCH ? AND rowid BETWEEN ? AND ?{skip}",
-        (f'"{term}"', lo, hi),
-    ).fetchall()
-    return {seq: marked.count(_OPEN) for seq, marked in rows}
-
-
-def _long_counts(
-    db: sqlite3.Connection, lo: int, hi: int, terms: list[str]
-) -> dict[int, list[int]]:
-    """The counts of each term in each long row (``temp.bt_long``) that matches any: the
-    row's text indexed again, in pieces cut between words (the same tokenizer), in a
-    temporary FTS5 table, and each piece's instances added up."""
-    match = " OR ".join(f'"{t}"' for t in terms)
-    matching = [
+def ranked(
+    db: sqlite3.Connection, lo: int, hi: int, terms: list[str], limit: int
+) -> tuple[list[Ranked], Mapping[int, DocInfo]]:
+    """The best rows of ``[lo, hi]`` for ``terms`` (:func:`~index_store._search.ranking`),
+    with their infos."""
+    matches = {term: _holding(db, term, lo, hi) for term in terms}
+    summaries = [
         seq
         for (seq,) in db.execute(
-            "SELECT rowid FROM blocks_fts WHERE blocks_fts MATCH ? AND rowid BETWEEN ? AND ? "
-            "AND rowid IN (SELECT seq FROM temp.bt_long)",
-            (match, lo, hi),
+            "SELECT seq FROM blocks WHERE kind = 'summary' AND seq BETWEEN ? AND ?", (lo, hi)
         )
     ]
-    if not matching:
-        return {}
-    db.execute(
-        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.bt_pieces "
-        "USING fts5(text, tokenize='porter unicode61')"
-    )
-    out: dict[int, list[int]] = {}
-    for seq in matching:
-        found = db.execute("SELECT bt_block_text(body) FROM blocks WHERE seq = ?", (seq,))
-        text = (found.fetchone() or ("",))[0]
-        db.execute("DELETE FROM temp.bt_pieces")
-        db.executemany("INSERT INTO temp.bt_pieces (text) VALUES (?)", ((p,) for p in pieces(text)))
-        del text
-        out[seq] = [
-            sum(
-                marked.count(_OPEN)
-                for (marked,) in db.execute(
-                    "SELECT highlight(bt_pieces, 0, char(1), char(2)) FROM temp.bt_pieces "
-                    "WHERE bt_pieces MATCH ?",
-                    (f'"{term}"',),
-                )
+    latest = summaries[-1] if summaries else None
+    corpus = _corpus(db, lo)
+    return rank(ranking(terms, matches, set(summaries), latest, corpus, limit), _infos(db))
+
+
+def _holding(db: sqlite3.Connection, term: str, lo: int, hi: int) -> set[int]:
+    """The rows of ``[lo, hi]`` holding ``term`` (as one string: a row each costs more)."""
+    (found,) = db.execute(
+        "SELECT group_concat(rowid) FROM search_index WHERE search_index MATCH ? "
+        "AND rowid BETWEEN ? AND ?",
+        (f'"{term}"', lo, hi),
+    ).fetchone()
+    return set(map(int, found.split(","))) if found else set()
+
+
+def _corpus(db: sqlite3.Connection, lo: int) -> Corpus:
+    """The conversation's turn-log rows and terms."""
+    found = db.execute(
+        "SELECT rows, terms FROM search_totals WHERE conv_no = ?", (lo >> SEQ_BITS,)
+    ).fetchone()
+    return Corpus(*found) if found else Corpus(0, 0)
+
+
+def _infos(db: sqlite3.Connection) -> Callable[[Collection[int]], Mapping[int, DocInfo]]:
+    def read(seqs: Collection[int]) -> dict[int, DocInfo]:
+        out: dict[int, DocInfo] = {}
+        for chunk in _chunks(sorted(seqs)):
+            marks = ", ".join("?" * len(chunk))
+            for seq, length, repeats, call in db.execute(
+                f"SELECT seq, length, repeats, call FROM search_docs WHERE seq IN ({marks})",
+                chunk,
+            ):
+                out[seq] = DocInfo(length, repeats, call)
+        return out
+
+    return read
+
+
+def linked(db: sqlite3.Connection, lo: int, hi: int, seqs: list[int]) -> dict[int, DocInfo]:
+    """The infos of rows ``seqs`` of ``[lo, hi]`` and of the results of those that are
+    calls (a hit on a call brings its result)."""
+    wanted = set(seqs)
+    out: dict[int, DocInfo] = {}
+    for seq, length, repeats, call in db.execute(
+        "SELECT seq, length, repeats, call FROM search_docs WHERE seq BETWEEN ? AND ?", (lo, hi)
+    ):
+        if seq in wanted or call in wanted:
+            out[seq] = DocInfo(length, repeats, call)
+    return out
+
+
+def _chunks(seqs: list[int]) -> Iterator[list[int]]:
+    for i in range(0, len(seqs), _CHUNK):
+        yield seqs[i : i + _CHUNK]
+
+
+class SqliteSearch:
+    """The search methods of :class:`~index_store.sqlite.SqliteStore` (a mixin)."""
+
+    path: str
+    embedder: Embedder | None
+    _conn: sqlite3.Connection
+    _lock: threading.RLock
+
+    if TYPE_CHECKING:  # provided by SqlStore and the store
+
+        def _query(
+            self, sql: str, params: Sequence[Any] = (), conversation_id: str | None = None
+        ) -> list[Any]: ...
+
+        def _tx(self, conversation_id: str | None = None) -> AbstractContextManager[Any]: ...
+
+        def _codec(self, conversation_id: str) -> BlockCodec: ...
+
+        def _of(
+            self, conversation_id: str, *, keyed: bool = False
+        ) -> tuple[str, tuple[str, ...]]: ...
+
+        def _damaged(
+            self, exc: sqlite3.Error, conversation_id: str | None
+        ) -> CorruptRecordError: ...
+
+    def _query_vector(self, conversation_id: str, query: str) -> bytes | None:
+        if self.embedder is None:
+            return None
+        return query_vector(self.embedder, conversation_id, clean_text(query))
+
+    @searched
+    def search(self, conversation_id: str, query: str, limit: int = 10) -> list[SearchHit]:
+        terms = search_terms(conversation_id, query, limit)
+        vector = (
+            None if self.embedder is None else query_vector(self.embedder, conversation_id, query)
+        )
+        if not terms and vector is None:
+            return []
+        found = self._query(
+            "SELECT conv_no FROM conversations WHERE conversation_id = ?",
+            (conversation_id,),
+            conversation_id,
+        )
+        if not found:
+            return []
+        lo = found[0][0] << SEQ_BITS
+        with self._lock:
+            self._index_pending(conversation_id)
+            try:
+                return self._search(conversation_id, terms, lo, limit, vector)
+            except sqlite3.Error as exc:
+                # a damaged search index shows as assorted errors ("SQL logic error"):
+                # only a busy file is not damage
+                if is_damage(exc):
+                    raise self._damaged(exc, conversation_id) from exc
+                raise StoreError(f"SQLite store {self.path!r}: {exc}") from exc
+
+    def _missing_vectors(self, conversation_id: str, model: str) -> list[tuple[int, Block]]:
+        of, params = self._of(conversation_id)
+        rows = self._query(
+            f"SELECT seq, {ROW_COLUMNS} FROM blocks b WHERE {of} AND kind = 'log' AND NOT "
+            "EXISTS (SELECT 1 FROM search_vectors v WHERE v.seq = b.seq AND v.model = ?) "
+            "ORDER BY seq",
+            (*params, model),
+            conversation_id,
+        )
+        codec = self._codec(conversation_id)
+        return [(r[0], codec.decode(as_rows([r[1:]])[0])) for r in rows]
+
+    def _index_pending(self, conversation_id: str) -> None:
+        """Rows changed outside the library (the ``sqlite3`` shell) are indexed before a
+        search reads the index."""
+        if self._query("SELECT 1 FROM fts_pending LIMIT 1", (), conversation_id):
+            with self._tx(conversation_id) as db:
+                bring_index_up_to_date(db)
+
+    def _search(
+        self, cid: str, terms: list[str], lo: int, limit: int, vector: bytes | None
+    ) -> list[SearchHit]:
+        damaged = first_damaged(self._conn, lo, lo | _LOW)
+        if damaged is not None:
+            raise self._codec(cid).corrupt(
+                damaged, "it no longer decodes, so search cannot say whether it matches"
             )
-            for term in terms
-        ]
-    db.execute("DELETE FROM temp.bt_pieces")
-    return out
-
-
-def _idf(rows: int, hits: int) -> float:
-    # a damaged index can count more hits than rows: the word is then as common as can be
-    value = math.log((max(rows - hits, 0) + 0.5) / (hits + 0.5))
-    return value if value > 0 else 1e-6
-
-
-SNIPPET_FROM_FTS: Final = 1 << 16
-"""Texts this long get their snippet from :func:`~index_store._common.make_snippet`:
-FTS5's ``snippet()`` weighs a window around every instance of the terms, in time
-quadratic in their count, so a search hitting one long text of a common word took
-minutes."""
-
-
-def snippets(
-    db: sqlite3.Connection, match: str, texts: Mapping[int, str], terms: list[str]
-) -> dict[int, str]:
-    """Snippets of these rows (their texts by ``seq``) for ``match``: FTS5's (16 tokens
-    around the best part) for a text shorter than :data:`SNIPPET_FROM_FTS`, a window
-    around the first term for a longer one."""
-    out = {
-        seq: make_snippet(text, terms)
-        for seq, text in texts.items()
-        if len(text) >= SNIPPET_FROM_FTS
-    }
-    short = [seq for seq in texts if seq not in out]
-    if short:
-        marks = ", ".join("?" * len(short))
-        rows = db.execute(
-            "SELECT rowid, snippet(blocks_fts, 0, '[', ']', '…', 16) FROM blocks_fts "
-            f"WHERE blocks_fts MATCH ? AND rowid IN ({marks})",
-            (match, *short),
+        depth = limit if vector is None else max(limit, DEPTH)
+        found, infos = ranked(self._conn, lo, lo | _LOW, terms, depth)
+        if vector is not None and self.embedder is not None:
+            stored = self._conn.execute(
+                "SELECT seq, vector FROM search_vectors WHERE seq BETWEEN ? AND ? AND model = ?",
+                (lo, lo | _LOW, model_of(self.embedder)),
+            )
+            near = nearest(vector, stored)
+            found = fused(found, near)
+            infos = {**linked(self._conn, lo, lo | _LOW, near), **infos}
+        chosen = select(found, infos, limit)
+        wanted = [c.ranked.seq for c in chosen] + [c.partner for c in chosen if c.partner]
+        marks = ", ".join("?" * len(wanted))
+        rows = self._conn.execute(
+            f"SELECT seq, {ROW_COLUMNS} FROM blocks WHERE seq IN ({marks})", wanted
         ).fetchall()
-        out.update(rows)
-    return out
+        codec = self._codec(cid)
+        blocks = {r[0]: codec.decode(as_rows([r[1:]])[0]) for r in rows}
+        return [
+            hit_of(blocks[c.ranked.seq], c, blocks.get(c.partner or -1), terms)
+            for c in chosen
+            if c.ranked.seq in blocks  # indexed, but the row is gone
+        ]

@@ -20,20 +20,31 @@ from index_store._common import (
     decode_window,
     encode_checkpoint,
     encode_window,
-    make_snippet,
-    query_terms_all,
     search_terms,
     stored_version,
 )
+from index_store._memory_search import MemoryIndex
 from index_store._rows import Base, BlockCodec, Row
+from index_store._search import hit_of, select
+from index_store._vectors import (
+    DEPTH,
+    embeddable,
+    fused,
+    model_of,
+    nearest,
+    query_vector,
+    try_vectors,
+)
 from timeline.model.block import CONV_RANGE_SUMMARY, PLAN_LATEST, REACT_PLAN, Block
 from timeline.model.errors import (
     CorruptRecordError,
     DuplicateBlockIdError,
     NotFoundError,
 )
+from timeline.model.json_text import clean_text
 from timeline.model.persistence import (
     CheckpointInfo,
+    Embedder,
     SearchHit,
     TimelineSnapshot,
     TimelineState,
@@ -50,6 +61,7 @@ class _Conversation:
     rows: dict[str, Row] = attrs.field(factory=dict)
     """block id -> stored row (:mod:`index_store._rows`), in insertion order."""
     checkpoints: dict[str, tuple[str, int, bytes]] = attrs.field(factory=dict)
+    index: MemoryIndex = attrs.field(factory=MemoryIndex)
 
     def codec(self, conversation_id: str) -> BlockCodec:
         """A codec reading a summary's bases from this conversation's rows."""
@@ -63,6 +75,8 @@ class MemoryStore(InlineAsync):
     API (``acommit``, ``asearch`` ...) answers inline."""
 
     url: str = "memory://"
+    embedder: Embedder | None = attrs.field(default=None, kw_only=True)
+    """Ranks by meaning as well as by words (:mod:`index_store._vectors`)."""
     _data: dict[str, _Conversation] = attrs.field(factory=dict, init=False)
     _lock: threading.RLock = attrs.field(factory=threading.RLock, init=False)
 
@@ -83,7 +97,9 @@ class MemoryStore(InlineAsync):
             )
             staged = _stage(conversation_id, conv, log, summaries)
             row = encode_window(window, conv.version + 1)
-            conv.rows.update(staged)
+            conv.rows.update({block.id: r for r, block in staged})
+            added = [(conv.index.add(r.kind, block), block) for r, block in staged]
+            self._embed(conversation_id, conv, added)
             conv.version += 1
             conv.window = row
             self._data[conversation_id] = conv
@@ -171,26 +187,68 @@ class MemoryStore(InlineAsync):
     @searched
     def search(self, conversation_id: str, query: str, limit: int = 10) -> list[SearchHit]:
         terms = search_terms(conversation_id, query, limit)
-        if not terms:
-            return []
-        rows = self._rows(conversation_id)
-        scored: list[tuple[float, int, str, Block]] = []
-        for require_all in (True, False):
-            for order, (kind, b) in enumerate(rows):
-                words = Counter(query_terms_all(b.text))
-                counts = [words[t] for t in terms]
-                if not (all(counts) if require_all else any(counts)):
-                    continue
-                score = sum(counts) / (1 + sum(words.values()) / 400)
-                scored.append((score, order, kind, b))
-            if scored or len(terms) == 1:
-                break
-        # turn-log hits before summaries (which mention everything), then relevance
-        scored.sort(key=lambda s: (s[2] == "summary", -s[0], s[1]))
-        return [
-            SearchHit(b, b.path, b.turn_id, make_snippet(b.text, terms), round(score, 6), kind)
-            for score, _, kind, b in scored[:limit]
-        ]
+        with self._lock:
+            conv = self._data.get(conversation_id)
+            if conv is None:
+                return []
+            near = self._nearest(conversation_id, conv, query)
+            if not terms and near is None:
+                return []
+            ranked, infos = conv.index.rank(terms, max(limit, DEPTH) if near else limit)
+            if near is not None:
+                ranked = fused(ranked, near)
+                infos = {**conv.index.linked(near), **infos}
+            chosen = select(ranked, infos, limit)
+            codec = conv.codec(conversation_id)
+
+            def block(position: int | None) -> Block | None:
+                if position is None:
+                    return None
+                return codec.decode(conv.rows[conv.index.ids[position]])
+
+            return [
+                hit_of(b, c, block(c.partner), terms)
+                for c in chosen
+                if (b := block(c.ranked.seq)) is not None
+            ]
+
+    def _nearest(self, cid: str, conv: _Conversation, query: str) -> list[int] | None:
+        """The rows nearest the query's vector (None: no embedder, or it failed)."""
+        if self.embedder is None:
+            return None
+        vector = query_vector(self.embedder, cid, clean_text(query))
+        if vector is None:
+            return None
+        model = model_of(self.embedder)
+        return nearest(vector, ((p, v) for p, (m, v) in conv.index.vectors.items() if m == model))
+
+    def _embed(self, cid: str, conv: _Conversation, rows: Sequence[tuple[int, Block]]) -> int:
+        """Embed the turn-log rows given (position, block); how many were."""
+        if self.embedder is None:
+            return 0
+        texts = [(p, text) for p, b in rows if (text := embeddable(b)) is not None]
+        got = try_vectors(self.embedder, cid, [t for _, t in texts], "storing blocks")
+        model = model_of(self.embedder)
+        for (position, _), vector in zip(texts, got or (), strict=False):
+            conv.index.vectors[position] = (model, vector)
+        return len(got or ())
+
+    def embed_missing(self, conversation_id: str) -> int:
+        """Embed the conversation's turn-log blocks that have no vector of this store's
+        embedder (blocks stored before it was set, or by another model); how many were."""
+        check_keys(conversation_id=conversation_id)
+        with self._lock:
+            conv = self._data.get(conversation_id)
+            if conv is None or self.embedder is None:
+                return 0
+            model, codec = model_of(self.embedder), conv.codec(conversation_id)
+            missing = [
+                (p, codec.decode(conv.rows[block_id]))
+                for p, block_id in enumerate(conv.index.ids)
+                if conv.index.vectors.get(p, ("", b""))[0] != model
+                and conv.rows[block_id].kind == "log"
+            ]
+            return self._embed(conversation_id, conv, missing)
 
     def save_checkpoint(
         self, conversation_id: str, checkpoint_id: str, snapshot: TimelineSnapshot
@@ -270,20 +328,22 @@ class MemoryStore(InlineAsync):
 
 def _stage(
     cid: str, conv: _Conversation, log: Sequence[Block], summaries: Sequence[Block]
-) -> dict[str, Row]:
-    """The rows a commit adds (a summary stored against the previous one); an id already
-    stored must hold this very block (DuplicateBlockIdError otherwise)."""
+) -> list[tuple[Row, Block]]:
+    """The rows a commit adds, in order, with their blocks (a summary stored against the
+    previous one); an id already stored must hold this very block
+    (DuplicateBlockIdError otherwise)."""
     codec = conv.codec(cid)
     latest = [r for r in conv.rows.values() if r.kind == "summary"][-1:]
     base: Base | None = codec.base_of(latest[0]) if latest and summaries else None
-    staged: dict[str, Row] = {}
+    staged: dict[str, tuple[Row, Block]] = {}
     for kind, group in (("log", log), ("summary", summaries)):
         for block in group:
-            existing = conv.rows.get(block.id) or staged.get(block.id)
+            existing = conv.rows.get(block.id) or staged.get(block.id, (None,))[0]
             if existing is not None:
                 check_same(cid, block, codec.decode(existing))
                 continue
-            staged[block.id], after = codec.encode(kind, block, base if kind == "summary" else None)
+            row, after = codec.encode(kind, block, base if kind == "summary" else None)
+            staged[block.id] = (row, block)
             if kind == "summary":
                 base = after
-    return staged
+    return list(staged.values())

@@ -3,7 +3,7 @@
 psycopg is imported when a store is opened, never at package import; without the
 ``postgres`` extra the error says how to install it. Optimistic concurrency uses a
 row lock on the conversation inside one transaction; search uses a GIN index over each
-block's text pieces and its conversation's token (:mod:`index_store._pg_sql`).
+block's analysed terms and its conversation's token (:mod:`index_store._pg_search`).
 """
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ import attrs
 
 from index_store._common import search_terms
 from index_store._integrity import SqlIntegrity
-from index_store._pg_async import PostgresAsync, hits_of, top
+from index_store._pg_async import PostgresAsync, hits_of
 from index_store._pg_schema import SCHEMA_VERSION, created_text, migrate
+from index_store._pg_search import Pending, index_flow, run, search_flow, totals_flow
 from index_store._pg_sql import (
     INSERT_BLOCK,
     INSERT_PIECE,
@@ -31,10 +32,11 @@ from index_store._pg_sql import (
 )
 from index_store._rows import Row
 from index_store._sql import SqlStore
+from index_store._sql_vectors import SqlVectors
 from timeline.model.block import Block
 from timeline.model.errors import StoreUnavailableError, TimelineError
 from timeline.model.extras import install_hint
-from timeline.model.persistence import SearchHit
+from timeline.model.persistence import Embedder, SearchHit
 from timeline.model.tracing import searched
 
 __all__ = ["SCHEMA_VERSION", "PostgresStore"]
@@ -51,7 +53,7 @@ def _psycopg() -> Any:
 
 
 @attrs.define
-class PostgresStore(PostgresAsync, SqlIntegrity, SqlStore):
+class PostgresStore(PostgresAsync, SqlIntegrity, SqlVectors, SqlStore):
     """PostgreSQL-backed index store (one connection, serialized by a lock; the async
     API uses a pool of async connections, see :mod:`index_store._pg_async`)."""
 
@@ -64,6 +66,11 @@ class PostgresStore(PostgresAsync, SqlIntegrity, SqlStore):
     ORDER: ClassVar[str] = "seq"
     ROW_SELECT: ClassVar[str] = ROW_SELECT
     TEXT_APART: ClassVar[bool] = True
+    VECTOR_PUT: ClassVar[str] = (
+        "INSERT INTO bt_search_vectors (seq, conversation_id, model, vector) "
+        "VALUES (?, ?, ?, ?) ON CONFLICT (seq) DO UPDATE SET model = excluded.model, "
+        "vector = excluded.vector"
+    )
 
     dsn: str
     _conn: Any = attrs.field(default=None, init=False, repr=False)
@@ -71,6 +78,8 @@ class PostgresStore(PostgresAsync, SqlIntegrity, SqlStore):
     _lock: threading.RLock = attrs.field(factory=threading.RLock, init=False)
     _pg: Any = attrs.field(init=False, repr=False)
     pool_size: int = attrs.field(default=4, kw_only=True)
+    embedder: Embedder | None = attrs.field(default=None, kw_only=True)
+    """Ranks by meaning as well as by words (:mod:`index_store._vectors`)."""
     _apools: dict[Any, Any] = attrs.field(factory=dict, init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
@@ -139,17 +148,26 @@ class PostgresStore(PostgresAsync, SqlIntegrity, SqlStore):
             while batch := stream.fetchmany(1000):
                 yield from batch
 
-    def _lock_version(self, db: Any, conversation_id: str) -> tuple[int, None]:
+    def _lock_version(self, db: Any, conversation_id: str) -> tuple[int, Pending]:
+        """The version, and what the commit indexes (:class:`~index_store._pg_search.Pending`)."""
         db.execute(LOCK_INSERT, (conversation_id,))
-        return int(db.execute(LOCK_SELECT, (conversation_id,)).fetchone()[0]), None
+        return int(db.execute(LOCK_SELECT, (conversation_id,)).fetchone()[0]), Pending()
 
-    def _insert(self, db: Any, conversation_id: str, row: Row, block: Block, at: Any) -> bool:
+    def _insert(self, db: Any, conversation_id: str, row: Row, block: Block, at: Any) -> int | None:
         found = db.execute(INSERT_BLOCK, (conversation_id, *row.columns)).fetchone()
         if found is None:
-            return False
+            return None
         for n, part in enumerate(pieces(row.text or "")):
             db.execute(INSERT_PIECE, (found[0], n, conversation_id, part))
-        return True
+        run(db, index_flow(conversation_id, found[0], row.kind, block, at))
+        return int(found[0])
+
+    def _inserted(self, db: Any, conversation_id: str, at: Any) -> None:
+        run(db, totals_flow(conversation_id, at))
+
+    def _deleted(self, db: Any, conversation_id: str) -> None:
+        for table in ("bt_text", "bt_search", "bt_search_vectors", "bt_search_totals"):
+            db.execute(f"DELETE FROM {table} WHERE conversation_id = %s", (conversation_id,))
 
     def _write_window(self, db: Any, conversation_id: str, version: int, row: bytes) -> None:
         db.execute(WRITE_WINDOW, (version, row, conversation_id))
@@ -160,12 +178,22 @@ class PostgresStore(PostgresAsync, SqlIntegrity, SqlStore):
     @searched
     def search(self, conversation_id: str, query: str, limit: int = 10) -> list[SearchHit]:
         terms = search_terms(conversation_id, query, limit)
-        if not terms:
+        near = self._near(conversation_id, query)
+        if not terms and near is None:
             return []
         with self._tx(conversation_id) as cur:
-            ranked = top(cur, conversation_id, terms, limit)
-            rows = cur.fetchall() if ranked else []
-        return hits_of(rows, ranked, self._codec(conversation_id))
+            chosen, rows = run(cur, search_flow(conversation_id, terms, limit, near))
+        return hits_of(chosen, rows, self._codec(conversation_id), terms)
+
+    def _missing_vectors(self, conversation_id: str, model: str) -> list[tuple[int, Block]]:
+        rows = self._query(
+            f"SELECT seq, {ROW_SELECT} FROM bt_blocks WHERE conversation_id = %s AND kind = "
+            "'log' AND NOT EXISTS (SELECT 1 FROM bt_search_vectors v WHERE v.seq = "
+            "bt_blocks.seq AND v.model = %s) ORDER BY seq",
+            (conversation_id, model),
+        )
+        codec = self._codec(conversation_id)
+        return [(r[0], codec.decode(Row(*r[1:]))) for r in rows]
 
     def close(self) -> None:
         with self._lock:

@@ -1,8 +1,9 @@
 """``sqlite:///path.db``: the embedded default store.
 
 WAL journal (readers never block the writer), a busy timeout so concurrent writers wait
-instead of failing, FTS5 full-text search over the turn log and summaries, and a
-``schema_version`` table with forward-only migrations (:mod:`index_store._sqlite_schema`).
+instead of failing, an FTS5 index of the turn log's and summaries' terms
+(:mod:`index_store._sqlite_index`), and a ``schema_version`` table with forward-only
+migrations (:mod:`index_store._sqlite_schema`).
 Each ``commit`` is one ``BEGIN IMMEDIATE`` transaction: a crash at any moment leaves the
 last committed window.
 """
@@ -19,18 +20,19 @@ from typing import Any, ClassVar
 import attrs
 
 from index_store._async import ThreadedAsync
-from index_store._common import search_terms, stored_version
+from index_store._common import stored_version
 from index_store._integrity import SqlIntegrity
-from index_store._rows import Row, as_rows
+from index_store._rows import Row
 from index_store._sql import ROW_COLUMNS, SqlStore, utc_now_text
+from index_store._sql_vectors import SqlVectors
 from index_store._sqlite_commit import CommitRange
 from index_store._sqlite_file import create_private, is_corrupt, is_damage, text
-from index_store._sqlite_schema import SCHEMA_VERSION, SEQ_BITS, migrate, text_of
-from index_store._sqlite_search import bring_index_up_to_date, first_damaged, rank, snippets
+from index_store._sqlite_index import bring_index_up_to_date, terms_of
+from index_store._sqlite_schema import SCHEMA_VERSION, SEQ_BITS, migrate
+from index_store._sqlite_search import SqliteSearch
 from timeline.model.block import Block
 from timeline.model.errors import CorruptRecordError, StoreError, StoreUnavailableError
-from timeline.model.persistence import SearchHit
-from timeline.model.tracing import searched
+from timeline.model.persistence import Embedder
 
 __all__ = ["SCHEMA_VERSION", "SqliteStore"]
 
@@ -39,9 +41,13 @@ _LOW = 2**SEQ_BITS - 1
 
 
 @attrs.define
-class SqliteStore(ThreadedAsync, SqlIntegrity, SqlStore):
+class SqliteStore(ThreadedAsync, SqliteSearch, SqlIntegrity, SqlVectors, SqlStore):
     """SQLite-backed index store; safe to share between threads and processes. The async
     API (``acommit``, ``asearch`` ...) runs each call in a worker thread."""
+
+    VECTOR_PUT: ClassVar[str] = (
+        "INSERT OR REPLACE INTO search_vectors (seq, model, vector) VALUES (?1, ?3, ?4)"
+    )
 
     WINDOW_KEYS: ClassVar[str] = "conv_no"
     ROWS_IN_ORDER: ClassVar[str] = (
@@ -53,6 +59,8 @@ class SqliteStore(ThreadedAsync, SqlIntegrity, SqlStore):
 
     path: str
     busy_timeout_ms: int = 10_000
+    embedder: Embedder | None = attrs.field(default=None, kw_only=True)
+    """Ranks by meaning as well as by words (:mod:`index_store._vectors`)."""
     _conn: sqlite3.Connection = attrs.field(init=False)
     _lock: threading.RLock = attrs.field(factory=threading.RLock, init=False)
 
@@ -70,7 +78,7 @@ class SqliteStore(ThreadedAsync, SqlIntegrity, SqlStore):
             if self.path != ":memory:":
                 self._set_wal()
             self._conn.execute("PRAGMA synchronous = NORMAL")
-            self._conn.create_function("bt_block_text", 1, text_of, deterministic=True)
+            self._conn.create_function("bt_search_terms", 2, terms_of, deterministic=True)
             with self._tx() as db:
                 upgraded = migrate(db, self.path)
             if upgraded and self.path != ":memory:":
@@ -230,7 +238,7 @@ class SqliteStore(ThreadedAsync, SqlIntegrity, SqlStore):
             (conversation_id, conversation_id),
         )
 
-    def _insert(self, db: Any, conversation_id: str, row: Row, block: Block, at: Any) -> bool:
+    def _insert(self, db: Any, conversation_id: str, row: Row, block: Block, at: Any) -> int | None:
         seq = at.next_seq
         inserted = db.execute(
             "INSERT INTO blocks (seq, block_id, kind, turn_id, path, type, body) "
@@ -238,14 +246,15 @@ class SqliteStore(ThreadedAsync, SqlIntegrity, SqlStore):
             (seq, *row.columns),
         ).rowcount
         if inserted:
-            at.wrote(block.text)
-        return bool(inserted)
+            at.wrote(block)
+            return int(seq)
+        return None
 
     def _streaming(self, at: Any) -> None:
         at.streamed()
 
     def _inserted(self, db: Any, conversation_id: str, at: Any) -> None:
-        bring_index_up_to_date(db, at.texts)
+        bring_index_up_to_date(db, at.blocks)
         at.indexed()
 
     def _window_keys(self, at: Any) -> tuple[str | int, ...]:
@@ -260,75 +269,6 @@ class SqliteStore(ThreadedAsync, SqlIntegrity, SqlStore):
 
     def _deleted(self, db: Any, conversation_id: str) -> None:
         bring_index_up_to_date(db)
-
-    @searched
-    def search(self, conversation_id: str, query: str, limit: int = 10) -> list[SearchHit]:
-        terms = search_terms(conversation_id, query, limit)
-        if not terms:
-            return []
-        found = self._query(
-            "SELECT conv_no FROM conversations WHERE conversation_id = ?",
-            (conversation_id,),
-            conversation_id,
-        )
-        if not found:
-            return []
-        lo = found[0][0] << SEQ_BITS
-        with self._lock:
-            self._index_pending(conversation_id)
-            try:
-                return self._search(conversation_id, terms, lo, limit)
-            except sqlite3.Error as exc:
-                # a damaged search index shows as assorted errors ("SQL logic error"):
-                # only a busy file is not damage
-                if is_damage(exc):
-                    raise self._damaged(exc, conversation_id) from exc
-                raise StoreError(f"SQLite store {self.path!r}: {exc}") from exc
-
-    def _index_pending(self, conversation_id: str) -> None:
-        """Rows changed outside the library (the ``sqlite3`` shell) are indexed before a
-        search reads the index."""
-        if self._query("SELECT 1 FROM fts_pending LIMIT 1", (), conversation_id):
-            with self._tx(conversation_id) as db:
-                bring_index_up_to_date(db)
-
-    def _search(self, cid: str, terms: list[str], lo: int, limit: int) -> list[SearchHit]:
-        damaged = first_damaged(self._conn, lo, lo | _LOW)
-        if damaged is not None:
-            raise self._codec(cid).corrupt(
-                damaged, "it no longer decodes, so search cannot say whether it matches"
-            )
-        scored, every = rank(self._conn, lo, lo | _LOW, terms)
-        if not scored:
-            return []
-        kinds = dict(
-            self._conn.execute(
-                "SELECT seq, kind FROM blocks WHERE seq BETWEEN ? AND ? AND kind = 'summary'",
-                (lo, lo | _LOW),
-            ).fetchall()
-        )
-        # turn-log hits before summaries (which mention everything), then relevance
-        scored.sort(key=lambda s: (s[0] in kinds, -s[1], s[0]))
-        top = scored[:limit]
-        joiner = " AND " if every else " OR "
-        match = joiner.join(f'"{t}"' for t in terms)
-        marks = ", ".join("?" * len(top))
-        rows = self._conn.execute(
-            f"SELECT seq, {ROW_COLUMNS} FROM blocks WHERE seq IN ({marks})", [s for s, _ in top]
-        ).fetchall()
-        by_seq = {r[0]: as_rows([r[1:]])[0] for r in rows}
-        codec = self._codec(cid)
-        found = {seq: codec.decode(row) for seq, row in by_seq.items()}
-        texts = snippets(self._conn, match, {s: b.text for s, b in found.items()}, terms)
-        hits = []
-        for seq, score in top:
-            if seq not in by_seq:
-                continue  # indexed, but the row is gone
-            row, b = by_seq[seq], found[seq]
-            hits.append(
-                SearchHit(b, b.path, b.turn_id, texts.get(seq, ""), round(score, 6), row.kind)
-            )
-        return hits
 
     def check_integrity(self) -> list[CorruptRecordError]:
         """SQLite's own check, the search index, each block row's number being a
@@ -354,7 +294,7 @@ class SqliteStore(ThreadedAsync, SqlIntegrity, SqlStore):
         try:
             with self._tx() as db:
                 bring_index_up_to_date(db)
-                db.execute("INSERT INTO blocks_fts(blocks_fts) VALUES ('integrity-check')")
+                db.execute("INSERT INTO search_index(search_index) VALUES ('integrity-check')")
         except (StoreError, sqlite3.Error) as exc:
             problems.append(CorruptRecordError(f"SQLite store {self.path!r}: search index: {exc}"))
 

@@ -17,6 +17,7 @@ import pytest
 import index_store
 from timeline import CompactionPolicy, Timeline, blocks
 from timeline.cli.html_view import timeline_html
+from timeline.model.block import CONV_RANGE_SUMMARY
 from timeline.model.search_text import STOP_WORDS, block_counts, query_terms
 from timeline.render.html import query_script
 
@@ -100,7 +101,7 @@ def test_each_row_lists_the_terms_search_finds_it_by() -> None:
 
 
 FOUND_BY = [
-    "connection leak",  # some rows hold both words, others one: those holding both
+    "connection leak",  # some rows hold both words, others one: every one of them
     "leaking connections",  # the same terms, other forms of the words
     "connection zebra",  # no row holds both: the rows holding either
     "leak",
@@ -109,21 +110,22 @@ FOUND_BY = [
 ]
 
 
-def page_rows(page: str) -> tuple[list[str], list[list[str]]]:
-    """The page's term list and every row's terms (the live window's, then the
-    history's), as the page's data holds them."""
+def page_rows(page: str) -> tuple[list[str], list[tuple[str, list[str]]]]:
+    """The page's term list and every row's block type and terms (the live window's, then
+    the history's), as the page's data holds them."""
     listed = json.loads(re.search(r'id="search-terms">([^<]*)<', page).group(1))  # type: ignore[union-attr]
     payload = re.search(r'id="history-data">([^<]*)<', page)
     history = json.loads(zlib.decompress(base64.b64decode(payload.group(1)))) if payload else []
     body = page.split("<script")[0] + "".join(e["b"] for e in history)
-    rows = [[listed[int(n, 36)] for n in r.split()] for r in re.findall(r'data-t="([^"]*)"', body)]
-    return listed, rows
+    found = re.findall(r'data-type="([^"]*)"[^>]*? data-t="([^"]*)"', body)
+    return listed, [(kind, [listed[int(n, 36)] for n in r.split()]) for kind, r in found]
 
 
-def test_the_page_finds_as_many_blocks_as_the_store(tmp_path: Path) -> None:
-    """The page's search, run by Node.js over the page's own rows, finds as many blocks
-    as the store's search (what ``timeline search`` counts) for each query: the rows
-    holding every word when some do, else those holding any."""
+def test_the_page_finds_the_blocks_the_store_finds(tmp_path: Path) -> None:
+    """The page's search, run by Node.js over the page's own rows, finds the turn-log
+    blocks the store's search finds (what ``timeline search`` ranks) for each query: the
+    blocks holding any of its words; and every summary holding one, where the store
+    searches the latest."""
     store = index_store.open(tmp_path / "c.db")
     tl = Timeline("c", policy=CompactionPolicy(max_tokens=1_200))
     for t in range(10):
@@ -142,15 +144,21 @@ def test_the_page_finds_as_many_blocks_as_the_store(tmp_path: Path) -> None:
     assert len(rows) == len(log) + len(summaries)
     known = {term: n for n, term in enumerate(listed)}
     wanted = [[known.get(t, -1) for t in query_terms(q)] for q in FOUND_BY]
-    numbered = [[known[t] for t in row] for row in rows]
+    numbered = [[known[t] for t in terms] for _, terms in rows]
     script = (
         f"{json.dumps(wanted)}.map((w) => {{"
         f"const rows = {json.dumps(numbered)}.map((r) => new Set(r));"
-        "const finds = T.finder(w.map((n) => (n < 0 ? undefined : n)), rows);"
-        "return rows.filter(finds).length; })"
+        "const finds = T.finder(w.map((n) => (n < 0 ? undefined : n)));"
+        "return rows.map(finds); })"
     )
     on_page = run_script(script)
-    in_store = [len(store.search("c", q, limit=1_000)) for q in FOUND_BY]
+    assert isinstance(on_page, list)
+    summary = {n for n, (kind, _) in enumerate(rows) if kind == CONV_RANGE_SUMMARY}
+    for query, found in zip(FOUND_BY, on_page, strict=True):
+        hits = store.search("c", query, limit=1_000)
+        in_log = [n for n, hit in enumerate(found) if hit and n not in summary]
+        assert len(in_log) == sum(h.kind == "log" for h in hits), query
+        assert any(found[n] for n in summary) == any(h.kind == "summary" for h in hits)
+    counts = [len(store.search("c", q, limit=1_000)) for q in FOUND_BY]
     store.close()
-    assert on_page == in_store
-    assert in_store[0] < in_store[3] and in_store[2] > 0 and in_store[-1] == 0
+    assert counts[0] > counts[3] and counts[2] > 0 and counts[-1] == 0

@@ -17,7 +17,7 @@ from timeline import Timeline, blocks
 from timeline.compaction.policy import NoBudgetWarning
 from timeline.io.stream import import_file
 
-ONE = b'{"role":"user","content":"a"}'
+ONE = b'{"role":"user","content":"7"}'
 
 
 def test_blocks_of_one_millisecond_share_their_timestamp() -> None:
@@ -77,6 +77,6 @@ def test_the_first_persist_of_many_tiny_blocks_peaks_under_190_bytes_a_block(
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NoBudgetWarning)
             assert again.render("sys").to_anthropic() == tl.render("sys").to_anthropic()
-        assert store.search("c", "a", limit=1)  # the texts reached the search index
+        assert store.search("c", "7", limit=1)  # the texts reached the search index
     finally:
         store.close()

@@ -31,6 +31,7 @@ PUBLIC_NAMES = frozenset(
         "CorruptRecordError",
         "DriverError",
         "DuplicateBlockIdError",
+        "Embedder",
         "EmptyPromptError",
         "HeuristicCounter",
         "IndexStore",

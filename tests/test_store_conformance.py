@@ -198,7 +198,7 @@ def test_memory_tools_bring_evicted_content_back(store: Any) -> None:
     tl = new_tl()
     work(tl, 12)
     tl.persist(store)
-    out = memory_read_tool(store, "c1")({"query": "worker 0"})
+    out = memory_read_tool(store, "c1")({"query": "flaky worker 0"})
     assert out.meta["hits"][0] == {"path": "ar:t1.user.prompt", "turn_id": "t1"}
     path = store.turn_log("c1", "t1")[3].path
     back = read_path_tool(store, "c1")({"path": path})

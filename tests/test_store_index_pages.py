@@ -1,5 +1,5 @@
 """The SQLite search index is brought up to date a page of queued rows at a time
-(``_sqlite_search.PAGE``): a first persist of more rows than a page, and a plain-SQL edit
+(``_sqlite_index.PAGE``): a first persist of more rows than a page, and a plain-SQL edit
 of every row, leave every row found once, at the page edges too."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import sqlite3
 from pathlib import Path
 
 import index_store
-from index_store._sqlite_search import PAGE
+from index_store._sqlite_index import PAGE
 from timeline import HeuristicCounter, Timeline, blocks
 
 N = 2 * PAGE + 60

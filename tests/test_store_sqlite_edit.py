@@ -90,3 +90,28 @@ def test_the_schema_calls_no_library_function_when_rows_change(tmp_path: Path) -
         assert len(store.search("keep", "retry")) == 6
     finally:
         store.close()
+
+
+def test_a_call_deleted_with_plain_sql_takes_its_words_from_its_result(tmp_path: Path) -> None:
+    """A tool result is indexed with its call's words: when the call's row is deleted
+    outside the library, the result is indexed again without them, and the search index
+    stays whole (what check_integrity reports is the window naming the deleted call)."""
+    db = tmp_path / "s.db"
+    store = index_store.open(f"sqlite:///{db}")
+    tl = Timeline("c", policy=POLICY, token_counter=HeuristicCounter(), clock=FixedClock())
+    tl.begin_turn()
+    first = tl.append(blocks.tool_call("bash", {"cmd": "pytest tests/test_alpha.py"}))
+    out = tl.append(blocks.tool_result(first.call_id or "", "2 passed", tool_id="bash"))
+    tl.persist(store)
+    ((hit,),) = [store.search("c", "test_alpha")]
+    assert (hit.block.id, getattr(hit.result, "id", None)) == (first.id, out.id)
+    store.close()
+    with sqlite3.connect(db) as conn:
+        conn.execute(f"DELETE FROM blocks WHERE {OF.format('c')} AND block_id = ?", (first.id,))
+    store = index_store.open(f"sqlite:///{db}")
+    try:
+        assert store.search("c", "test_alpha") == []
+        assert [h.block.id for h in store.search("c", "passed")] == [out.id]
+        assert [p.block_id for p in store.check_integrity()] == [first.id]
+    finally:
+        store.close()

@@ -53,6 +53,7 @@ from timeline.model.names import provider_call_id, provider_tool_name
 from timeline.model.persistence import (
     AsyncIndexStore,
     CheckpointInfo,
+    Embedder,
     IndexStore,
     SearchHit,
     TimelineSnapshot,
@@ -84,6 +85,7 @@ __all__ = [
     "CorruptRecordError",
     "DriverError",
     "DuplicateBlockIdError",
+    "Embedder",
     "EmptyPromptError",
     "HeuristicCounter",
     "IndexStore",

@@ -7,14 +7,17 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 
+from timeline.compaction.summarizers._sentences import clip_lines
 from timeline.compaction.summarizers.base import (
     AsyncSummarizer,
     SectionedSummarizer,
     Summarizer,
     SummaryRequest,
     SummaryResult,
+    within,
 )
 from timeline.compaction.summarizers.inventory import InventorySummarizer
+from timeline.model import log
 from timeline.model.errors import AsyncSummarizerError
 
 __all__ = ["summarize_async", "summarize_sync"]
@@ -41,7 +44,24 @@ def _checked(request: SummaryRequest, result: SummaryResult, fallback: bool) -> 
     text: object = result.text
     if not isinstance(text, str) or not text.strip():
         return _failed(request, "summarizer returned an empty summary", fallback)
-    return SummaryResult(text.strip(), result.sections)
+    return _capped(request, SummaryResult(text.strip(), result.sections))
+
+
+def _capped(request: SummaryRequest, result: SummaryResult) -> SummaryResult:
+    """``result`` within the request's cap: a summary that came back longer (a model that
+    ignored its limit) keeps its first lines, so the compaction still fits its budget and
+    the agent goes on; logged as a warning."""
+    text = result.text
+
+    def fit(chars: int) -> SummaryResult:
+        if len(text) <= chars:
+            return result
+        return SummaryResult(clip_lines(text, chars), result.sections)
+
+    fitted = within(request, fit)
+    if fitted.text != text:
+        log.summary_cut(len(text), len(fitted.text), request.max_tokens)
+    return fitted
 
 
 def _call_sync(summarizer: Summarizer, request: SummaryRequest) -> SummaryResult:

@@ -17,12 +17,14 @@ __all__ = [
     "compaction_ended",
     "compaction_skipped",
     "compaction_started",
+    "embedder_failed",
     "logger",
     "overflow_retry",
     "persist_conflict",
     "persisted",
     "recall_search_failed",
     "silenced",
+    "summary_cut",
 ]
 
 
@@ -111,6 +113,16 @@ def overflow_retry(conversation_id: str, tokens: int, error: BaseException) -> N
     )
 
 
+def summary_cut(chars: int, kept: int, max_tokens: int) -> None:
+    logger.warning(
+        "summary over its cap chars=%d kept=%d max_tokens=%d: the summarizer ignored its "
+        "limit, its first lines kept",
+        chars,
+        kept,
+        max_tokens,
+    )
+
+
 def persisted(conversation_id: str, version: int, logged: int, summaries: int) -> None:
     logger.info(
         "persist conversation=%s version=%d log_blocks=%d summaries=%d",
@@ -134,5 +146,16 @@ def recall_search_failed(conversation_id: str, error: BaseException) -> None:
     logger.warning(
         "recall conversation=%s: the store search failed (%s); recalling from memory only",
         conversation_id,
+        type(error).__name__,
+    )
+
+
+def embedder_failed(conversation_id: str, model: str, doing: str, error: BaseException) -> None:
+    logger.warning(
+        "embedder failed conversation=%s model=%s while %s: %s; searched by words alone "
+        "(store.embed_missing embeds what was left out)",
+        conversation_id,
+        model,
+        doing,
         type(error).__name__,
     )

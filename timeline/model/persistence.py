@@ -22,6 +22,7 @@ __all__ = [
     "CacheState",
     "AsyncIndexStore",
     "CheckpointInfo",
+    "Embedder",
     "IndexStore",
     "SearchHit",
     "TimelineSnapshot",
@@ -118,15 +119,27 @@ class TimelineSnapshot(msgspec.Struct, frozen=True):
 
 
 class SearchHit(msgspec.Struct, frozen=True):
-    """One ``search`` result: the stored block, where it lives, and why it matched."""
+    """One ``search`` result: the stored block, where it lives, and why it matched.
+
+    A tool call and its result are one hit (whichever ranks higher), the other attached:
+    a hit on a result carries its ``call`` (tool name and arguments), a hit on a call its
+    ``result`` (the latest, when it has one)."""
 
     block: Block
     path: str
     turn_id: str
     snippet: str
+    """The part of the block's text where the query's terms are densest, each matched
+    word in ``[brackets]`` (the text's start when only its call matched)."""
     score: float
+    """BM25 over the conversation's turn log: higher is better; comparable within one
+    search only."""
     kind: str = "log"
-    """``log`` (the turn log) or ``summary`` (the summary index)."""
+    """``log`` (the turn log) or ``summary`` (the latest summary, ranked after the log)."""
+    call: Block | None = None
+    """On a hit on a tool result: its call."""
+    result: Block | None = None
+    """On a hit on a tool call: its result."""
 
 
 class CheckpointInfo(msgspec.Struct, frozen=True):
@@ -168,6 +181,16 @@ class IndexStore(Protocol):  # pragma: no mutate block
     def turn_log(self, conversation_id: str, turn_id: str | None = None) -> list[Block]: ...
 
     def search(self, conversation_id: str, query: str, limit: int = 10) -> list[SearchHit]: ...
+
+
+@runtime_checkable
+class Embedder(Protocol):  # pragma: no mutate block
+    """An embedding model, for stores that rank by meaning as well as by words
+    (``index_store.open(url, embedder=...)``): one vector per text, in order, all of one
+    length. A ``name`` attribute, when it has one, tells its vectors from another
+    model's."""
+
+    def embed(self, texts: Sequence[str]) -> Sequence[Sequence[float]]: ...
 
 
 @runtime_checkable

@@ -14,12 +14,15 @@ from typing import Final, Generic, NamedTuple, TypeVar
 
 from timeline.model.search_text import query_terms, term_counts
 
-__all__ = ["B", "K1", "RRF_K", "Bm25Index", "Corpus", "bm25", "fuse", "idf"]
+__all__ = ["B", "K1", "RRF_K", "Bm25", "Bm25Index", "Corpus", "bm25", "fuse", "idf"]
 
 K1: Final = 1.2
 """How fast a term's score saturates with its count in one text."""
-B: Final = 0.75
-"""How much a text's length (against the average) discounts its counts."""
+B: Final = 0.3
+"""How much a text's length (against the average) discounts its counts: a little. A
+tool's output is long because it holds many things (a file, a log), not because it says
+one thing at length, and the line a question is about is one of them; BM25's usual 0.75
+lets every short message sharing a few words with the question outrank it."""
 RRF_K: Final = 60
 """Reciprocal-rank fusion's constant: a text ranked ``r`` adds ``1 / (RRF_K + r)``."""
 
@@ -42,27 +45,39 @@ def idf(texts: int, holding: int) -> float:
     return math.log(1.0 + (texts - holding + 0.5) / (holding + 0.5))
 
 
+class Bm25:
+    """BM25 of one query over one corpus: ``holding`` is each term's number of texts
+    holding it. Terms are summed in query order, so every store computes the same float.
+    """
+
+    def __init__(self, terms: Sequence[str], corpus: Corpus, holding: Mapping[str, int]):
+        self.weights = tuple((t, idf(corpus.texts, holding.get(t, 0))) for t in terms)
+        self.average = corpus.average
+
+    def score(self, length: int, counts: Mapping[str, int]) -> float:
+        """The score of a text of ``length`` terms holding ``counts`` of the query's (a
+        term not in ``counts`` counts 0)."""
+        return self.score_counts(length, [counts.get(t, 0) for t, _ in self.weights])
+
+    def score_counts(self, length: int, counts: Sequence[int]) -> float:
+        """:meth:`score` with the counts in the query's order (0: not held)."""
+        norm = K1 * (1.0 - B + B * length / self.average)
+        score = 0.0
+        for (_, weight), tf in zip(self.weights, counts, strict=True):
+            if tf:
+                score += weight * tf * (K1 + 1.0) / (tf + norm)
+        return score
+
+
 def bm25(
     terms: Sequence[str],
     corpus: Corpus,
     holding: Mapping[str, int],
     candidates: Iterable[tuple[K, int, Mapping[str, int]]],
 ) -> list[tuple[K, float]]:
-    """Each candidate's score: ``candidates`` are ``(key, length, counts)`` (a term not in
-    ``counts`` counts 0), ``holding`` each term's number of texts holding it. Terms are
-    summed in query order, so every store computes the same float."""
-    weights = [(t, idf(corpus.texts, holding.get(t, 0))) for t in terms]
-    average = corpus.average
-    out = []
-    for key, length, counts in candidates:
-        norm = K1 * (1.0 - B + B * length / average)
-        score = 0.0
-        for term, weight in weights:
-            tf = counts.get(term, 0)
-            if tf:
-                score += weight * tf * (K1 + 1.0) / (tf + norm)
-        out.append((key, score))
-    return out
+    """Each candidate's score: ``candidates`` are ``(key, length, counts)``."""
+    scorer = Bm25(terms, corpus, holding)
+    return [(key, scorer.score(length, counts)) for key, length, counts in candidates]
 
 
 def fuse(*rankings: Sequence[K], k: int = RRF_K) -> list[tuple[K, float]]:

@@ -73,13 +73,21 @@ _HEX: Final = frozenset("0123456789abcdef")
 _CACHE_LIMIT: Final = 200_000
 _words: dict[str, tuple[tuple[int, int, str], ...]] = {}
 """Each word seen (as written) -> its terms with their spans inside it."""
+_terms: dict[str, tuple[str, ...]] = {}
+"""Each word seen -> its terms (what counting needs)."""
+_ASCII: Final = re.compile(f"{_NUMBER}|\\w+")
+"""Numbers and words of an ASCII text (which holds no combining mark)."""
 
 
 @cache
 def _token() -> re.Pattern[str]:
     """Numbers and words; a word is ``\\w`` characters and the combining marks among them
     (which ``\\w`` leaves out, splitting Hindi or Thai words). Compiled on first use."""
-    return re.compile(f"{_NUMBER}|\\w+(?:[{MARKS}]+\\w*)*")
+    return re.compile(f"{_NUMBER}|\\w+(?:(?=[^\\x00-\\x7f])[{MARKS}]+\\w*)*")
+
+
+def _words_of(text: str) -> list[str]:
+    return (_ASCII if text.isascii() else _token()).findall(text)
 
 
 def _unspaced(ch: str) -> bool:
@@ -199,21 +207,32 @@ def _word_terms(word: str) -> tuple[tuple[int, int, str], ...]:
         found = _analyse(word)
         if len(_words) >= _CACHE_LIMIT:
             _words.clear()
+            _terms.clear()
         _words[word] = found
+        _terms[word] = tuple(t for _, _, t in found)
+    return found
+
+
+def _word_term_names(word: str) -> tuple[str, ...]:
+    found = _terms.get(word)
+    if found is None:
+        _word_terms(word)
+        found = _terms[word]
     return found
 
 
 def terms(text: str) -> list[str]:
     """Every term of ``text``, in order, repeats included."""
-    return [t for word in _token().findall(text) for _, _, t in _word_terms(word)]
+    return [t for word in _words_of(text) for t in _word_term_names(word)]
 
 
 def term_counts(text: str, into: dict[str, int] | None = None) -> dict[str, int]:
     """How often each term occurs in ``text`` (added to ``into`` when given)."""
     counts: dict[str, int] = {} if into is None else into
     get = counts.get
-    for word, n in Counter(_token().findall(text)).items():
-        for _, _, term in _word_terms(word):
+    known = _terms.get
+    for word, n in Counter(_words_of(text)).items():
+        for term in known(word) or _word_term_names(word):
             counts[term] = get(term, 0) + n
     return counts
 

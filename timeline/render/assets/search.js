@@ -204,18 +204,13 @@ const TimelineSearch = (() => {
     return Array.from(seen);
   }
 
-  // Which rows a query finds, chosen as the stores choose them: the rows holding every
-  // term of the query or, when no row holds them all, the rows holding any. `wanted` is
-  // the query's terms as the rows name them (undefined: no row holds that term), `rows`
-  // every row's terms (Sets); the answer is a test of one row's terms.
-  function finder(wanted, rows) {
-    if (!wanted.length) return () => false;
-    const every = (row) => wanted.every((t) => t !== undefined && row.has(t));
-    const some = (row) => wanted.some((t) => t !== undefined && row.has(t));
-    if (wanted.every((t) => t !== undefined)) {
-      for (const row of rows) if (every(row)) return every;
-    }
-    return some;
+  // Which rows a query finds, as the stores find them: the rows holding any term of the
+  // query (the stores rank them, every word counting). `wanted` is the query's terms as
+  // the rows name them (undefined: no row holds that term); the answer is a test of one
+  // row's terms (a Set).
+  function finder(wanted) {
+    const known = wanted.filter((t) => t !== undefined);
+    return (row) => known.some((t) => row.has(t));
   }
 
   return { queryTerms, finder };

@@ -102,11 +102,6 @@
     return rows;
   }
 
-  function* everyRow(live) {
-    for (const b of live) yield termsOf(b.dataset.t);
-    for (let i = 0; i < (entries || []).length; i++) yield* rowsOf(i);
-  }
-
   function mark(block, finds, found) {
     const hit = finds(termsOf(block.dataset.t));
     block.classList.toggle("hit", hit);
@@ -127,7 +122,7 @@
     const known = termNumbers();
     const wanted = TimelineSearch.queryTerms(text).map((term) => known.get(term));
     const live = $$("#live .block");
-    const finds = TimelineSearch.finder(wanted, everyRow(live));
+    const finds = TimelineSearch.finder(wanted);
     const found = [];
     live.forEach((b) => mark(b, finds, found));
     $$("#live .turn, #live .compaction").forEach((s) => s.classList.toggle("miss", !$(".hit", s)));
