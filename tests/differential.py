@@ -140,6 +140,7 @@ def view_decisions(view: RenderedContext) -> dict[str, Any]:
         "tools": view.tools,
         "tools_tokens": view.tools_tokens,
         "compaction": stats_data(view.compaction),
+        "recalled": blocks_data(view.recalled),
     }
 
 
@@ -148,7 +149,8 @@ def render_kind(view: RenderedContext) -> str:
     stats = view.compaction
     did = "compacted" if stats and not stats.skipped else "compaction skipped" if stats else ""
     cut = "truncated" if view.truncated_paths else ""
-    return " + ".join(x for x in (did, cut) if x) or "as is"
+    recalled = "recalled" if view.recalled else ""
+    return " + ".join(x for x in (did, cut, recalled) if x) or "as is"
 
 
 def view_counts(view: RenderedContext) -> dict[str, Any]:

@@ -98,7 +98,7 @@ class TestPlaceholders:
 
     def test_a_pinned_block_is_never_cleared(self, make_tl: Make) -> None:
         """Pinned results stay whole; pinning a cleared one shows it whole again."""
-        tl = make_tl(policy=policy(dedupe_reads=False))
+        tl = make_tl(policy=policy(keep_tool_results=2, dedupe_reads=False))
         paths = turn(tl, "read the code", [f"src/m{i}.py" for i in range(6)])
         tl.pin([paths[0]])
         tl.render(SYSTEM)
@@ -110,7 +110,7 @@ class TestPlaceholders:
 
     def test_excluded_tools_are_never_cleared(self, make_tl: Make) -> None:
         """A result of an excluded tool stays whole, however old."""
-        tl = make_tl(policy=policy(exclude_tools=["view"], dedupe_reads=False))
+        tl = make_tl(policy=policy(exclude_tools=["view"], keep_tool_results=2, dedupe_reads=False))
         tl.begin_turn()
         tl.append(blocks.user_prompt("look"))
         kept = read(tl, "README.md", 2_600, tool="view")
@@ -176,13 +176,13 @@ class TestInputsAndThinking:
 
     def test_inputs_stay_by_default(self, make_tl: Make) -> None:
         """Without ``clear_tool_inputs`` every call keeps its arguments."""
-        tl = make_tl(policy=policy(budget=3_000, keep_tool_results=1))
+        tl = make_tl(policy=policy(budget=4_000, keep_tool_results=1))
         tl.begin_turn()
         tl.append(blocks.user_prompt("write it"))
         call = tl.append(blocks.tool_call("write_file", {"path": "a", "content": "z" * 6_600}))
         tl.append(blocks.tool_result(call.call_id or "", "ok", tool_id="write_file"))
-        read(tl, "src/b.py", 2_000)
-        read(tl, "src/c.py", 2_000)
+        read(tl, "src/b.py", 3_800)
+        read(tl, "src/c.py", 3_800)
         view = tl.render(SYSTEM)
         assert view.compaction is not None and view.compaction.cleared_blocks == 1
         assert '"content"' in {b.path: b.text for b in view.blocks}[call.path]

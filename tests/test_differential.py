@@ -28,6 +28,7 @@ from timeline import (
     ClearingPolicy,
     CompactionPolicy,
     NativeCompaction,
+    RecallPolicy,
     TimelineSnapshot,
     blocks,
     tool_specs,
@@ -98,6 +99,17 @@ def clearings(draw: st.DrawFn) -> ClearingPolicy:
     )
 
 
+@st.composite
+def recalls(draw: st.DrawFn) -> RecallPolicy:
+    """Recall of compacted blocks: room from a sliver to a third of the budget, few
+    blocks or many, long ones whole or by their lines."""
+    return RecallPolicy(
+        share=draw(st.sampled_from((0.05, 0.1, 0.3))),
+        max_blocks=draw(st.integers(1, 8)),
+        block_max_tokens=draw(st.none() | st.sampled_from((40, 400))),
+    )
+
+
 def native_compaction(provider: Any) -> NativeCompaction:
     return NativeCompaction(provider=provider)
 
@@ -113,6 +125,7 @@ def setups(draw: st.DrawFn) -> Setup:
         cache_ttl_seconds=ttl,
         enabled=draw(st.booleans()) or draw(st.booleans()),  # mostly enabled
         clearing=draw(st.none() | clearings()),
+        recall=draw(st.none() | recalls()),
         native=draw(st.none() | st.sampled_from(("anthropic", "responses")).map(native_compaction)),
         prepare_at=draw(st.none() | st.sampled_from((0.5, 0.8))),
     )

@@ -130,8 +130,9 @@ def test_cut_off_tool_call_alone_is_dropped_and_surfaced() -> None:
 
 
 def near_budget_timeline() -> Timeline:
+    """Between what a compaction leaves (keep_ratio) and the trigger: no render compacts."""
     tl = make(budget=4_000)
-    for i in range(7):
+    for i in range(6):
         tl.begin_turn()
         tl.append(__import__("timeline").blocks.user_prompt(f"step {i}: " + "words " * 500))
     return tl

@@ -148,7 +148,7 @@ def test_skipped_compaction_is_not_retried(make_tl: Callable[..., Timeline]) -> 
     """A skipped compaction is reported once; renders after it do not plan it again."""
     seen: list[Any] = []
     tl = make_tl(
-        policy=CompactionPolicy(max_tokens=1_150),
+        policy=CompactionPolicy(max_tokens=1_150, summary_max_tokens=1_000),
         summarizer=Verbose(),
         on_after_compaction=seen.append,
     )

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from samples import PNG_1x1
 
-from timeline import BudgetError, CompactionPolicy, Timeline, blocks
+from timeline import BudgetError, CompactionPolicy, RecallPolicy, Timeline, blocks
 from timeline.model.errors import EmptyPromptError
 from timeline.render.context import RenderedContext
 from timeline.tokens.payload import payload_tokens
@@ -78,12 +78,18 @@ def test_many_pending_calls_are_counted() -> None:
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(steps=st.lists(STEP, min_size=1, max_size=20), budget=st.integers(250, 6_000))
-def test_every_format_within_budget(steps: list[Any], budget: int) -> None:
+@given(
+    steps=st.lists(STEP, min_size=1, max_size=20),
+    budget=st.integers(250, 6_000),
+    recall=st.none() | st.sampled_from((0.1, 0.3)),
+)
+def test_every_format_within_budget(steps: list[Any], budget: int, recall: float | None) -> None:
     """Random timelines (tool turns, big results, images, pins, hides, forced renders),
-    budgets down to a few hundred tokens: each of the five payloads, counted with the
-    library's own counter, is within view.tokens, which is within the budget."""
-    tl = Timeline("p", policy=CompactionPolicy(max_tokens=budget))
+    budgets down to a few hundred tokens, with and without recall: each of the five
+    payloads, counted with the library's own counter, is within view.tokens, which is
+    within the budget."""
+    recalling = None if recall is None else RecallPolicy(share=recall)
+    tl = Timeline("p", policy=CompactionPolicy(max_tokens=budget, recall=recalling))
     tl.begin_turn()
     tl.append(blocks.user_prompt("Fix the failing test."))
     for kind, size, n_calls, force in steps:

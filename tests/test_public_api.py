@@ -44,6 +44,7 @@ PUBLIC_NAMES = frozenset(
         "OrphanToolResultError",
         "PinnedOverBudgetError",
         "PolicyError",
+        "RecallPolicy",
         "RenderedContext",
         "SearchHit",
         "SlidingWindowSummarizer",

@@ -27,6 +27,7 @@ from timeline import (
     CompactionPolicy,
     HeuristicCounter,
     NoBudgetWarning,
+    RecallPolicy,
     RenderedContext,
     Timeline,
     blocks,
@@ -120,9 +121,12 @@ class _Gen:
         self.rng = random.Random(seed)
         self.tool_set = TOOL_SETS[seed % len(TOOL_SETS)] if tools else []
         budget = self.rng.choice((None, 900, 2_500, 8_000))
+        recall = RecallPolicy(share=0.2) if seed % 2 else None  # no draw: seeds stay as they were
         self.tl = Timeline(
             f"gen{seed}",
-            policy=CompactionPolicy(max_tokens=budget, keep_recent_turns=self.rng.randint(0, 3)),
+            policy=CompactionPolicy(
+                max_tokens=budget, keep_recent_turns=self.rng.randint(0, 3), recall=recall
+            ),
             token_counter=HeuristicCounter(),
         )
         self.n = 0

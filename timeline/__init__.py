@@ -9,6 +9,7 @@ from timeline.compaction.clearing import ClearingPolicy
 from timeline.compaction.digest import CompactionDigest
 from timeline.compaction.native import NativeCompaction
 from timeline.compaction.policy import CompactionPolicy, NoBudgetWarning, context_window_for
+from timeline.compaction.recall import RecallPolicy
 from timeline.compaction.summarizers import (
     AsyncCacheWarmSummarizer,
     AsyncLLMSummarizer,
@@ -97,6 +98,7 @@ __all__ = [
     "OrphanToolResultError",
     "PinnedOverBudgetError",
     "PolicyError",
+    "RecallPolicy",
     "RenderedContext",
     "SearchHit",
     "SlidingWindowSummarizer",

@@ -53,6 +53,7 @@ def run_figures(run: Run) -> dict[str, Any]:
         **shares(run.outcomes),
         "questions": len(run.outcomes),
         "compactions": run.compactions,
+        "compaction bound": run.bound,
         "prefix changes": run.prefix_changes,
         "renders": run.renders,
         "summary tokens": statistics.mean(run.summary_tokens) if run.summary_tokens else 0.0,
@@ -75,7 +76,14 @@ def spread(figures: Sequence[dict[str, Any]], key: str) -> str:
 def table(rows: list[tuple[str, str, int, list[dict[str, Any]]]]) -> str:
     """One markdown table: a row per (shape, policy, budget), means over seeds."""
     head = [name for name, _ in COLUMNS]
-    extra = ["compactions", "prefix changes", "summary tokens", "search ms", "search p95 ms"]
+    extra = [
+        "compactions",
+        "compaction bound",
+        "prefix changes",
+        "summary tokens",
+        "search ms",
+        "search p95 ms",
+    ]
     out = [
         "| shape | policy | budget | seeds | questions | " + " | ".join(head + extra) + " |",
         "|---|---|---:|---:|---:|" + "---:|" * (len(head) + len(extra)),
@@ -83,7 +91,8 @@ def table(rows: list[tuple[str, str, int, list[dict[str, Any]]]]) -> str:
     for shape, policy, budget, figures in rows:
         m = mean_over_seeds(figures)
         cells = [f"{m[k]:.1f}%" for k in head]
-        cells += [f"{m['compactions']:.1f}", f"{m['prefix changes']:.1f}"]
+        cells += [f"{m['compactions']:.1f}", f"{m['compaction bound']:.1f}"]
+        cells += [f"{m['prefix changes']:.1f}"]
         cells += [
             f"{m['summary tokens']:.0f}",
             f"{m['search ms']:.2f}",
@@ -103,6 +112,9 @@ def legend() -> str:
         "- **compactions**, **prefix changes**: per conversation; a prefix change is a render "
         "whose prompt differs from the previous one before that one's last cache checkpoint "
         "(a prompt-cache break).",
+        "- **compaction bound**: the most compactions the session's new content allows, its "
+        "tokens over `(trigger_ratio - keep_ratio) x budget` (what one compaction frees); "
+        "more compactions than this would be thrashing.",
         "- **summary tokens**: the summary's size when a question is asked (mean).",
         "- **search ms**, **search p95 ms**: one `store.search` with the question.",
     ]

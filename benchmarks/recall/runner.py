@@ -52,6 +52,9 @@ class Run:
     outcomes: list[Outcome] = attrs.field(factory=list)
     renders: int = 0
     compactions: int = 0
+    bound: float = 0.0
+    """Compactions the session's new content allows: its tokens over
+    ``(trigger_ratio - keep_ratio) x budget``, the room a compaction frees."""
     prefix_changes: int = 0
     search_seconds: list[float] = attrs.field(factory=list)
     summary_tokens: list[int] = attrs.field(factory=list)
@@ -150,6 +153,9 @@ class _Driver:
                 tl.append(blocks.assistant_completion("Let me check."))
                 self.mirror.add(None, "Let me check.")
         tl.persist(self.store)
+        policy = self.policy(self.budget)
+        room = (policy.trigger_ratio - policy.keep_ratio) * self.budget
+        self.run.bound = sum(e.tokens for e in self.mirror.entries) / room
         for question in self.session.final_questions:
             again = Timeline.load(
                 self.store, tl.conversation_id, policy=self.policy(self.budget), clock=self.clock

@@ -1,9 +1,11 @@
 """Where a compaction may cut and where it does: valid cuts and the cut planner.
 
 * the region after the latest summary is what can be compacted;
-* keep ``keep_ratio * (budget - system)`` tokens (``emergency_keep_ratio`` when forced;
-  the clearing tier's ``summary_keep_ratio`` when it has one),
-  raised to cover the last ``keep_recent_turns`` turns only when they fit;
+* the prompt after the cut (system prompt, summary, kept blocks) holds ``keep_ratio *
+  (budget - system)`` tokens besides the system prompt (``emergency_keep_ratio`` when
+  forced; the clearing tier's ``summary_keep_ratio`` when it has one), whatever the
+  protections below say: one that cannot be honoured in that share is relaxed;
+* the last ``keep_recent_turns`` turns stay whole when they fit in that share;
 * a cut is never a tool result or a summary and never separates a tool call from any of
   its results (parallel and still-pending calls included);
 * turn boundaries are preferred, then message boundaries; the cut block stays visible;
@@ -133,9 +135,7 @@ def _kept_tokens(
 
 
 def _keep_target(
-    blocks: Sequence[Block],
-    start: int,
-    kept: Callable[[int], int],
+    total: int,
     policy: CompactionPolicy,
     *,
     budget: int,
@@ -144,30 +144,27 @@ def _keep_target(
     summary_reserve: int,
     force: bool,
     keep_tokens: int | None,
-    room: int = 0,
 ) -> float:
-    """How many tokens stay verbatim after the cut (planned ahead, with ``room``: no
-    recent turn is protected, as the turns recent at the trigger are not known yet)."""
+    """How many tokens stay verbatim after the cut (``total``: what could stay; with a
+    ``room`` planned ahead it is counted in ``total``)."""
     context_budget = budget - system_tokens
     available = budget - fixed_tokens - summary_reserve
     keep: float
     if keep_tokens is not None:
         keep = keep_tokens  # manual compaction: the caller says how much stays verbatim
     elif force:
-        keep = min(policy.emergency_keep_ratio * context_budget, 0.5 * kept(start))
+        keep = min(policy.emergency_keep_ratio * context_budget, 0.5 * total)
     elif policy.keep_recent_tokens is not None:
         keep = policy.keep_recent_tokens  # seed 000: the recent context kept verbatim
     else:
-        # the kept share includes the summary that will sit in front of it, so a
-        # compaction leaves the prompt near keep_ratio of the budget (not keep + summary)
-        keep = max(
-            policy.summary_keep_ratio * context_budget - summary_reserve, 0.25 * context_budget
-        )
-        if policy.keep_recent_turns and not room:
-            recent = kept(_recent_turn_start(blocks, start, policy.keep_recent_turns))
-            if fixed_tokens + summary_reserve + recent <= policy.trigger_ratio * budget:
-                keep = max(keep, recent)
-    return min(keep, available)
+        # the prompt after the cut (the fixed part, the summary and what stays verbatim)
+        # sits at keep_ratio of the budget whatever protects the recent turns, so the next
+        # compaction is (trigger_ratio - keep_ratio) x budget of new content away; recent
+        # turns that do not fit in that share are not kept whole (keeping them would leave
+        # the prompt just under the trigger and compact again a message later)
+        goal = system_tokens + policy.summary_keep_ratio * context_budget
+        keep = goal - fixed_tokens - summary_reserve
+    return max(0.0, min(keep, available))
 
 
 def _choose_cut(
@@ -191,6 +188,10 @@ def _choose_cut(
             break
         k = c
     candidates = [c for c in range(max(k, start + 1), hi + 1) if valid[c - start]]
+    if policy.keep_recent_turns and candidates:
+        # the recent turns stay whole when they fit in what is kept: no cut inside them
+        recent = _recent_turn_start(blocks, start, policy.keep_recent_turns)
+        candidates = [c for c in candidates if c <= recent] or candidates
     if candidates:
         return _preferred(blocks, candidates, kept)
     earlier = [c for c in range(start + 1, min(k, hi + 1)) if valid[c - start]]
@@ -228,9 +229,7 @@ def plan_cut(
         return None
     kept = _kept_tokens(blocks, start, costs, pinned, room)
     keep = _keep_target(
-        blocks,
-        start,
-        kept,
+        kept(start),
         policy,
         budget=budget,
         system_tokens=system_tokens,
@@ -238,7 +237,6 @@ def plan_cut(
         summary_reserve=summary_reserve,
         force=force,
         keep_tokens=keep_tokens,
-        room=room,
     )
     cut = _choose_cut(blocks, start, hi, kept, keep, policy)
     if cut is None:

@@ -15,11 +15,13 @@ from cattrs.gen import make_dict_structure_fn
 
 from timeline.compaction.clearing import ClearingPolicy
 from timeline.compaction.native import NativeCompaction, NativeProvider
+from timeline.compaction.recall import RecallPolicy
 from timeline.compaction.validators import (
     bool_type,
     failure_policy,
     keywords_only,
     non_negative,
+    opt_instance,
     opt_ratio,
     opt_seconds,
     opt_str,
@@ -91,27 +93,14 @@ def context_window_for(model: str) -> int | None:
 _ALIASES: Final = {"budget": "max_tokens", "window": "context_window", "reserve": "reserve_tokens"}
 
 
-def _clearing_type(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-    if value is not None and not isinstance(value, ClearingPolicy):
-        raise PolicyError(
-            f"{attribute.name}: must be a ClearingPolicy or None, got {type(value).__name__}"
-        )
-
-
-def _native_type(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-    if value is not None and not isinstance(value, NativeCompaction):
-        raise PolicyError(
-            f"{attribute.name}: must be a NativeCompaction or None, got {type(value).__name__}"
-        )
-
-
 @attrs.frozen(kw_only=True)
 class CompactionPolicy:
     """When and how much the timeline compacts.
 
-    ``trigger_ratio`` of the budget starts a compaction; ``keep_ratio`` of what the
-    system prompt leaves is kept verbatim; the last ``keep_recent_turns`` turns are kept
-    when they fit. ``max_blocks`` also triggers on the visible block count.
+    ``trigger_ratio`` of the budget starts a compaction; it leaves ``keep_ratio`` of what
+    the system prompt leaves (the summary included); the last ``keep_recent_turns`` turns
+    are kept whole when they fit in that share. ``max_blocks`` also triggers on the
+    visible block count.
     ``emergency_keep_ratio`` is the keep used by ``force_sanitize`` (seed 004: 1/5).
     """
 
@@ -140,9 +129,18 @@ class CompactionPolicy:
     on_summary_failure: OnSummaryFailure = attrs.field(default="fallback", validator=failure_policy)
     """A failed summarizer: ``"fallback"`` to the inventory summary, or ``"skip"`` the
     compaction (upstream v2)."""
-    clearing: ClearingPolicy | None = attrs.field(default=None, validator=_clearing_type)
+    clearing: ClearingPolicy | None = attrs.field(
+        default=None, validator=opt_instance(ClearingPolicy)
+    )
     """The clearing tier run before a summary (None: summarize only)."""
-    native: NativeCompaction | None = attrs.field(default=None, validator=_native_type)
+    recall: RecallPolicy | None = attrs.field(
+        factory=RecallPolicy, validator=opt_instance(RecallPolicy)
+    )
+    """Compacted blocks relevant to the newest prompt rendered back after the stable
+    stream (None: no recall; :mod:`timeline.compaction.recall`)."""
+    native: NativeCompaction | None = attrs.field(
+        default=None, validator=opt_instance(NativeCompaction)
+    )
     """Provider-native compaction (None: the library compacts): the provider compacts at
     its trigger and its compaction block becomes the summary; the library compacts on its
     own only past the budget (:mod:`timeline.compaction.native`)."""
@@ -222,9 +220,11 @@ class CompactionPolicy:
             return self.summary_max_tokens
         return max(256, int((self.budget or 32_000) * 0.10))
 
-    def summary_reserve(self, budget: int) -> int:
-        """Tokens a cut leaves for the summary: :meth:`summary_budget`, at most a fifth."""
-        return min(self.summary_budget(), max(64, budget // 5))
+    def summary_reserve(self, budget: int, previous: int = 0) -> int:
+        """Tokens a cut leaves for the summary: :meth:`summary_budget`, or the size of the
+        ``previous`` summary it extends when larger (it rarely comes out smaller), at most
+        a fifth of the budget."""
+        return min(max(self.summary_budget(), previous), max(64, budget // 5))
 
     @classmethod
     def from_mapping(

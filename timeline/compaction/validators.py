@@ -21,6 +21,7 @@ __all__ = [
     "non_negative",
     "opt_ratio",
     "opt_seconds",
+    "opt_instance",
     "opt_str",
     "opt_str_map",
     "positive_float",
@@ -129,3 +130,15 @@ def keywords_only(
             close = [alias] if alias else difflib.get_close_matches(key, fields, n=1)
             hint = f"did you mean {close[0]}?" if close else f"its fields: {', '.join(fields)}"
             raise PolicyError(f"{name} has no field {key!r}; {hint}")
+
+
+def opt_instance(cls: type) -> Any:
+    """A validator: the field holds a ``cls`` or None (a nested policy section)."""
+
+    def check(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+        if value is not None and not isinstance(value, cls):
+            raise PolicyError(
+                f"{attribute.name}: must be a {cls.__name__} or None, got {type(value).__name__}"
+            )
+
+    return check

@@ -83,7 +83,12 @@ def stage(ledger: Ledger, conversation_id: str, policy: CompactionPolicy) -> Sta
 
 
 def _applied(
-    ledger: Ledger, conversation_id: str, staged: Staged, version: int, start_ns: int
+    ledger: Ledger,
+    conversation_id: str,
+    staged: Staged,
+    version: int,
+    start_ns: int,
+    store: IndexStore,
 ) -> int:
     """Record a successful commit: the version, and evict what left the window. When the
     timeline changed while an async commit was pending, nothing is evicted (the next
@@ -92,7 +97,7 @@ def _applied(
     unchanged = staged.marker == _marker(ledger)
     written = frozenset(staged.new_ids)
     held = len(ledger.blocks)
-    ledger.persisted(version, written, staged.window if unchanged else None)
+    ledger.persisted(version, written, staged.window if unchanged else None, store)
     attributes: tracing.Attributes = {
         "conversation_id": conversation_id,
         "version": version,
@@ -137,7 +142,7 @@ def persist(
     except ConflictError:
         _conflict(conversation_id, staged, start)
         raise
-    return _applied(ledger, conversation_id, staged, version, start)
+    return _applied(ledger, conversation_id, staged, version, start, store)
 
 
 async def apersist(
@@ -156,7 +161,7 @@ async def apersist(
     except ConflictError:
         _conflict(conversation_id, staged, start)
         raise
-    return _applied(ledger, conversation_id, staged, version, start)
+    return _applied(ledger, conversation_id, staged, version, start, store)
 
 
 def _found(

@@ -328,14 +328,16 @@ class Timeline(Compacting):
         """The timeline persisted under ``conversation_id``; takes ``Timeline()``'s keywords
         and renders exactly as the persisted one did. Without ``policy=`` it compacts with
         the policy it was persisted with."""
-        return cls._continued(conversation_id, _persist.fetch(store, conversation_id), kwargs)
+        return cls._continued(
+            conversation_id, _persist.fetch(store, conversation_id), kwargs, store
+        )
 
     @classmethod
     def load_or_create(cls, store: IndexStore, conversation_id: str, **kwargs: Any) -> Timeline:
         """The timeline persisted under ``conversation_id``, or a new empty one when the
         store has none (its first :meth:`persist` creates it): what a script that runs
         again and again wants, instead of a ``ConflictError`` on the second run."""
-        return cls._continued(conversation_id, _persist.find(store, conversation_id), kwargs)
+        return cls._continued(conversation_id, _persist.find(store, conversation_id), kwargs, store)
 
     @classmethod
     def _continued(
@@ -343,6 +345,7 @@ class Timeline(Compacting):
         conversation_id: str,
         found: tuple[int, TimelineSnapshot] | None,
         kwargs: dict[str, Any],
+        store: IndexStore,
     ) -> Timeline:
         """A timeline continuing the stored window ``found`` (None: a new one); without
         ``policy=`` (or with None) the policy stored with the window."""
@@ -350,7 +353,7 @@ class Timeline(Compacting):
             kwargs = {**kwargs, "policy": stored_policy(found[1].state)}
         tl = cls(conversation_id, **kwargs)
         if found is not None:
-            tl._ledger.loaded(*found)
+            tl._ledger.loaded(*found, store)
         return tl
 
     async def apersist(self, store: IndexStore) -> int:
@@ -363,7 +366,7 @@ class Timeline(Compacting):
     async def aload(cls, store: IndexStore, conversation_id: str, **kwargs: Any) -> Timeline:
         """:meth:`load` without blocking the event loop."""
         found = await _persist.afetch(store, conversation_id)
-        return cls._continued(conversation_id, found, kwargs)
+        return cls._continued(conversation_id, found, kwargs, store)
 
     @classmethod
     async def aload_or_create(
@@ -371,4 +374,4 @@ class Timeline(Compacting):
     ) -> Timeline:
         """:meth:`load_or_create` without blocking the event loop."""
         found = await _persist.afind(store, conversation_id)
-        return cls._continued(conversation_id, found, kwargs)
+        return cls._continued(conversation_id, found, kwargs, store)

@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 from timeline.compaction.policy import CompactionPolicy
 from timeline.core.timeline import Timeline
+from timeline.driver.memory_tools import TOOL_SPECS, compact_context_tool
 from timeline.integrations import IntegrationError, missing_extra
 from timeline.integrations._failures import raising_failures, watched
 from timeline.integrations._threads import TimelineCache, open_store, store_key
@@ -39,6 +40,7 @@ from timeline.render.context import RenderedContext
 try:
     from langchain.agents.middleware import AgentMiddleware, ModelRequest
     from langchain_core.messages import AIMessage, BaseMessage
+    from langchain_core.tools import BaseTool, StructuredTool
     from langchain_core.utils.function_calling import convert_to_openai_tool
 except ImportError as exc:  # pragma: no cover - exercised without the extra
     raise missing_extra("langchain", "langchain") from exc
@@ -164,6 +166,30 @@ class TimelineMiddleware(AgentMiddleware):
     def timeline(self, thread_id: str) -> Timeline:
         """The thread's timeline (loaded from the store on first use)."""
         return self.timelines.get(thread_id)
+
+    def compact_context_tool(self) -> BaseTool:
+        """``compact_context(focus)`` as a LangChain tool for ``create_agent(tools=...)``:
+        the agent compacts its own thread at a moment it chooses (between two tasks), the
+        summary keeping ``focus`` in view; the next model request starts with the summary.
+        The thread is the run's ``thread_id`` (else ``default_thread_id``); the compaction
+        is persisted at once."""
+
+        def compact_context(focus: str = "") -> str:
+            thread = thread_id(None, self.default_thread_id)
+            system = self._systems.get(thread, "")
+
+            def run(tl: Timeline) -> str:
+                with internal_calls():
+                    return compact_context_tool(tl, system)({"focus": focus}).text
+
+            with self.timelines.lock(thread).hold():
+                return self.timelines.commit(thread, run)
+
+        return StructuredTool.from_function(
+            compact_context,
+            name="compact_context",
+            description=str(TOOL_SPECS["compact_context"]["description"]),
+        )
 
     def _render(
         self, tl: Timeline, system: str, tools: tuple[ToolSpec, ...] = ()

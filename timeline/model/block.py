@@ -14,6 +14,7 @@ __all__ = [
     "ASSISTANT_COMPLETION",
     "Block",
     "CONV_RANGE_SUMMARY",
+    "CONV_RECALLED",
     "PLAN_LATEST",
     "REACT_NOTE",
     "REACT_PLAN",
@@ -37,6 +38,9 @@ REACT_PLAN_HISTORY: Final = "react.plan.history"
 PLAN_LATEST: Final = "plan.latest"
 """Path alias of the newest ``react.plan`` block (``hide``, ``pin``, ``store.read``)."""
 CONV_RANGE_SUMMARY: Final = "conv.range.summary"
+CONV_RECALLED: Final = "conv.recalled"
+"""The block a render adds after the stable stream with the archived blocks it recalls
+(never stored: it is rebuilt at every render)."""
 
 
 class Block(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):

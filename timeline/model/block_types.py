@@ -15,6 +15,7 @@ import attrs
 from timeline.model.block import (
     ASSISTANT_COMPLETION,
     CONV_RANGE_SUMMARY,
+    CONV_RECALLED,
     REACT_NOTE,
     REACT_PLAN,
     REACT_PLAN_HISTORY,
@@ -108,6 +109,14 @@ _BUILTIN = (
     ),
     BlockTypeSpec(
         CONV_RANGE_SUMMARY, "user", "none", "[CONVERSATION SUMMARY]", "summary", "system", "su"
+    ),
+    BlockTypeSpec(
+        CONV_RECALLED,
+        "user",
+        "none",
+        "[RECALLED FROM EARLIER IN THE CONVERSATION]",
+        "text",
+        "system",
     ),
     BlockTypeSpec(PROVIDER_ITEM, "assistant", "none", "", "provider", "assistant"),
     BlockTypeSpec(PROVIDER_INPUT, "user", "none", "", "provider", "user"),

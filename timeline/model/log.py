@@ -22,6 +22,7 @@ __all__ = [
     "overflow_retry",
     "persist_conflict",
     "persisted",
+    "recall_search_failed",
     "silenced",
     "summary_cut",
 ]
@@ -138,6 +139,14 @@ def persist_conflict(conversation_id: str, expected: int) -> None:
         "reload and retry",
         conversation_id,
         expected,
+    )
+
+
+def recall_search_failed(conversation_id: str, error: BaseException) -> None:
+    logger.warning(
+        "recall conversation=%s: the store search failed (%s); recalling from memory only",
+        conversation_id,
+        type(error).__name__,
     )
 
 

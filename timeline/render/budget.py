@@ -156,6 +156,7 @@ def finish(
         compaction_trigger=trigger,
         conversation_id=settings.conversation_id,
         native=None if settings.policy.native is None else settings.policy.native_params,
+        recalled=prep.recalled,
     )
     return _noted(ledger, prep, view)
 

@@ -59,6 +59,10 @@ class RenderedContext:
     """The conversation rendered (its :attr:`prompt_cache_key` derives from it)."""
     native: Callable[[], dict[str, Any]] | None = attrs.field(default=None, repr=False, eq=False)
     """Builds :attr:`native_params` (None: the policy has no native compaction)."""
+    recalled: tuple[Block, ...] = ()
+    """The archived blocks recall brought back for this render (shown, whole or by their
+    matching lines, in the ``conv.recalled`` block that opens the tail); empty without
+    recall or when nothing matched."""
     _tokens: list[int] = attrs.field(factory=list, init=False, repr=False, eq=False)
     _block_tokens: list[tuple[int, ...]] = attrs.field(
         factory=list, init=False, repr=False, eq=False

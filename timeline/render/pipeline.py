@@ -5,7 +5,9 @@
 2. sanitize: compact when over the trigger (or forced) in three steps, so the same code
    serves sync and async summarizers: plan (:mod:`.sanitize`) -> summarize -> apply
    (:mod:`.summary`);
-3. fit: exact counts where the budget needs them, truncation of blocks no cut could
+3. recall: with ``CompactionPolicy(recall=...)``, the archived blocks that match the
+   newest prompt, in one block opening the volatile tail (:mod:`.recall`);
+4. fit: exact counts where the budget needs them, truncation of blocks no cut could
    shrink (render-only), cache checkpoints on the stable stream, the volatile tail last
    (:mod:`.budget`).
 
@@ -29,6 +31,7 @@ from timeline.render.budget import finish, forced_target
 from timeline.render.context import RenderedContext
 from timeline.render.prepare import Prep, overhead, prepare, raw_tokens
 from timeline.render.preview import preview
+from timeline.render.recall import recall_async, recall_sync, with_recall
 from timeline.render.sanitize import Pending, plan_compaction
 from timeline.render.settings import Adjusted, Settings
 from timeline.render.summary import run_async, run_sync
@@ -78,8 +81,11 @@ def _render(
         compacted(settings, stats, start)
     if stats is None and settings.policy.prepare_at is not None:
         prepare_next(ledger, settings, prep, asynchronous=False)
+    recall = recall_sync(ledger, settings, prep, force=force)
     try:
-        return finish(ledger, settings, prep, force=force, stats=stats, target=target)
+        return finish(
+            ledger, settings, with_recall(prep, recall), force=force, stats=stats, target=target
+        )
     except BudgetError as exc:
         start = time.time_ns() if traced else 0
         again = _escalation(ledger, settings, prep, force, exc)
@@ -145,8 +151,11 @@ async def _arender(
         compacted(settings, stats, start)
     if stats is None and settings.policy.prepare_at is not None:
         prepare_next(ledger, settings, prep, asynchronous=True)
+    recall = await recall_async(ledger, settings, prep, force=force)
     try:
-        return finish(ledger, settings, prep, force=force, stats=stats, target=target)
+        return finish(
+            ledger, settings, with_recall(prep, recall), force=force, stats=stats, target=target
+        )
     except BudgetError as exc:
         start = time.time_ns() if traced else 0
         again = _escalation(ledger, settings, prep, force, exc)

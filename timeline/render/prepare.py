@@ -27,6 +27,7 @@ __all__ = [
     "overhead",
     "prepare",
     "raw_tokens",
+    "summary_cost",
     "system_cost",
     "tools_cost",
 ]
@@ -48,6 +49,8 @@ class Prep:
     tail_costs: list[int]
     tools: tuple[ToolSpec, ...] = ()
     tools_tokens: int = 0
+    recalled: tuple[Block, ...] = ()
+    """The archived blocks the first tail block (the recalled block) shows, if any."""
 
     @property
     def fixed_tokens(self) -> int:
@@ -167,3 +170,15 @@ def cut_costs(ledger: Ledger, prep: Prep) -> tuple[list[int], int]:
         elif blocks[index].type != CONV_RANGE_SUMMARY:
             fixed += stream.costs[pos]  # pinned blocks already before the summary
     return costs, fixed
+
+
+def summary_cost(ledger: Ledger) -> int:
+    """The rendered cost of the latest summary (0: none), which the next one extends."""
+    index = ledger.summary_index
+    if index < 0:
+        return 0
+    stream = ledger.stream()
+    for pos in range(len(stream.source_index) - 1, -1, -1):
+        if stream.source_index[pos] == index:
+            return stream.costs[pos]
+    return 0

@@ -26,7 +26,7 @@ from timeline.model.block import Block
 from timeline.model.errors import BudgetError, PolicyError
 from timeline.render.clearing import clear_tier, cleared_stats
 from timeline.render.native import native_plan
-from timeline.render.prepare import Prep, cut_costs, overhead, raw_tokens
+from timeline.render.prepare import Prep, cut_costs, overhead, raw_tokens, summary_cost
 from timeline.render.prepared import Job, adopt
 from timeline.render.settings import Settings
 from timeline.state.ledger import Ledger
@@ -212,7 +212,7 @@ def _cut(
         budget=budget,
         system_tokens=prep.fixed_tokens,
         fixed_tokens=fixed,
-        summary_reserve=policy.summary_reserve(budget),
+        summary_reserve=policy.summary_reserve(budget, summary_cost(ledger)),
         force=force,
         keep_tokens=keep_tokens,
         current_turn=ledger.state.current_turn_id,

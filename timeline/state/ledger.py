@@ -18,37 +18,20 @@ from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 import attrs
 import msgspec
 
-from timeline.cache.breaks import Sent, SentRequest
+from timeline.cache.breaks import SentRequest
 from timeline.formats.incremental import PayloadCache
 from timeline.model.block import CONV_RANGE_SUMMARY, Block
 from timeline.model.block_types import block_type
 from timeline.model.call_ids import CallIds
 from timeline.model.errors import TimelineError
-from timeline.model.persistence import TimelineSnapshot, TimelineState
+from timeline.model.persistence import IndexStore, TimelineSnapshot, TimelineState
+from timeline.state.archive import RecallMemo
 from timeline.state.carry import CarriedIds, Carry
+from timeline.state.notes import RenderNotes
 from timeline.state.stream import VisibleStream, latest_summary_index
 from timeline.tokens import BlockTokenMemo
 
 __all__ = ["Ledger", "RenderNotes"]
-
-
-@attrs.frozen
-class RenderNotes:
-    """What a render leaves for the next calls (not persisted)."""
-
-    raw_estimate: Callable[[], int] | None = None
-    """Our count of the last render before calibration (``record_usage`` compares)."""
-    render_key: tuple[int, ...] | None = None
-    """What the last render was made of: a forced render with the same key beats its
-    size (``raw_estimate``)."""
-    skipped_at_seq: int = -1
-    """``block_seq`` when a compaction was last skipped (not smaller): not retried until
-    something is appended."""
-    warned_no_budget: bool = False
-    sent: SentRequest | None = None
-    """The last render, as sent (``record_usage`` reads its cache figures against it)."""
-    cached: Sent | None = None
-    """The last render whose cache figures were recorded, and when."""
 
 
 @attrs.define(eq=False)
@@ -59,7 +42,11 @@ class Ledger:
     incremental: bool = True
     payloads: PayloadCache = attrs.field(factory=PayloadCache)
     """Message plans and provider items of the last payloads, reused by the next ones."""
+    recall: RecallMemo = attrs.field(factory=RecallMemo)
+    """What the last renders recalled, reused while nothing it depends on changed."""
     notes: RenderNotes = attrs.field(factory=RenderNotes, init=False)
+    store: IndexStore | None = attrs.field(default=None, init=False)
+    """The store last persisted to or loaded from: the archive beyond memory."""
     _blocks: list[Block] = attrs.field(factory=list, init=False)
     _by_id: dict[str, Block] = attrs.field(factory=dict, init=False)
     _calls: CallIds = attrs.field(factory=CallIds, init=False)
@@ -154,6 +141,7 @@ class Ledger:
         if not self.incremental:
             self.memo.reset()
             self._stream.version = -1
+            self.recall = RecallMemo()
 
     def snapshot(self, conversation_id: str) -> TimelineSnapshot:
         state = msgspec.structs.replace(self._state, pinned=list(self._carry.pinned))
@@ -353,10 +341,18 @@ class Ledger:
         """Something changed how the blocks render (the stream is rebuilt)."""
         self._bump()
 
-    def persisted(self, version: int, written: Set[str], window: TimelineSnapshot | None) -> None:
-        """A commit succeeded at ``version`` with the blocks ``written``; ``window`` (when
-        nothing changed meanwhile) replaces the blocks in memory (eviction)."""
+    def persisted(
+        self,
+        version: int,
+        written: Set[str],
+        window: TimelineSnapshot | None,
+        store: IndexStore | None = None,
+    ) -> None:
+        """A commit to ``store`` succeeded at ``version`` with the blocks ``written``;
+        ``window`` (when nothing changed meanwhile) replaces the blocks in memory
+        (eviction)."""
         self._version = version
+        self.store = store
         self._new_ids = [i for i in self._new_ids if i not in written]
         if window is not None and len(window.blocks) != len(self._blocks):
             state = msgspec.structs.replace(self._state, pinned=window.state.pinned)
@@ -385,14 +381,17 @@ class Ledger:
         self.reset([], state, new_ids=())
         self.bump()
 
-    def loaded(self, version: int, snapshot: TimelineSnapshot) -> None:
-        """Take over a stored window (``Timeline.load``; the policy stored beside its state
-        is the timeline's, not the ledger's)."""
+    def loaded(
+        self, version: int, snapshot: TimelineSnapshot, store: IndexStore | None = None
+    ) -> None:
+        """Take over a window stored in ``store`` (``Timeline.load``; the policy stored
+        beside its state is the timeline's, not the ledger's)."""
         state = snapshot.state
         if state.policy is not None:
             state = msgspec.structs.replace(state, policy=None)
         self.reset(snapshot.blocks, state, new_ids=())
         self._version = version
+        self.store = store
 
     def _bump(self) -> None:
         self._state = msgspec.structs.replace(

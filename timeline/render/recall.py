@@ -1,0 +1,302 @@
+"""Recall at render time (:mod:`timeline.compaction.recall`): the query, the room the
+budget leaves, one search of the archive (the blocks in memory no longer shown, and the
+store's turn log) each time what it depends on changes, and the labelled block added
+after the stable stream.
+
+Nothing is searched again while the query, the archive and the store are the same (the
+agent's next render after an append), and nothing is packed again while the room is
+too: the memo's keys hold everything each result depends on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Final
+
+import attrs
+
+from timeline.compaction.recall import RecallPolicy
+from timeline.compaction.recall_rank import rank_candidates
+from timeline.compaction.recall_text import INTRO, entry_text, recalled_blocks
+from timeline.model import log as _log
+from timeline.model.block import CONV_RECALLED, USER_PROMPT, Block
+from timeline.model.block_types import block_type
+from timeline.model.errors import StoreError
+from timeline.model.persistence import IndexStore, SearchHit
+from timeline.model.search_text import block_counts, query_terms, search_text
+from timeline.render.prepare import Prep, overhead, raw_tokens
+from timeline.render.settings import Settings
+from timeline.state.archive import Archive, Entry, Recall
+from timeline.state.ledger import Ledger
+
+__all__ = ["MIN_ROOM", "recall_async", "recall_sync", "with_recall"]
+
+MIN_ROOM: Final = 96
+"""Less room than this (tokens) recalls nothing: the note and one heading would fill it."""
+RECALL_ID: Final = "recall"
+SEARCH_LIMIT: Final = 50
+COUNTS_HELD: Final = 4096
+"""The most stored blocks whose terms are remembered (the memo starts over past it)."""
+
+
+@attrs.frozen
+class _Ask:
+    """One render's question to the archive, and the room for the answer."""
+
+    query: str
+    terms: tuple[str, ...]
+    own: frozenset[str]
+    """The blocks the query was taken from (never recalled)."""
+    novel: tuple[str, ...]
+    """The query's terms the prompt does not show: a block comes back only for one."""
+    room: int
+    policy: RecallPolicy
+    store: IndexStore | None
+    key: tuple[object, ...]
+    """What the search's result depends on (the store besides: compared by identity)."""
+
+
+def _sources(ledger: Ledger) -> tuple[Block, ...]:
+    """The newest user prompt in view and the newest tool call after it (what the agent
+    is doing for it), whichever there are."""
+    call: Block | None = None
+    for b in reversed(ledger.stream().blocks):
+        if b.type == USER_PROMPT and not b.hidden:
+            return (b,) if call is None else (b, call)
+        if call is None and block_type(b.type).render == "tool_call":
+            call = b
+    return () if call is None else (call,)
+
+
+def _query(ledger: Ledger) -> tuple[str, tuple[str, ...], frozenset[str]]:
+    """The query's text, its terms and the ids of the blocks it comes from (analysed
+    again only when those blocks are others)."""
+    sources = _sources(ledger)
+    memo = ledger.recall
+    held = memo.query_sources
+    if len(held) != len(sources) or any(a is not b for a, b in zip(held, sources, strict=False)):
+        text = "\n".join(b.text if b.type == USER_PROMPT else search_text(b) for b in sources)
+        memo.query_sources = sources
+        memo.query = (text, tuple(query_terms(text)), frozenset(b.id for b in sources))
+    return memo.query
+
+
+def _room(ledger: Ledger, prep: Prep, budget: int, policy: RecallPolicy) -> int:
+    """Tokens the recalled block may take: ``share`` of the budget, or what the budget
+    leaves when less (upper bounds counted exactly only when they decide it)."""
+    want = int(policy.share * budget)
+    stream = ledger.stream()
+    calibration = overhead(ledger)
+    if raw_tokens(stream, prep) + calibration + want > budget and stream.pending:
+        stream.resolve(lambda: raw_tokens(stream, prep) + calibration + want <= budget)
+    return min(want, budget - raw_tokens(stream, prep) - calibration)
+
+
+def _novel(
+    ledger: Ledger, prep: Prep, terms: Sequence[str], sources: Sequence[Block]
+) -> tuple[str, ...]:
+    """The ``terms`` no visible block holds but the query's own ``sources`` (the stream's
+    blocks, the caller's tail's)."""
+    visible = ledger.recall.visible
+    stream = ledger.stream()
+    visible.update(stream.version, stream.blocks)
+    own = Counter(t for b in sources for t in visible.terms_of(b))
+    shown = set().union(*(visible.terms_of(b) for b in prep.tail)) if prep.tail else set()
+    return tuple(t for t in terms if visible.counts[t] <= own[t] and t not in shown)
+
+
+def _ask(ledger: Ledger, settings: Settings, prep: Prep, force: bool) -> _Ask | None:
+    policy = settings.policy
+    recall = policy.recall
+    budget = policy.budget
+    if recall is None or force or not policy.active or budget is None:
+        return None
+    if ledger.summary_index < 0 and not ledger.state.cleared:
+        return None  # nothing was compacted or cleared: all there is is in view
+    query, terms, own = _query(ledger)
+    novel = _novel(ledger, prep, terms, ledger.recall.query_sources)
+    if not novel:
+        return None  # everything the query names is in view: nothing to bring back
+    room = _room(ledger, prep, budget, recall)
+    if room < MIN_ROOM:
+        return None
+    state = ledger.state
+    key = (terms, own, state.structure_version, ledger.version, recall.max_blocks)
+    return _Ask(query, terms, own, novel, room, recall, ledger.store, key)
+
+
+def _limit(ask: _Ask) -> int:
+    """Candidates asked of each source: enough that the joint ranking, not one source's,
+    decides what comes back."""
+    return max(SEARCH_LIMIT, 3 * ask.policy.max_blocks)
+
+
+def _stored(
+    ledger: Ledger, ask: _Ask, archived: Mapping[str, Block], hits: Sequence[SearchHit]
+) -> dict[str, Entry]:
+    """The store's hits on blocks not shown (not in memory, or ``archived`` there), as
+    entries by the id of the block they show (a hit on a call shows its result)."""
+    out: dict[str, Entry] = {}
+    for hit in hits:
+        block, call = hit.block, getattr(hit, "call", None)
+        result = getattr(hit, "result", None)
+        if result is not None:
+            block, call = result, hit.block
+        bid = block.id
+        shown = ledger.get(bid) is not None and bid not in archived
+        if hit.kind != "log" or block.hidden or shown or bid in ask.own or bid in out:
+            continue
+        out[bid] = (call, block)
+    return out
+
+
+def _counts(ledger: Ledger, entry: Entry) -> Mapping[str, int]:
+    """The terms a stored entry is found by (its block's, and its call's), analysed once
+    per block."""
+    call, block = entry
+    memo = ledger.recall.counts
+    held = memo.get(block.id)
+    if held is None or held[0] is not block:
+        if len(memo) > COUNTS_HELD:
+            memo.clear()
+        held = (block, block_counts(block, call))
+        memo[block.id] = held
+    return held[1]
+
+
+def _archive(ledger: Ledger) -> Archive:
+    """The blocks in memory no longer shown whole (compacted away or cleared), brought up
+    to date when the structure or the store version moved."""
+    archive = ledger.recall.archive
+    key = (ledger.state.structure_version, ledger.version)
+    archive.refresh(key, ledger.blocks, ledger.summary_index, ledger.carried, ledger.state.cleared)
+    return archive
+
+
+def _found(
+    ledger: Ledger, ask: _Ask, hits: Sequence[SearchHit]
+) -> list[tuple[Entry, Mapping[str, int]]]:
+    """The archive's best entries for ``ask``. With a store, it searches everything the
+    store holds and the in-memory archive only what was never persisted (blocks
+    compacted since the last persist); what both found is ranked together
+    (:func:`~timeline.compaction.recall_rank.rank_candidates`)."""
+    archive = _archive(ledger)
+    memory = [i for i in archive.search(ask.terms, _limit(ask)) if i not in ask.own]
+    if ask.store is not None and memory:
+        unstored = set(ledger.new_ids)
+        memory = [i for i in memory if i in unstored]
+    entries: dict[str, Entry] = {i: (archive.calls.get(i), archive.blocks[i]) for i in memory}
+    candidates = [(i, archive.counts(i)) for i in memory]
+    for bid, entry in _stored(ledger, ask, archive.blocks, hits).items():
+        if bid not in entries:
+            entries[bid] = entry
+            candidates.append((bid, _counts(ledger, entry)))
+    least = ask.policy.min_match
+    counts = dict(candidates)
+    ranked = rank_candidates(ask.terms, candidates)
+    return [(entries[key], counts[key]) for key, match in ranked if match >= least]
+
+
+def _pack(ledger: Ledger, ask: _Ask, found: list[Entry]) -> Recall | None:
+    """The recalled block: the best entries that fit the room, at most ``max_blocks``."""
+    if not found:
+        return None
+    memo = ledger.memo
+    wanted = frozenset(ask.terms)
+    cap = ask.policy.block_max_tokens or ask.room // 2
+    turn = ledger.state.current_turn_id
+    left = ask.room - memo.text(INTRO) - 16  # the label and the framing
+    chosen: list[tuple[Entry, str]] = []
+    for entry in found[: ask.policy.max_blocks]:
+        text = entry_text(entry, wanted, min(cap, left), memo.text)
+        cost = memo.text(text) + 1
+        if cost > left:
+            continue
+        chosen.append((entry, text))
+        left -= cost
+    while chosen:
+        body = "\n\n".join([INTRO, *(text for _, text in chosen)])
+        block = Block(
+            type=CONV_RECALLED,
+            text=body,
+            id=RECALL_ID,
+            author="system",
+            turn_id=turn,
+            path=block_type(CONV_RECALLED).default_path(turn, None, None),
+        )
+        cost = memo.block(block)
+        if cost <= ask.room:
+            return Recall(block, cost, recalled_blocks([entry for entry, _ in chosen]))
+        chosen.pop()
+    return None
+
+
+def _recalled(ledger: Ledger, ask: _Ask, hits: Sequence[SearchHit]) -> Recall | None:
+    memo = ledger.recall
+    if memo.search_key != ask.key or memo.store is not ask.store:
+        memo.found = _found(ledger, ask, hits)
+        memo.search_key, memo.store = ask.key, ask.store
+    pack_key = (ask.key, ask.novel, ask.room, ledger.state.current_turn_id)
+    if memo.pack_key != pack_key:
+        novel = ask.novel
+        wanted = [entry for entry, counts in memo.found if any(t in counts for t in novel)]
+        memo.packed = _pack(ledger, ask, wanted)
+        memo.pack_key = pack_key
+    return memo.packed
+
+
+def _searched(ledger: Ledger, ask: _Ask) -> bool:
+    """The memo holds this search's result already."""
+    return ledger.recall.search_key == ask.key and ledger.recall.store is ask.store
+
+
+def recall_sync(ledger: Ledger, settings: Settings, prep: Prep, *, force: bool) -> Recall | None:
+    """What this render recalls (None: nothing, or recall is off)."""
+    ask = _ask(ledger, settings, prep, force)
+    if ask is None:
+        return None
+    hits: list[SearchHit] = []
+    if ask.store is not None and not _searched(ledger, ask):
+        try:
+            hits = ask.store.search(settings.conversation_id, ask.query, limit=_limit(ask))
+        except StoreError as exc:
+            _log.recall_search_failed(settings.conversation_id, exc)
+    return _recalled(ledger, ask, hits)
+
+
+async def recall_async(
+    ledger: Ledger, settings: Settings, prep: Prep, *, force: bool
+) -> Recall | None:
+    """:func:`recall_sync` with the store's async search (or its sync one in a worker
+    thread)."""
+    ask = _ask(ledger, settings, prep, force)
+    if ask is None:
+        return None
+    hits: list[SearchHit] = []
+    store = ask.store
+    if store is not None and not _searched(ledger, ask):
+        cid, limit = settings.conversation_id, _limit(ask)
+        try:
+            asearch = getattr(store, "asearch", None)
+            if asearch is not None:
+                hits = await asearch(cid, ask.query, limit=limit)
+            else:
+                hits = await asyncio.to_thread(store.search, cid, ask.query, limit=limit)
+        except StoreError as exc:
+            _log.recall_search_failed(settings.conversation_id, exc)
+    return _recalled(ledger, ask, hits)
+
+
+def with_recall(prep: Prep, recall: Recall | None) -> Prep:
+    """``prep`` with the recalled block first in the tail (after the stable stream,
+    before the caller's own tail blocks)."""
+    if recall is None:
+        return prep
+    return attrs.evolve(
+        prep,
+        tail=[recall.block, *prep.tail],
+        tail_costs=[recall.cost, *prep.tail_costs],
+        recalled=recall.recalled,
+    )

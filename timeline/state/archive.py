@@ -1,0 +1,186 @@
+"""The part of the archive a timeline still holds, indexed for recall.
+
+After a compaction the blocks before the latest summary (but those carried past it) are
+no longer shown; until a persist moves them to the store they live only in memory. With
+the blocks the clearing tier shows as a placeholder, they are what recall searches
+besides the store. The index is rebuilt when what it covers may have changed (the
+structure or the store version moved); each block's terms are analysed once, ever.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence, Set
+from typing import Final
+
+import attrs
+
+from timeline.model.block import CONV_RANGE_SUMMARY, REACT_PLAN_HISTORY, Block
+from timeline.model.block_types import block_type
+from timeline.model.persistence import IndexStore
+from timeline.model.ranking import Bm25Index
+from timeline.model.search_text import block_counts, search_text, term_counts
+
+__all__ = [
+    "RECALLABLE",
+    "Archive",
+    "Entry",
+    "Recall",
+    "RecallMemo",
+    "VisibleTerms",
+    "recallable",
+]
+
+TERMS_HELD: Final = 8192
+"""The most blocks whose terms :class:`VisibleTerms` remembers (it starts over past it)."""
+
+RECALLABLE = frozenset({"text", "attachment", "tool_call", "tool_result"})
+"""Render kinds whose blocks may be recalled (not headers, summaries, thinking or opaque
+provider items)."""
+
+
+def recallable(block: Block) -> bool:
+    """A block whose text may come back into the prompt."""
+    return (
+        not block.hidden
+        and block.type not in (CONV_RANGE_SUMMARY, REACT_PLAN_HISTORY)
+        and block_type(block.type).render in RECALLABLE
+        and bool(block.text.strip())
+    )
+
+
+@attrs.define(eq=False)
+class Archive:
+    """The in-memory archive's BM25 index (by block id), its blocks, and each tool
+    result's call (a result is found by its call's words too, and shown with them)."""
+
+    index: Bm25Index[str] = attrs.field(factory=Bm25Index)
+    blocks: dict[str, Block] = attrs.field(factory=dict)
+    calls: dict[str, Block] = attrs.field(factory=dict)
+    """Result id -> its call."""
+    key: tuple[int, ...] | None = None
+    """What the index was built for (None: never built)."""
+    _counts: dict[str, tuple[Block, Block | None, dict[str, int]]] = attrs.field(factory=dict)
+    """Block id -> (the block, its call, its term counts): analysed once."""
+
+    def refresh(
+        self,
+        key: tuple[int, ...],
+        blocks: Sequence[Block],
+        summary_index: int,
+        carried: Set[str],
+        cleared: Mapping[str, str],
+    ) -> None:
+        """Index the blocks no longer shown whole: before ``summary_index`` and not
+        ``carried``, or ``cleared``; nothing is done when ``key`` is the one indexed."""
+        if key == self.key:
+            return
+        self.key = key
+        self.index = Bm25Index()
+        self.blocks = {}
+        self.calls = {}
+        counts = self._counts
+        self._counts = {}
+        calls: dict[str, Block] = {}
+        answered = {b.call_id for b in blocks if block_type(b.type).render == "tool_result"}
+        for i, b in enumerate(blocks):
+            kind = block_type(b.type).render
+            if kind == "tool_call" and b.call_id:
+                calls[b.call_id] = b
+            shown = i > summary_index or b.id in carried
+            if (shown and b.id not in cleared) or not recallable(b):
+                continue
+            call = calls.get(b.call_id or "") if kind == "tool_result" else None
+            if kind == "tool_call" and b.call_id in answered:
+                continue  # found, and shown, with its result
+            held = counts.get(b.id)
+            if held is None or held[0] is not b or held[1] is not call:
+                held = (b, call, block_counts(b, call))
+            self._counts[b.id] = held
+            self.blocks[b.id] = b
+            if call is not None:
+                self.calls[b.id] = call
+            self.index.add_counts(b.id, held[2])
+
+    def counts(self, block_id: str) -> Mapping[str, int]:
+        """The term counts ``block_id`` is indexed by (its call's included)."""
+        return self._counts[block_id][2]
+
+    def search(self, terms: Sequence[str], limit: int) -> list[str]:
+        """The ids of the best blocks for ``terms``, best first."""
+        if not self.blocks or not terms:
+            return []
+        return [key for key, _ in self.index.search(terms, limit)]
+
+
+@attrs.define(eq=False)
+class VisibleTerms:
+    """How many blocks of the visible stream hold each search term, kept up to date as
+    the stream grows (counted again after anything else changed it): what the prompt
+    already shows, so that recall brings back only what it does not."""
+
+    counts: Counter[str] = attrs.field(factory=Counter)
+    version: int = -1
+    counted: int = 0
+    last: Block | None = None
+    _terms: dict[str, tuple[Block, frozenset[str]]] = attrs.field(factory=dict)
+
+    def terms_of(self, block: Block) -> frozenset[str]:
+        """The search terms of ``block`` as shown (analysed once per block)."""
+        held = self._terms.get(block.id)
+        if held is None or held[0] is not block:
+            if len(self._terms) > TERMS_HELD:
+                self._terms.clear()
+            held = (block, frozenset(term_counts(search_text(block))))
+            self._terms[block.id] = held
+        return held[1]
+
+    def update(self, version: int, shown: Sequence[Block]) -> None:
+        """Bring the counts up to ``shown`` (the stream's blocks at ``version``)."""
+        n = self.counted
+        same = version == self.version and n <= len(shown)
+        if not same or (n and shown[n - 1] is not self.last):
+            self.counts = Counter()
+            self.version = version
+            n = 0
+        for b in shown[n:]:
+            self.counts.update(self.terms_of(b))
+        self.counted = len(shown)
+        self.last = shown[-1] if shown else None
+
+
+Entry = tuple[Block | None, Block]
+"""One thing recall found: a block, with its call when it is a tool result."""
+
+
+@attrs.frozen
+class Recall:
+    """What one render recalled: the labelled block it adds after the stable stream, its
+    cost, and the archived blocks it shows."""
+
+    block: Block
+    cost: int
+    recalled: tuple[Block, ...]
+
+
+@attrs.define(eq=False)
+class RecallMemo:
+    """What the last renders found and recalled, reused while the query, the archive
+    and the room are the same (each key holds everything its result depends on)."""
+
+    query_sources: tuple[Block, ...] = ()
+    """The blocks the last query was taken from (compared by identity)."""
+    query: tuple[str, tuple[str, ...], frozenset[str]] = ("", (), frozenset())
+    """That query's text, its terms, and the ids of its blocks."""
+    search_key: tuple[object, ...] | None = None
+    store: IndexStore | None = None
+    """The store searched for :attr:`found` (compared by identity)."""
+    found: list[tuple[Entry, Mapping[str, int]]] = attrs.field(factory=list)
+    """The candidates of the last search, best first, with their term counts."""
+    counts: dict[str, tuple[Block, dict[str, int]]] = attrs.field(factory=dict)
+    """Stored blocks' term counts by id (and the block they were counted for)."""
+    visible: VisibleTerms = attrs.field(factory=VisibleTerms)
+    pack_key: tuple[object, ...] | None = None
+    packed: Recall | None = None
+    archive: Archive = attrs.field(factory=Archive)
+    """The blocks in memory no longer shown whole, indexed for search."""
