@@ -240,13 +240,23 @@ def main() -> int:
 
 
 def _store_section(output: Path) -> str:
-    """The section ``python -m benchmarks.store --write-docs`` keeps in the same file
-    (between its markers), carried over unchanged: this command does not measure it."""
-    from benchmarks.store import END, START
+    """The sections other commands write into the same file (``python -m benchmarks.store
+    --write-docs``, ``python -m benchmarks.recall --write-docs`` and the recall notes),
+    each between its markers, carried over unchanged: this command does not measure them."""
+    from benchmarks import recall, store
 
+    markers = [
+        (store.START, store.END),
+        (recall.START, recall.END),
+        (recall.NOTES_START, recall.NOTES_END),
+    ]
     doc = output.read_text() if output.exists() else ""
-    start, end = doc.find(START), doc.find(END)
-    return "\n" + doc[start : end + len(END)] + "\n" if 0 <= start < end else ""
+    kept = ""
+    for start_mark, end_mark in markers:
+        start, end = doc.find(start_mark), doc.find(end_mark)
+        if 0 <= start < end:
+            kept += "\n" + doc[start : end + len(end_mark)] + "\n"
+    return kept
 
 
 def _intro(turns: int, budget: int, res: dict[str, Any]) -> list[str]:

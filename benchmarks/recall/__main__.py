@@ -27,7 +27,7 @@ from benchmarks.recall import chat, coding, report
 from benchmarks.recall.model import Session, check
 from benchmarks.recall.runner import Run, policy_from, run_session
 
-START, END = "<!-- recall-benchmark:start -->", "<!-- recall-benchmark:end -->"
+from benchmarks.recall import END, START
 BUDGETS = {"chat": (2_000, 4_000, 8_000), "coding": (8_000, 16_000, 32_000)}
 
 
