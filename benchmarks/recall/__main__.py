@@ -23,11 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks._util import write_section
-from benchmarks.recall import chat, coding, report
+from benchmarks.recall import END, START, chat, coding, report
 from benchmarks.recall.model import Session, check
 from benchmarks.recall.runner import Run, policy_from, run_session
 
-from benchmarks.recall import END, START
 BUDGETS = {"chat": (2_000, 4_000, 8_000), "coding": (8_000, 16_000, 32_000)}
 
 
