@@ -143,6 +143,8 @@ class VisibleTerms:
             self.counts = Counter()
             self.version = version
             n = 0
+            ids = {b.id for b in shown}  # forget what left the stream: memory stays flat
+            self._terms = {k: v for k, v in self._terms.items() if k in ids}
         for b in shown[n:]:
             self.counts.update(self.terms_of(b))
         self.counted = len(shown)
