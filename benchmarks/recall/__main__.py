@@ -69,6 +69,21 @@ def _policies(specs: Sequence[str]) -> dict[str, dict[str, Any]]:
     return out
 
 
+def _shown(args: list[str]) -> list[str]:
+    """The arguments as the docs show them: without ``--write-docs`` and without where
+    ``--json`` wrote (a path on the machine that ran it)."""
+    out: list[str] = []
+    skip = False
+    for a in args:
+        if skip:
+            skip = False
+        elif a == "--json":
+            skip = True
+        elif a != "--write-docs" and not a.startswith("--json="):
+            out.append(a)
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.recall", description=__doc__)
     parser.add_argument("--shapes", default="chat,coding")
@@ -111,7 +126,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.json.write_text(json.dumps(results, indent=1), encoding="utf-8")
     if args.write_docs:
         command = "python -m benchmarks.recall " + " ".join(
-            a for a in (argv if argv is not None else sys.argv[1:]) if a != "--write-docs"
+            _shown(list(argv if argv is not None else sys.argv[1:]))
         )
         section = (
             f"{START}\n## Recall after compaction\n\nProduced by `{command.strip()}` "
