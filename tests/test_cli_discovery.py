@@ -186,6 +186,7 @@ def test_inspect_json_shape(db: Path) -> None:
         "categories",
         "usage_report",
         "cache_breaks",
+        "tools",
     } == set(usage)
     assert (usage["budget"], usage["free"], usage["used"]) == (None, None, None)
     assert (usage["trigger"], usage["usage_report"]) == (None, None)
