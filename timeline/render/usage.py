@@ -14,15 +14,14 @@ from typing import Any, Final, Protocol
 
 import attrs
 
+from timeline.cache.breaks import SentRequest
 from timeline.model.block import (
     CONV_RANGE_SUMMARY,
     TURN_HEADER,
     USER_ATTACHMENT,
     USER_PROMPT,
-    Block,
 )
 from timeline.model.block_types import block_type
-from timeline.model.tools import ToolSpec
 
 __all__ = [
     "CALIBRATION_ROW",
@@ -39,28 +38,15 @@ __all__ = [
 ]
 
 
-class View(Protocol):
-    """What the usage figures and the HTML page read of a rendered prompt
-    (:class:`~timeline.render.context.RenderedContext` has all of it)."""
+class View(SentRequest, Protocol):
+    """What the usage figures and the HTML page read of a rendered prompt: what a request
+    showed, with its totals (:class:`~timeline.render.context.RenderedContext` has all
+    of it)."""
 
-    @property
-    def system(self) -> str: ...
-    @property
-    def system_tokens(self) -> int: ...
-    @property
-    def tools(self) -> tuple[ToolSpec, ...]: ...
-    @property
-    def tools_tokens(self) -> int: ...
-    @property
-    def blocks(self) -> tuple[Block, ...]: ...
-    @property
-    def block_tokens(self) -> tuple[int, ...]: ...
     @property
     def tokens(self) -> int: ...
     @property
     def budget(self) -> int | None: ...
-    @property
-    def cache_points(self) -> tuple[int, ...]: ...
     @property
     def truncated_paths(self) -> tuple[str, ...]: ...
     @property
