@@ -11,8 +11,7 @@ too: the memo's keys hold everything each result depends on.
 from __future__ import annotations
 
 import asyncio
-from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 from typing import Final
 
 import attrs
@@ -25,7 +24,7 @@ from timeline.model.block import CONV_RECALLED, USER_PROMPT, Block
 from timeline.model.block_types import block_type
 from timeline.model.errors import StoreError
 from timeline.model.persistence import IndexStore, SearchHit
-from timeline.model.search_text import block_counts, query_terms, search_text
+from timeline.model.search_text import STOP_WORDS, block_counts, query_terms, search_text
 from timeline.render.prepare import Prep, overhead, raw_tokens
 from timeline.render.settings import Settings
 from timeline.state.archive import Archive, Entry, Recall
@@ -70,17 +69,28 @@ def _sources(ledger: Ledger) -> tuple[Block, ...]:
     return () if call is None else (call,)
 
 
-def _query(ledger: Ledger) -> tuple[str, tuple[str, ...], frozenset[str]]:
-    """The query's text, its terms and the ids of the blocks it comes from (analysed
-    again only when those blocks are others)."""
+def _query(ledger: Ledger) -> tuple[frozenset[str], frozenset[str]]:
+    """The query's words (:func:`~timeline.state.archive.shown_words`) and the ids of the
+    blocks it comes from (gathered again only when those blocks are others)."""
     sources = _sources(ledger)
     memo = ledger.recall
     held = memo.query_sources
     if len(held) != len(sources) or any(a is not b for a, b in zip(held, sources, strict=False)):
-        text = "\n".join(b.text if b.type == USER_PROMPT else search_text(b) for b in sources)
+        words = frozenset().union(*(memo.visible.words_of(b) for b in sources))
         memo.query_sources = sources
-        memo.query = (text, tuple(query_terms(text)), frozenset(b.id for b in sources))
+        memo.query = (words, frozenset(b.id for b in sources))
     return memo.query
+
+
+def _terms(ledger: Ledger) -> tuple[str, tuple[str, ...]]:
+    """The query's text and its search terms (analysed once per query, and only when a
+    word of it is not in view)."""
+    memo = ledger.recall
+    sources = memo.query_sources
+    text = "\n".join(b.text if b.type == USER_PROMPT else search_text(b) for b in sources)
+    if memo.query_terms[0] != text:
+        memo.query_terms = (text, tuple(query_terms(text)))
+    return memo.query_terms
 
 
 def _room(ledger: Ledger, prep: Prep, budget: int, policy: RecallPolicy) -> int:
@@ -94,17 +104,21 @@ def _room(ledger: Ledger, prep: Prep, budget: int, policy: RecallPolicy) -> int:
     return min(want, budget - raw_tokens(stream, prep) - calibration)
 
 
-def _novel(
-    ledger: Ledger, prep: Prep, terms: Sequence[str], sources: Sequence[Block]
-) -> tuple[str, ...]:
-    """The ``terms`` no visible block holds but the query's own ``sources`` (the stream's
-    blocks, the caller's tail's)."""
+def _novel(ledger: Ledger, prep: Prep, words: Set[str], sources: Sequence[Block]) -> list[str]:
+    """The query's ``words`` no visible block shows but the query's own ``sources`` (the
+    stream's blocks, the caller's tail's), in a stable order."""
     visible = ledger.recall.visible
-    stream = ledger.stream()
-    visible.update(stream.version, stream.blocks)
-    own = Counter(t for b in sources for t in visible.terms_of(b))
-    shown = set().union(*(visible.terms_of(b) for b in prep.tail)) if prep.tail else set()
-    return tuple(t for t in terms if visible.counts[t] <= own[t] and t not in shown)
+    get = visible.counts.get
+    own = [visible.words_of(b) for b in sources]
+    tail = [visible.words_of(b) for b in prep.tail]
+    least = len(own)  # (a word the query's blocks show is shown by at most that many)
+    return sorted(
+        w
+        for w in words - STOP_WORDS
+        if get(w, 0) <= least
+        and get(w, 0) <= sum(w in mine for mine in own)
+        and not any(w in t for t in tail)
+    )
 
 
 def _ask(ledger: Ledger, settings: Settings, prep: Prep, force: bool) -> _Ask | None:
@@ -115,10 +129,13 @@ def _ask(ledger: Ledger, settings: Settings, prep: Prep, force: bool) -> _Ask | 
         return None
     if ledger.summary_index < 0 and not ledger.state.cleared:
         return None  # nothing was compacted or cleared: all there is is in view
-    query, terms, own = _query(ledger)
-    novel = _novel(ledger, prep, terms, ledger.recall.query_sources)
+    stream = ledger.stream()
+    ledger.recall.visible.update(stream.version, stream.blocks)
+    words, own = _query(ledger)
+    novel = tuple(query_terms(" ".join(_novel(ledger, prep, words, ledger.recall.query_sources))))
     if not novel:
         return None  # everything the query names is in view: nothing to bring back
+    query, terms = _terms(ledger)
     room = _room(ledger, prep, budget, recall)
     if room < MIN_ROOM:
         return None

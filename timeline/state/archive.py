@@ -9,6 +9,7 @@ structure or the store version moved); each block's terms are analysed once, eve
 
 from __future__ import annotations
 
+import string
 from collections import Counter
 from collections.abc import Mapping, Sequence, Set
 from typing import Final
@@ -19,7 +20,7 @@ from timeline.model.block import CONV_RANGE_SUMMARY, REACT_PLAN_HISTORY, Block
 from timeline.model.block_types import block_type
 from timeline.model.persistence import IndexStore
 from timeline.model.ranking import Bm25Index
-from timeline.model.search_text import block_counts, search_text, term_counts
+from timeline.model.search_text import block_counts, search_text
 
 __all__ = [
     "RECALLABLE",
@@ -27,12 +28,10 @@ __all__ = [
     "Entry",
     "Recall",
     "RecallMemo",
-    "VisibleTerms",
+    "VisibleWords",
     "recallable",
+    "shown_words",
 ]
-
-TERMS_HELD: Final = 8192
-"""The most blocks whose terms :class:`VisibleTerms` remembers (it starts over past it)."""
 
 RECALLABLE = frozenset({"text", "attachment", "tool_call", "tool_result"})
 """Render kinds whose blocks may be recalled (not headers, summaries, thinking or opaque
@@ -113,42 +112,60 @@ class Archive:
         return [key for key, _ in self.index.search(terms, limit)]
 
 
+_SEPARATORS: Final = str.maketrans({c: " " for c in string.punctuation if c != "_"})
+"""What splits a text into the words :class:`VisibleWords` compares (not ``_``)."""
+
+
+def shown_words(text: str) -> frozenset[str]:
+    """The words of ``text`` as the prompt shows them: lower case, split at white space
+    and punctuation (``_`` joins a word). Cheaper than search terms, and only ever
+    compared with other words split the same way."""
+    return frozenset(text.lower().translate(_SEPARATORS).split())
+
+
 @attrs.define(eq=False)
-class VisibleTerms:
-    """How many blocks of the visible stream hold each search term, kept up to date as
-    the stream grows (counted again after anything else changed it): what the prompt
-    already shows, so that recall brings back only what it does not."""
+class VisibleWords:
+    """How many blocks of the visible stream show each word, kept up to date as the
+    stream grows (counted again after anything else changed it, each block split once
+    while it is shown): what the prompt already shows, so that recall brings back only
+    what it does not."""
 
     counts: Counter[str] = attrs.field(factory=Counter)
     version: int = -1
     counted: int = 0
     last: Block | None = None
-    _terms: dict[str, tuple[Block, frozenset[str]]] = attrs.field(factory=dict)
+    _held: dict[str, tuple[Block, frozenset[str]]] = attrs.field(factory=dict)
+    """Block id -> (the block, its words), for the blocks counted."""
 
-    def terms_of(self, block: Block) -> frozenset[str]:
-        """The search terms of ``block`` as shown (analysed once per block)."""
-        held = self._terms.get(block.id)
-        if held is None or held[0] is not block:
-            if len(self._terms) > TERMS_HELD:
-                self._terms.clear()
-            held = (block, frozenset(term_counts(search_text(block))))
-            self._terms[block.id] = held
-        return held[1]
+    def words_of(self, block: Block) -> frozenset[str]:
+        """The words ``block`` shows (split once while it is counted)."""
+        held = self._held.get(block.id)
+        if held is not None and held[0] is block:
+            return held[1]
+        return shown_words(search_text(block))
 
     def update(self, version: int, shown: Sequence[Block]) -> None:
         """Bring the counts up to ``shown`` (the stream's blocks at ``version``)."""
         n = self.counted
-        same = version == self.version and n <= len(shown)
-        if not same or (n and shown[n - 1] is not self.last):
-            self.counts = Counter()
+        held = self._held
+        if version == self.version and n <= len(shown) and (not n or shown[n - 1] is self.last):
+            for b in shown[n:]:
+                self.counts.update(self._words(b))
+        else:  # the stream changed: counted again (each block split once while shown)
+            ids = {b.id for b in shown}
+            self._held = held = {k: v for k, v in held.items() if k in ids}
+            self.counts = counts = Counter[str]()
+            for b in shown:
+                counts.update(self._words(b))
             self.version = version
-            n = 0
-            ids = {b.id for b in shown}  # forget what left the stream: memory stays flat
-            self._terms = {k: v for k, v in self._terms.items() if k in ids}
-        for b in shown[n:]:
-            self.counts.update(self.terms_of(b))
         self.counted = len(shown)
         self.last = shown[-1] if shown else None
+
+    def _words(self, block: Block) -> frozenset[str]:
+        held = self._held.get(block.id)
+        if held is None or held[0] is not block:
+            held = self._held[block.id] = (block, shown_words(search_text(block)))
+        return held[1]
 
 
 Entry = tuple[Block | None, Block]
@@ -172,8 +189,10 @@ class RecallMemo:
 
     query_sources: tuple[Block, ...] = ()
     """The blocks the last query was taken from (compared by identity)."""
-    query: tuple[str, tuple[str, ...], frozenset[str]] = ("", (), frozenset())
-    """That query's text, its terms, and the ids of its blocks."""
+    query: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
+    """That query's words (:func:`shown_words`) and the ids of its blocks."""
+    query_terms: tuple[str, tuple[str, ...]] = ("", ())
+    """A query's text and its search terms (analysed only when recall searches)."""
     search_key: tuple[object, ...] | None = None
     store: IndexStore | None = None
     """The store searched for :attr:`found` (compared by identity)."""
@@ -181,7 +200,7 @@ class RecallMemo:
     """The candidates of the last search, best first, with their term counts."""
     counts: dict[str, tuple[Block, dict[str, int]]] = attrs.field(factory=dict)
     """Stored blocks' term counts by id (and the block they were counted for)."""
-    visible: VisibleTerms = attrs.field(factory=VisibleTerms)
+    visible: VisibleWords = attrs.field(factory=VisibleWords)
     pack_key: tuple[object, ...] | None = None
     packed: Recall | None = None
     archive: Archive = attrs.field(factory=Archive)
