@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import string
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -44,9 +45,11 @@ __all__ = [
     "block_counts",
     "query_terms",
     "search_text",
+    "shown_words",
     "term_counts",
     "term_spans",
     "terms",
+    "word_term",
 ]
 
 MAX_TERM_CHARS: Final = 64
@@ -264,6 +267,23 @@ def term_counts(text: str, into: dict[str, int] | None = None) -> dict[str, int]
         for term in known(word) or _word_term_names(word):
             counts[term] = get(term, 0) + n
     return counts
+
+
+_SEPARATORS: Final = str.maketrans({c: " " for c in string.punctuation if c != "_"})
+
+
+def shown_words(text: str) -> frozenset[str]:
+    """The distinct words of ``text``, quickly: lower case, split at white space and
+    ASCII punctuation (``_`` joins a word; a number with decimals gives its parts). For
+    telling whether two texts name the same things (with :func:`word_term`), not for an
+    index."""
+    return frozenset(text.lower().translate(_SEPARATORS).split())
+
+
+def word_term(word: str) -> str:
+    """The term a whole word is searched by: its stem, an identifier or a number as a
+    whole (``retry_with_backoff``, not its parts); ``""`` for a stop word."""
+    return next((t for a, b, t in _word_terms(word) if a == 0 and b == len(word)), "")
 
 
 def query_terms(text: str) -> list[str]:

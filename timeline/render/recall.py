@@ -24,7 +24,7 @@ from timeline.model.block import CONV_RECALLED, USER_PROMPT, Block
 from timeline.model.block_types import block_type
 from timeline.model.errors import StoreError
 from timeline.model.persistence import IndexStore, SearchHit
-from timeline.model.search_text import STOP_WORDS, block_counts, query_terms, search_text
+from timeline.model.search_text import block_counts, query_terms, search_text, word_term
 from timeline.render.prepare import Prep, overhead, raw_tokens
 from timeline.render.settings import Settings
 from timeline.state.archive import Archive, Entry, Recall
@@ -70,8 +70,8 @@ def _sources(ledger: Ledger) -> tuple[Block, ...]:
 
 
 def _query(ledger: Ledger) -> tuple[frozenset[str], frozenset[str]]:
-    """The query's words (:func:`~timeline.state.archive.shown_words`) and the ids of the
-    blocks it comes from (gathered again only when those blocks are others)."""
+    """The query's words (:func:`~timeline.model.search_text.shown_words`) and the ids of
+    the blocks it comes from (gathered again only when those blocks are others)."""
     sources = _sources(ledger)
     memo = ledger.recall
     held = memo.query_sources
@@ -105,20 +105,24 @@ def _room(ledger: Ledger, prep: Prep, budget: int, policy: RecallPolicy) -> int:
 
 
 def _novel(ledger: Ledger, prep: Prep, words: Set[str], sources: Sequence[Block]) -> list[str]:
-    """The query's ``words`` no visible block shows but the query's own ``sources`` (the
-    stream's blocks, the caller's tail's), in a stable order."""
+    """The terms of the query's ``words`` no visible block shows but the query's own
+    ``sources`` (the stream's blocks, the caller's tail's), in a stable order: each word
+    by its whole (:func:`~timeline.model.search_text.word_term`), as a part of it may be
+    in view while the word is not."""
     visible = ledger.recall.visible
     get = visible.counts.get
     own = [visible.words_of(b) for b in sources]
     tail = [visible.words_of(b) for b in prep.tail]
     least = len(own)  # (a word the query's blocks show is shown by at most that many)
-    return sorted(
-        w
-        for w in words - STOP_WORDS
+    novel = {
+        word_term(w)
+        for w in words
         if get(w, 0) <= least
         and get(w, 0) <= sum(w in mine for mine in own)
         and not any(w in t for t in tail)
-    )
+    }
+    novel.discard("")
+    return sorted(novel)
 
 
 def _ask(ledger: Ledger, settings: Settings, prep: Prep, force: bool) -> _Ask | None:
@@ -131,8 +135,8 @@ def _ask(ledger: Ledger, settings: Settings, prep: Prep, force: bool) -> _Ask | 
         return None  # nothing was compacted or cleared: all there is is in view
     stream = ledger.stream()
     ledger.recall.visible.update(stream.version, stream.blocks)
-    words, own = _query(ledger)
-    novel = tuple(query_terms(" ".join(_novel(ledger, prep, words, ledger.recall.query_sources))))
+    shown, own = _query(ledger)
+    novel = tuple(_novel(ledger, prep, shown, ledger.recall.query_sources))
     if not novel:
         return None  # everything the query names is in view: nothing to bring back
     query, terms = _terms(ledger)

@@ -9,10 +9,8 @@ structure or the store version moved); each block's terms are analysed once, eve
 
 from __future__ import annotations
 
-import string
 from collections import Counter
 from collections.abc import Mapping, Sequence, Set
-from typing import Final
 
 import attrs
 
@@ -20,7 +18,7 @@ from timeline.model.block import CONV_RANGE_SUMMARY, REACT_PLAN_HISTORY, Block
 from timeline.model.block_types import block_type
 from timeline.model.persistence import IndexStore
 from timeline.model.ranking import Bm25Index
-from timeline.model.search_text import block_counts, search_text
+from timeline.model.search_text import block_counts, search_text, shown_words
 
 __all__ = [
     "RECALLABLE",
@@ -30,7 +28,6 @@ __all__ = [
     "RecallMemo",
     "VisibleWords",
     "recallable",
-    "shown_words",
 ]
 
 RECALLABLE = frozenset({"text", "attachment", "tool_call", "tool_result"})
@@ -112,23 +109,13 @@ class Archive:
         return [key for key, _ in self.index.search(terms, limit)]
 
 
-_SEPARATORS: Final = str.maketrans({c: " " for c in string.punctuation if c != "_"})
-"""What splits a text into the words :class:`VisibleWords` compares (not ``_``)."""
-
-
-def shown_words(text: str) -> frozenset[str]:
-    """The words of ``text`` as the prompt shows them: lower case, split at white space
-    and punctuation (``_`` joins a word). Cheaper than search terms, and only ever
-    compared with other words split the same way."""
-    return frozenset(text.lower().translate(_SEPARATORS).split())
-
-
 @attrs.define(eq=False)
 class VisibleWords:
-    """How many blocks of the visible stream show each word, kept up to date as the
-    stream grows (counted again after anything else changed it, each block split once
-    while it is shown): what the prompt already shows, so that recall brings back only
-    what it does not."""
+    """How many blocks of the visible stream show each word
+    (:func:`~timeline.model.search_text.shown_words`), kept up to date as the stream grows
+    (counted again after anything else changed it, each block split once while it is
+    shown): what the prompt already shows, so that recall brings back only what it does
+    not."""
 
     counts: Counter[str] = attrs.field(factory=Counter)
     version: int = -1
@@ -190,7 +177,8 @@ class RecallMemo:
     query_sources: tuple[Block, ...] = ()
     """The blocks the last query was taken from (compared by identity)."""
     query: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
-    """That query's words (:func:`shown_words`) and the ids of its blocks."""
+    """That query's words (:func:`~timeline.model.search_text.shown_words`) and the ids
+    of its blocks."""
     query_terms: tuple[str, tuple[str, ...]] = ("", ())
     """A query's text and its search terms (analysed only when recall searches)."""
     search_key: tuple[object, ...] | None = None

@@ -103,7 +103,15 @@ def pick_facts(facts: Sequence[Fact], room: int) -> list[Fact]:
         paths.add((f.path, f.key))
         used += cost
     picked = [facts[i] for i in sorted(chosen)]
-    while picked and _size(fact_lines(picked)) > room:  # (the estimate is close; trim)
-        worst = min(range(len(picked)), key=lambda k: (picked[k].score, -k))
-        del picked[worst]
+    over = _size(fact_lines(picked)) - room
+    while picked and over > 0:  # (the estimate is close; trim the worst until it fits)
+        worst = sorted(range(len(picked)), key=lambda k: (picked[k].score, -k))
+        drop: set[int] = set()
+        for k in worst:
+            drop.add(k)
+            over -= len(picked[k].text) + 2
+            if over <= 0:
+                break
+        picked = [f for k, f in enumerate(picked) if k not in drop]
+        over = _size(fact_lines(picked)) - room
     return picked

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import re
 from collections import Counter
 from collections.abc import Collection, Sequence
 from typing import Final
@@ -23,7 +22,7 @@ from typing import Final
 from timeline.compaction.digest_tools import call_params
 from timeline.compaction.quoting import quote_capped
 from timeline.compaction.sections import Fact
-from timeline.compaction.summarizers._units import Unit, units_of
+from timeline.compaction.summarizers._units import Unit, defining, units_of
 from timeline.model.block import (
     REACT_TOOL_CALL,
     REACT_TOOL_RESULT,
@@ -64,8 +63,6 @@ _SUBJECT_KEYS: Final = (
 )
 _QUERY_KEYS: Final = ("pattern", "query", "q", "regex", "search")
 """The parameters of a search call that say what it searched for."""
-_DEFINING: Final = "def|class|function|fn|func|const|let|var|type|struct|enum|interface|trait"
-"""The words that define a name in the common languages."""
 _MONTHS: Final = (
     "January",
     "February",
@@ -113,9 +110,10 @@ def _worth(unit: Unit, weight: dict[str, float], once: set[str]) -> float:
     rest = words - _CALENDAR
     if len(rest) <= 4 and all(not w.strip(_TIME_CHARS) for w in rest):
         return 0.0
-    total = sum(map(weight.__getitem__, words))
+    # (summed exactly: a sum over a set in its hash order could differ between runs)
+    total = math.fsum(map(weight.__getitem__, words))
     if specific:
-        total += (_SPECIFIC - 1) * sum(map(weight.__getitem__, specific))
+        total += (_SPECIFIC - 1) * math.fsum(map(weight.__getitem__, specific))
     return total * unit.bonus
 
 
@@ -190,21 +188,31 @@ def _printed_elsewhere(per_block: list[list[Unit]], calls: dict[str, Block]) -> 
                 unit.bonus = 0.0
 
 
-def _definitions(per_block: list[list[Unit]], calls: dict[str, Block]) -> None:
-    """In the result of a search for a name (a call with a ``pattern`` or ``query`` that
-    is an identifier), the line defining it (``def name(``, ``class name``) is what a
-    later question about the name asks: it is worth more than the usages around it."""
+def _asked(calls: dict[str, Block]) -> dict[str, str]:
+    """The name each search call looked for (a ``pattern`` or ``query`` that is an
+    identifier), by call id."""
+    out: dict[str, str] = {}
+    for call_id, call in calls.items():
+        params = call_params(call)
+        asked = next((params[k] for k in _QUERY_KEYS if isinstance(params.get(k), str)), "")
+        if asked.isidentifier():
+            out[call_id] = asked
+    return out
+
+
+def _definitions(per_block: list[list[Unit]], asked: dict[str, str]) -> None:
+    """In the result of a search for a name (``asked``), the line defining it (``def
+    name(``, ``class name``) is what a later question about the name asks: it is worth
+    more than the usages around it."""
     for units in per_block:
         if not units or units[0].form != "line":
             continue
-        call = calls.get(units[0].block.call_id or "")
-        params = call_params(call) if call is not None else {}
-        asked = next((params[k] for k in _QUERY_KEYS if isinstance(params.get(k), str)), "")
-        if not asked.isidentifier():
+        name = asked.get(units[0].block.call_id or "", "")
+        if not name:
             continue
-        defines = re.compile(rf"\b(?:{_DEFINING})\s+{re.escape(asked)}\b")
+        defines = defining(name)
         for unit in units:
-            if asked in unit.text and defines.search(unit.text) is not None:
+            if name in unit.text and defines.search(unit.text) is not None:
                 unit.mark_definition()
 
 
@@ -217,11 +225,12 @@ def window_facts(
     form lists the requests and the progress elsewhere); the results of the
     ``confirming`` calls (writes, patches) give only their errors."""
     calls = {b.call_id: b for b in blocks if b.type == REACT_TOOL_CALL and b.call_id}
-    per_block = units_of(blocks, messages=messages, confirming=confirming)
+    asked = _asked(calls)
+    per_block = units_of(blocks, messages=messages, confirming=confirming, asked=asked)
     speakers = {units[0].speaker for units in per_block if units and units[0].speaker}
     names = {w.lower() for name in speakers for w in name.split()}
     _printed_elsewhere(per_block, calls)
-    _definitions(per_block, calls)
+    _definitions(per_block, asked)
     df: Counter[str] = Counter()
     for units in per_block:
         for unit in units:

@@ -11,7 +11,10 @@ the text (a name, ``CamelCase``, ``ALL_CAPS``).
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterator, Sequence
+from bisect import bisect_right
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from functools import lru_cache
+from itertools import accumulate, filterfalse, islice
 from typing import Final
 
 from timeline.compaction.speakers import message_body, speaker_of
@@ -31,6 +34,7 @@ __all__ = [
     "SETTING",
     "Unit",
     "content_words",
+    "defining",
     "units_of",
 ]
 
@@ -62,6 +66,15 @@ _SETTING_ENDS: Final = frozenset(
 )
 _EXPECTED: Final = re.compile(r"\bassert\b|\bexpected\b", re.IGNORECASE)
 """What a failed result's assertion said (``assert 3 == 4``, ``Expected: 5``)."""
+_DEFINING: Final = "def|class|function|fn|func|const|let|var|type|struct|enum|interface|trait"
+"""The words that define a name in the common languages."""
+_ALL_LINES: Final = 16
+"""A tool result of at most this many lines has every line scored."""
+_HEAD_LINES: Final = 4
+_TAIL_LINES: Final = 4
+"""Of a longer one, its first and last this many lines are candidates..."""
+_MARKED: Final = 32
+"""... and at most this many lines between that say something definite."""
 _SCAN_HEAD: Final = 12_000
 _SCAN_TAIL: Final = 4_000
 """Of a longer tool result, only its first and last this many characters are read."""
@@ -83,6 +96,9 @@ _ERROR_PARTS: Final = (
     "refused",
     "timed out",
 )
+_FAILING: Final = (*_ERROR_PARTS, "assert", "expected")
+"""What a line that may say how something failed holds, in lower case (a quick test
+before :data:`_ERROR_WORD` and :data:`_EXPECTED`)."""
 _CLAUSE: Final = re.compile(r"(?<=\w)[,;:]\s+(?=[a-z]|I\b)|\s+[-\u2013\u2014]+\s+")
 _CLAUSE_FROM: Final = 80
 """A sentence longer than this is quoted clause by clause."""
@@ -98,19 +114,17 @@ def _words(text: str) -> Words:
     if not raw:
         return _EMPTY, _EMPTY
     forms = set(raw)
-    lows = {w.lower() for w in forms}
+    lows = set(map(str.lower, forms))
     content = lows - NOISE
     if not content:
         return _EMPTY, _EMPTY
-    specific = {w.lower() for w in forms - lows}  # the forms holding a capital letter
+    if max(map(len, content)) > LONG_WORD:
+        return _words(_LONG.sub(" ", text))
+    specific = set(map(str.lower, forms - lows))  # the forms holding a capital letter
     first = raw[0]
     if first[:1].isupper() and first[1:].islower() and raw.count(first) == 1:
         specific.discard(first.lower())  # capitalized only because it starts the text
-    for w in content:
-        if not w.isalpha():
-            specific.add(w)
-        if len(w) > LONG_WORD:
-            return _words(_LONG.sub(" ", text))
+    specific.update(filterfalse(str.isalpha, content))
     return content, specific & content
 
 
@@ -164,17 +178,14 @@ def _may_fail(text: str) -> bool:
     return any(part in low for part in _ERROR_PARTS)
 
 
-def _lines(text: str) -> Iterator[str]:
+def _lines(text: str) -> list[str]:
     """The lines of a tool result that say something (of a long one, its head and tail),
     without their rules (``=====``)."""
     if len(text) > _SCAN_HEAD + _SCAN_TAIL:
         text = f"{text[:_SCAN_HEAD]}\n{text[-_SCAN_TAIL:]}"
     if _RULE.search(text) is not None:  # (most results have none)
         text = _RULE.sub(" ", text)
-    for line in text.splitlines():
-        line = line.strip()
-        if len(line) > 3:
-            yield line
+    return [line for line in map(str.strip, text.splitlines()) if len(line) > 3]
 
 
 def _clauses(sentence: str) -> list[str]:
@@ -194,24 +205,92 @@ def _clauses(sentence: str) -> list[str]:
     return out
 
 
-def _result_units(block: Block, memo: dict[str, Words], confirms: bool) -> list[Unit]:
-    """A tool result's lines (a line repeated in the window is analysed once). A value
-    set on a line (``POOL = 17``, ``"p99_ms": 2311``, ``httpx==0.27.2``) is worth more; in
-    a failed result, so are its errors and what it expected; a tool that ``confirms`` a
-    change (a write, a patch) says only its errors."""
+def _sets_value(line: str) -> bool:
+    """``line`` ends on a value set (:data:`_SETTING`); the exact pattern runs only on a
+    line whose last word holds a digit, from its first ``=`` or ``:`` on (no match can
+    start before: the pattern is a word character, spaces, then that sign)."""
+    if line[-1] not in _SETTING_ENDS:
+        return False
+    end = line.rstrip()
+    if not any(map(str.isdigit, end[end.rfind(" ") + 1 :])):
+        return False
+    signs = [i for i in (line.find("="), line.find(":")) if i > 0]
+    if not signs:
+        return False
+    start = min(signs)
+    while start > 0 and line[start - 1].isspace():
+        start -= 1
+    return _SETTING.search(line, max(start - 1, 0)) is not None
+
+
+def _holding(text: str, starts: list[int], needles: Iterable[str]) -> Iterator[int]:
+    """The lines of ``text`` (that start at ``starts``) holding any of ``needles``."""
+    for needle in needles:
+        at = text.find(needle)
+        while at >= 0:
+            i = bisect_right(starts, at) - 1
+            yield i
+            at = text.find(needle, starts[i + 1]) if i + 1 < len(starts) else -1
+
+
+def _candidates(text: str, may_fail: bool, asked: str) -> list[str]:
+    """The lines of a tool result a fact may quote: every line of a short one; of a
+    longer one, its first and last lines and the ones that say something definite, at
+    most :data:`_MARKED` of those (an error or what was expected and the definition of
+    the name searched for first, then values set): scoring every line of a long file or
+    log costs more than the few facts a result gives are worth."""
+    lines = _lines(text)
+    n = len(lines)
+    if n <= _ALL_LINES:
+        return lines
+    middle = lines[_HEAD_LINES : n - _TAIL_LINES]
+    first: set[int] = set()
+    if may_fail or asked:
+        joined = "\n".join(middle)
+        starts = list(accumulate((len(line) + 1 for line in middle[:-1]), initial=0))
+        if may_fail:
+            first.update(_holding(joined.lower(), starts, _FAILING))
+        if asked:
+            defines = defining(asked)
+            naming = _holding(joined, starts, (asked,))
+            first.update(i for i in naming if defines.search(middle[i]) is not None)
+    chosen = sorted(first)[:_MARKED]
+    if len(chosen) < _MARKED:
+        settings = (
+            i
+            for i, line in enumerate(middle)
+            if i not in first and ("=" in line or ":" in line) and _sets_value(line)
+        )
+        chosen = sorted(chosen + list(islice(settings, _MARKED - len(chosen))))
+    return [*lines[:_HEAD_LINES], *(middle[i] for i in chosen), *lines[n - _TAIL_LINES :]]
+
+
+@lru_cache(maxsize=256)
+def defining(name: str) -> re.Pattern[str]:
+    """What a line defining ``name`` holds in the common languages (``def name``,
+    ``class name``, ``const name``...)."""
+    return re.compile(rf"\b(?:{_DEFINING})\s+{re.escape(name)}\b")
+
+
+def _result_units(block: Block, memo: dict[str, Words], confirms: bool, asked: str) -> list[Unit]:
+    """A tool result's candidate lines (:func:`_candidates`; a line repeated in the
+    window is analysed once). A value set on a line (``POOL = 17``, ``"p99_ms": 2311``,
+    ``httpx==0.27.2``) is worth more; in a failed result, so are its errors and what it
+    expected; a tool that ``confirms`` a change (a write, a patch) says only its errors."""
+    failed = bool(block.meta.get("is_error"))
+    may_fail = failed or _may_fail(block.text)  # (most results do not)
     units = []
-    for line in _lines(block.text):
+    for line in _candidates(block.text, may_fail, asked):
         words = memo.get(line)
         if words is None:
             words = memo[line] = _words(line)
         unit = Unit(block, line, "line", words)
-        if line[-1] in _SETTING_ENDS and _SETTING.search(line) is not None:
+        if _sets_value(line):
             unit.bonus = SETTING
         units.append(unit)
     if not units:
         return units
-    failed = bool(block.meta.get("is_error"))
-    if failed or _may_fail(block.text):  # (most results do not)
+    if may_fail:
         for unit in units:
             if _may_fail(unit.text) and _ERROR_WORD.search(unit.text) is not None:
                 unit.mark_error()
@@ -256,19 +335,26 @@ def _decision_units(block: Block) -> list[Unit]:
 
 
 def units_of(
-    blocks: Sequence[Block], *, messages: bool = True, confirming: Collection[str] = ()
+    blocks: Sequence[Block],
+    *,
+    messages: bool = True,
+    confirming: Collection[str] = (),
+    asked: Mapping[str, str] | None = None,
 ) -> list[list[Unit]]:
     """The candidate facts of each block that has any, block by block. Without
     ``messages`` (an agent's work) the user's messages give none and the assistant's only
     the decisions they state; the results of the ``confirming`` calls (writes and
-    patches, by call id) give only their errors."""
+    patches, by call id) give only their errors; a result's lines naming what its call
+    searched for (``asked``: call id -> the name) are always candidates."""
+    asked = asked or {}
     out: list[list[Unit]] = []
     memo: dict[str, Words] = {}
     for b in blocks:
         if b.hidden or not has_text(b.text):
             continue
         if b.type == REACT_TOOL_RESULT:
-            out.append(_result_units(b, memo, (b.call_id or "") in confirming))
+            call_id = b.call_id or ""
+            out.append(_result_units(b, memo, call_id in confirming, asked.get(call_id, "")))
         elif not messages and b.type in (USER_PROMPT, ASSISTANT_COMPLETION):
             if b.type == ASSISTANT_COMPLETION:
                 out.append(_decision_units(b))
