@@ -9,7 +9,7 @@ import logging
 
 import pytest
 
-from timeline import CompactionPolicy, SummaryRequest, Timeline, blocks
+from timeline import CompactionPolicy, LLMSummarizer, SummaryRequest, Timeline, blocks
 
 LINES = [f"line {i}: the deploy key rotated on host-{i}" for i in range(2000)]
 
@@ -68,3 +68,39 @@ def test_arender_cuts_an_async_summary_over_its_cap() -> None:
         return sum(1 for b in tl.blocks if b.type.endswith("summary"))
 
     assert asyncio.run(run()) >= 1
+
+
+def test_a_model_summary_with_the_lists_appended_stays_within_its_cap(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """An LLMSummarizer whose model writes right up to the cap and drops the user's
+    requests and the file lists: the library appends them within the cap itself (the
+    model's text gives way, at most to half the room), so nothing is cut afterwards."""
+    written: list[int] = []
+
+    def complete(system: str, prompt: str) -> str:
+        limit = int(prompt.split("under about ")[1].split()[0]) if "under about " in prompt else 400
+        text = "\n".join(
+            f"- point {i}: the cache key moved to shard {i}" for i in range(limit // 10)
+        )
+        written.append(len(text))
+        return text
+
+    tl = Timeline(
+        "c", policy=CompactionPolicy(max_tokens=4_000), summarizer=LLMSummarizer(complete)
+    )
+    with caplog.at_level(logging.WARNING, logger="timeline"):
+        for i in range(30):
+            tl.begin_turn()
+            tl.append(blocks.user_prompt(f"request {i}: please look at module_{i}"))
+            call = tl.append(blocks.tool_call("read_file", {"path": f"src/module_{i}.py"}))
+            tl.append(blocks.tool_result(call.call_id or "", "x = 1\n" * 80, tool_id="read_file"))
+            tl.append(blocks.assistant_completion(f"done {i}"))
+            assert tl.render("sys").tokens <= 4_000
+    summaries = [b for b in tl.blocks if b.type == "conv.range.summary"]
+    assert written and summaries
+    text = summaries[-1].text
+    assert "## User Requests (verbatim)" in text and "1. request 0:" in text
+    assert "- point 0:" in text
+    assert tl.block_tokens(summaries[-1]) <= (tl.policy.summary_max_tokens or 400)
+    assert "summary over its cap" not in caplog.text

@@ -18,7 +18,14 @@ from typing import Final
 import attrs
 
 from timeline.compaction.quoting import quote
-from timeline.compaction.summarizers.base import SummaryRequest, block_line, non_header
+from timeline.compaction.summarizers._sentences import clip_lines
+from timeline.compaction.summarizers.base import (
+    SummaryRequest,
+    SummaryResult,
+    block_line,
+    non_header,
+    within,
+)
 from timeline.model.errors import TimelineError
 
 __all__ = ["AsyncLLMSummarizer", "LLMSummarizer", "build_prompt", "finish_summary"]
@@ -104,34 +111,57 @@ class EmptySummaryError(TimelineError):
     """The model returned no summary text (triggers the deterministic fallback)."""
 
 
-def _file_list(tag: str, paths: list[str]) -> str:
-    return f"<{tag}>\n" + "".join(f"{quote(p)}\n" for p in paths) + f"</{tag}>"
+def _file_list(tag: str, paths: list[str], more: int = 0) -> str:
+    listed = "".join(f"{quote(p)}\n" for p in paths)
+    if more > 0:
+        listed += f"({more} more, read back from the turn log)\n"
+    return f"<{tag}>\n{listed}</{tag}>"
+
+
+_LISTED: Final = 20
+"""The most user requests or paths :func:`finish_summary` appends to a model's summary
+(the first request, the goal, and the newest; the rest are counted)."""
 
 
 def finish_summary(text: str, request: SummaryRequest) -> str:
     """Validate model output and append what the library guarantees itself: every user
     request (when the model dropped any) and the read/modified file lists (unless the
-    model wrote exactly these lists: tags it echoed, empty or stale, do not count)."""
+    model wrote exactly these lists: tags it echoed, empty or stale, do not count), at
+    most :data:`_LISTED` of each. The whole stays within ``request.max_tokens``: when it
+    would not, the model's text keeps its first lines, and at least half the room."""
     text = text.strip()
     if not text:
         raise EmptySummaryError("the summarizer model returned an empty summary")
-    if request.kind == "history":
-        requests = request.digest.user_requests
-        missing = [r for r in requests if r[:40] not in text]
-        omitted = request.digest.user_requests_omitted
-        if missing:
-            listed = "\n".join(f"{i}. {quote(r)}" for i, r in enumerate(requests, 1))
-            if omitted:
-                listed += f"\n({omitted} earlier requests are in the turn log)"
-            text += f"\n\n## User Requests (verbatim)\n{listed}"
-        for tag, paths in (
-            ("read-files", request.digest.read_files),
-            ("modified-files", request.digest.modified_files),
-        ):
-            files = _file_list(tag, paths)
-            if files not in text:
-                text += f"\n\n{files}"
-    return text
+    if request.kind != "history":
+        return text
+    appended = ""
+    requests = request.digest.user_requests
+    if any(r[:40] not in text for r in requests):
+        shown = requests if len(requests) <= _LISTED else [requests[0], *requests[1 - _LISTED :]]
+        listed = "\n".join(f"{i}. {quote(r)}" for i, r in enumerate(shown, 1))
+        omitted = request.digest.user_requests_omitted + len(requests) - len(shown)
+        if omitted:
+            listed += f"\n({omitted} earlier requests are in the turn log)"
+        appended += f"\n\n## User Requests (verbatim)\n{listed}"
+    for tag, paths in (
+        ("read-files", request.digest.read_files),
+        ("modified-files", request.digest.modified_files),
+    ):
+        files = _file_list(tag, paths)
+        if files not in text:
+            appended += f"\n\n{_file_list(tag, paths[:_LISTED], len(paths) - _LISTED)}"
+    if not appended:
+        return text
+
+    def fit(chars: int) -> SummaryResult:
+        room = max(chars - len(appended), chars // 2)  # (the model's text keeps half)
+        body = text if len(text) <= room else clip_lines(text, room)
+        rest = chars - len(body)
+        return SummaryResult(
+            body + (appended if len(appended) <= rest else clip_lines(appended, rest))
+        )
+
+    return within(request, fit).text
 
 
 @attrs.frozen
