@@ -103,3 +103,28 @@ def test_a_compaction_the_clear_tier_was_enough_for_says_so() -> None:
     assert summarizer.requests == []
     assert out.startswith("cleared 7 old blocks") and "read_path" in out
     assert "no summary was needed" in out and "summary (focus" not in out
+
+
+def test_the_tools_the_requests_carry_count_against_the_budget() -> None:
+    """compact_context given the agent's tools compacts against what the requests really
+    hold: the tokens it reports before compacting are the render's with those tools, more
+    than without them."""
+    tools = [
+        {
+            "name": f"tool_{i}",
+            "description": "Reads one file of the repository and returns it. " * 6,
+            "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}},
+        }
+        for i in range(12)
+    ]
+    told = []
+    for given in ((), tools):
+        tl = Timeline("c", policy=CompactionPolicy(max_tokens=50_000))
+        history(tl, 10)
+        expected = tl.render(SYSTEM, tools=given).tokens
+        stats = tl.compact(SYSTEM, tools=given, dry_run=True)
+        assert stats.tokens_before == expected
+        out = compact_context_tool(tl, SYSTEM, given)({"focus": ""})
+        told.append(out.text)
+    assert f"{expected:,}" in told[1]
+    assert told[0] != told[1]

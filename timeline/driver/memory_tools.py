@@ -13,7 +13,7 @@ providers' tool lists take).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 from timeline.compaction.stats import CompactionStats
@@ -191,15 +191,18 @@ def read_path_tool(
     return read_path
 
 
-def compact_context_tool(timeline: Timeline, system: str = "") -> ToolFn:
+def compact_context_tool(
+    timeline: Timeline, system: str = "", tools: Sequence[Any] = ()
+) -> ToolFn:
     """``compact_context({"focus": ...})``: compact ``timeline`` now (as ``compact()``
-    does, with ``system`` the prompt's system text), the summary keeping ``focus`` in
-    view; the result says what it did."""
+    does, with ``system`` the prompt's system text and ``tools`` the tools its requests
+    carry, both counted against the budget), the summary keeping ``focus`` in view; the
+    result says what it did."""
 
     def compact_context(params: Mapping[str, Any]) -> ToolOutput:
         focus = str(params.get("focus") or "").strip() or None
         try:
-            stats = timeline.compact(system, focus=focus)
+            stats = timeline.compact(system, tools=tools, focus=focus)
         except TimelineError as exc:
             return ToolOutput(f"error: compaction failed: {exc}", is_error=True)
         if stats is None or stats.skipped is not None:
@@ -232,16 +235,21 @@ def _compacted(stats: CompactionStats, focus: str | None) -> str:
 
 
 def memory_tools(
-    timeline: Timeline, store: IndexStore | None = None, *, system: str = ""
+    timeline: Timeline,
+    store: IndexStore | None = None,
+    *,
+    system: str = "",
+    tools: Sequence[Any] = (),
 ) -> dict[str, ToolFn]:
     """The context tools for ``timeline``, by name (their descriptions are
     :data:`TOOL_SPECS`): ``read_path`` and ``compact_context`` always, ``memory_read``
-    with a ``store``. For the driver: ``ReactDriver(tl, model, {**tools,
-    **memory_tools(tl, store, system=SYSTEM)})``."""
-    tools = {
+    with a ``store``; ``system`` and ``tools`` are what the agent's requests carry (a
+    compaction counts them against the budget). For the driver: ``ReactDriver(tl, model,
+    {**tools, **memory_tools(tl, store, system=SYSTEM, tools=SPECS)})``."""
+    made = {
         "read_path": read_path_tool(store, timeline.conversation_id, timeline=timeline),
-        "compact_context": compact_context_tool(timeline, system),
+        "compact_context": compact_context_tool(timeline, system, tools),
     }
     if store is not None:
-        tools = {"memory_read": memory_read_tool(store, timeline.conversation_id), **tools}
-    return tools
+        made = {"memory_read": memory_read_tool(store, timeline.conversation_id), **made}
+    return made

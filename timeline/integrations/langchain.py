@@ -171,16 +171,17 @@ class TimelineMiddleware(AgentMiddleware):
         """``compact_context(focus)`` as a LangChain tool for ``create_agent(tools=...)``:
         the agent compacts its own thread at a moment it chooses (between two tasks), the
         summary keeping ``focus`` in view; the next model request starts with the summary.
-        The thread is the run's ``thread_id`` (else ``default_thread_id``); the compaction
+        The thread is the run's ``thread_id`` (else ``default_thread_id``); its last
+        request's system prompt and tools are counted against the budget; the compaction
         is persisted at once."""
 
         def compact_context(focus: str = "") -> str:
             thread = thread_id(None, self.default_thread_id)
-            system = self._systems.get(thread, "")
+            system, tools = self._systems.get(thread, ""), self._tools.get(thread, ())
 
             def run(tl: Timeline) -> str:
                 with internal_calls():
-                    return compact_context_tool(tl, system)({"focus": focus}).text
+                    return compact_context_tool(tl, system, tools)({"focus": focus}).text
 
             with self.timelines.lock(thread).hold():
                 return self.timelines.commit(thread, run)
