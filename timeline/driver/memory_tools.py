@@ -191,9 +191,7 @@ def read_path_tool(
     return read_path
 
 
-def compact_context_tool(
-    timeline: Timeline, system: str = "", tools: Sequence[Any] = ()
-) -> ToolFn:
+def compact_context_tool(timeline: Timeline, system: str = "", tools: Sequence[Any] = ()) -> ToolFn:
     """``compact_context({"focus": ...})``: compact ``timeline`` now (as ``compact()``
     does, with ``system`` the prompt's system text and ``tools`` the tools its requests
     carry, both counted against the budget), the summary keeping ``focus`` in view; the

@@ -57,7 +57,8 @@ class Archive:
     key: tuple[int, ...] | None = None
     """What the index was built for (None: never built)."""
     _counts: dict[str, tuple[Block, Block | None, dict[str, int]]] = attrs.field(factory=dict)
-    """Block id -> (the block, its call, its term counts): analysed once."""
+    """Block id -> (the block, its call, its term counts) of every block indexed: each
+    analysed once, and the index changed only by what entered or left the archive."""
 
     def refresh(
         self,
@@ -72,11 +73,7 @@ class Archive:
         if key == self.key:
             return
         self.key = key
-        self.index = Bm25Index()
-        self.blocks = {}
-        self.calls = {}
-        counts = self._counts
-        self._counts = {}
+        wanted: dict[str, tuple[Block, Block | None]] = {}
         calls: dict[str, Block] = {}
         answered = {b.call_id for b in blocks if block_type(b.type).render == "tool_result"}
         for i, b in enumerate(blocks):
@@ -86,17 +83,22 @@ class Archive:
             shown = i > summary_index or b.id in carried
             if (shown and b.id not in cleared) or not recallable(b):
                 continue
-            call = calls.get(b.call_id or "") if kind == "tool_result" else None
             if kind == "tool_call" and b.call_id in answered:
                 continue  # found, and shown, with its result
-            held = counts.get(b.id)
-            if held is None or held[0] is not b or held[1] is not call:
-                held = (b, call, block_counts(b, call))
-            self._counts[b.id] = held
-            self.blocks[b.id] = b
-            if call is not None:
-                self.calls[b.id] = call
-            self.index.add_counts(b.id, held[2])
+            wanted[b.id] = (b, calls.get(b.call_id or "") if kind == "tool_result" else None)
+        held = self._counts
+        for bid, (b, call, _) in list(held.items()):
+            now = wanted.get(bid)
+            if now is None or now[0] is not b or now[1] is not call:
+                del held[bid]  # left the archive, or changed: indexed again below if in it
+                self.index.discard(bid)
+        for bid, (b, call) in wanted.items():
+            if bid not in held:
+                counts = block_counts(b, call)
+                held[bid] = (b, call, counts)
+                self.index.add_counts(bid, counts)
+        self.blocks = {bid: b for bid, (b, _) in wanted.items()}
+        self.calls = {bid: call for bid, (_, call) in wanted.items() if call is not None}
 
     def counts(self, block_id: str) -> Mapping[str, int]:
         """The term counts ``block_id`` is indexed by (its call's included)."""
