@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import index_store
 from timeline import Block, CompactionPolicy, HeuristicCounter, Timeline, blocks
 
 SUMMARY = "conv.range.summary"
@@ -83,6 +85,43 @@ def test_a_long_chat_compacts_once_per_keep_share_of_new_content() -> None:
     assert max(tally.after) <= 0.75 * 4_000
 
 
+def test_follow_ups_that_do_not_fit_are_left_to_the_summary() -> None:
+    """Prompts sent while the running turn had tool calls are carried past every summary;
+    when they fill what a compaction keeps verbatim, the oldest are carried no more (the
+    summary covers them): the prompt goes back to about keep_ratio and the compactions
+    stay (trigger - keep) x budget of new content apart. The newest follow-up stays
+    visible, and a snapshot restored or a window loaded carries the same blocks."""
+    policy = CompactionPolicy(max_tokens=2_000, keep_ratio=0.7, trigger_ratio=1.0)
+    rng = random.Random(1)
+    tl = Timeline("f", policy=policy, token_counter=HeuristicCounter())
+    tally = Tally()
+    _add(tl, tally, blocks.turn_header())
+    call = _add(tl, tally, blocks.tool_call("bash", {"cmd": "make"}))
+    _add(tl, tally, blocks.tool_result(call.call_id or "", "ok", tool_id="bash"))
+    newest = ""
+    for i in range(120):
+        words = " ".join(rng.choice(WORDS) for _ in range(30))
+        if i % 3:
+            newest = _add(tl, tally, blocks.user_prompt(f"also: {words}")).id
+        else:
+            _add(tl, tally, blocks.assistant_completion(words))
+        _render(tl, tally)
+        assert not newest or newest in tl.carried_ids
+    at = tally.at_compaction
+    assert len(at) >= 3
+    assert all(b - a >= 0.9 * _gap(policy) for a, b in pairwise(at))
+    assert max(tally.after) <= 0.75 * 2_000
+    shown = {b.id for b in tl.render("You are a helpful assistant.").blocks}
+    assert tl.carried_ids <= shown
+    again = Timeline("f", policy=policy, token_counter=HeuristicCounter())
+    again.restore(tl.snapshot())
+    assert again.carried_ids == tl.carried_ids
+    store = index_store.open("memory://")
+    tl.persist(store)
+    loaded = Timeline.load(store, "f", policy=policy, token_counter=HeuristicCounter())
+    assert loaded.carried_ids == tl.carried_ids
+
+
 KINDS = ("turn",) + ("say",) * 12 + ("small",) * 3 + ("tool",) * 3 + ("huge", "pin")
 """Events, as often as they come: long turns of messages, tool results, now and then a
 huge one, and a few pinned notes."""
@@ -123,13 +162,6 @@ def _play(tl: Timeline, tally: Tally, events: list[tuple[str, int]], rng: random
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    reason="known: with the fact-keeping summary near its cap at a 2,000-token budget, a "
-    "compaction can follow the one before it after less than (trigger - keep) x budget of "
-    "new content (found after the memory branches were merged; the repro is the CI "
-    "profile's falsifying example)",
-    strict=False,
-)
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     events=EVENTS,

@@ -6,6 +6,9 @@
   forced; the clearing tier's ``summary_keep_ratio`` when it has one), whatever the
   protections below say: one that cannot be honoured in that share is relaxed;
 * the last ``keep_recent_turns`` turns stay whole when they fit in that share;
+* the carried follow-ups of the running turn (prompts sent while it had tool calls) take
+  at most half of what stays verbatim: the oldest beyond that are carried no more (the
+  summary covers them), or they alone would hold the prompt near the trigger;
 * a cut is never a tool result or a summary and never separates a tool call from any of
   its results (parallel and still-pending calls included);
 * turn boundaries are preferred, then message boundaries; the cut block stays visible;
@@ -15,8 +18,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence, Set
+from collections.abc import Callable, Mapping, Sequence, Set
 from typing import Final
+
+import attrs
 
 from timeline.compaction.policy import CompactionPolicy
 from timeline.compaction.stats import CutPlan
@@ -214,6 +219,7 @@ def plan_cut(
     current_turn: str = "",
     pinned_only: Set[str] | None = None,
     room: int = 0,
+    follow_ups: Mapping[str, int] | None = None,
 ) -> CutPlan | None:
     """Choose the cut in ``blocks[start:]`` (``start`` = first block after the latest
     summary); ``costs[i]`` is the rendered cost of ``blocks[i]``. None: nothing to cut.
@@ -223,26 +229,65 @@ def plan_cut(
     or follow-up prompt is summarized too (it leaves the view later). ``room``: plan as
     if that many tokens were appended after the last block (the cut a compaction at the
     trigger will make, planned ahead of it; the recent turns it protects are not known
-    yet, so none is)."""
+    yet, so none is). ``follow_ups``: costs of the carried follow-ups (oldest first; in
+    ``fixed_tokens`` when before ``start``), which the plan's ``released`` may relax."""
     hi = len(blocks) - max(1, policy.preserve_recent_blocks)
     if start + 1 > hi:
         return None
     kept = _kept_tokens(blocks, start, costs, pinned, room)
-    keep = _keep_target(
-        kept(start),
-        policy,
-        budget=budget,
-        system_tokens=system_tokens,
-        fixed_tokens=fixed_tokens,
-        summary_reserve=summary_reserve,
-        force=force,
-        keep_tokens=keep_tokens,
-    )
-    cut = _choose_cut(blocks, start, hi, kept, keep, policy)
+    total = kept(start)
+
+    def target(fixed: int) -> float:
+        return _keep_target(
+            total,
+            policy,
+            budget=budget,
+            system_tokens=system_tokens,
+            fixed_tokens=fixed,
+            summary_reserve=summary_reserve,
+            force=force,
+            keep_tokens=keep_tokens,
+        )
+
+    released, freed = _released(blocks[start:], follow_ups or {}, fixed_tokens, target)
+    if released:
+        pinned = {i for i in pinned if i not in released}
+        fixed_tokens -= freed
+        kept = _kept_tokens(blocks, start, costs, pinned, room)
+    cut = _choose_cut(blocks, start, hi, kept, target(fixed_tokens), policy)
     if cut is None:
         return None
     excluded = pinned if pinned_only is None else pinned_only
-    return _split(blocks, start, cut, excluded, policy, kept(cut), current_turn)
+    plan = _split(blocks, start, cut, excluded, policy, kept(cut), current_turn)
+    if plan is None or not released:
+        return plan
+    later = {b.id for b in blocks[cut:] if b.id in released}  # visible where they are
+    return attrs.evolve(plan, released=tuple(i for i in released if i not in later))
+
+
+def _released(
+    region: Sequence[Block],
+    follow_ups: Mapping[str, int],
+    fixed: int,
+    target: Callable[[int], float],
+) -> tuple[dict[str, None], int]:
+    """The follow-ups carried no more, and the tokens of those before ``region`` (counted
+    in ``fixed``): the newest stay while they fit in half of what stays verbatim
+    (``target`` of the fixed tokens without any follow-up), the older ones are left to
+    the summary."""
+    if not follow_ups:
+        return {}, 0
+    inside = {b.id for b in region if b.id in follow_ups}
+    early = {i: c for i, c in follow_ups.items() if i not in inside}
+    share = 0.5 * target(fixed - sum(early.values()))
+    total = 0
+    ids = list(follow_ups)
+    for n in range(len(ids) - 1, -1, -1):
+        total += follow_ups[ids[n]]
+        if total > share:
+            released = dict.fromkeys(ids[: n + 1])
+            return released, sum(c for i, c in early.items() if i in released)
+    return {}, 0
 
 
 def plan_at(

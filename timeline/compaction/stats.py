@@ -149,3 +149,6 @@ class CutPlan:
     kept_tokens: int
     mid_turn: bool = False
     """The cut falls inside the running turn: its prefix becomes a mid-turn checkpoint."""
+    released: tuple[str, ...] = ()
+    """Carried follow-ups before the cut that stay carried no more: they did not fit in
+    their share of what the compaction keeps verbatim (the summary covers them)."""

@@ -120,12 +120,18 @@ def current(ledger: Ledger) -> PreparedSummary | None:
 
 
 def holds(
-    ledger: Ledger, settings: Settings, prepared: PreparedSummary, costs: Sequence[int]
+    ledger: Ledger,
+    settings: Settings,
+    prepared: PreparedSummary,
+    costs: Sequence[int],
+    released: Sequence[str] = (),
 ) -> CutPlan | None:
     """The prepared cut's plan as it stands now, when it still covers exactly what it
     was made for: the same previous summary, the same blocks up to and at the cut, a cut
     still valid, the same policy and the same split (None otherwise). ``costs``: each
-    block's rendered cost, as the cut planner takes them."""
+    block's rendered cost, as the cut planner takes them; ``released``: carried
+    follow-ups the compaction due now stops carrying (those before the cut are the
+    plan's ``released``)."""
     blocks = ledger.blocks
     index = ledger.summary_index
     if (blocks[index] if index >= 0 else None) is not prepared.previous:
@@ -136,18 +142,23 @@ def holds(
         return None
     if any(a is not b for a, b in zip(blocks[start : cut + 1], prepared.region, strict=True)):
         return None
+    gone = set(released)
+    carried = {i for i in ledger.carried if i not in gone} if gone else ledger.carried
     plan = plan_at(
         blocks,
         start,
         cut,
         costs,
-        ledger.carried,
+        carried,
         settings.policy,
         current_turn=ledger.state.current_turn_id,
         pinned_only=ledger.pinned,
     )
     if plan is None or not _same_plan(plan, prepared.plan):
         return None
+    if gone:  # those at or after the cut stay visible where they are
+        later = {b.id for b in blocks[cut:] if b.id in gone}
+        plan = attrs.evolve(plan, released=tuple(i for i in released if i not in later))
     return plan
 
 
@@ -174,7 +185,7 @@ def adopt(
     if reason not in ("tokens", "blocks") or not prepared.job.ready(asynchronous):
         return fresh, None
     costs, fixed = cut_costs(ledger, prep)
-    plan = holds(ledger, settings, prepared, costs)
+    plan = holds(ledger, settings, prepared, costs, fresh.released)
     if plan is None or 2 * plan.kept_tokens < fresh.kept_tokens:
         return fresh, None
     if plan.kept_tokens > max(fresh.kept_tokens, limit - fixed):

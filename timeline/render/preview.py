@@ -47,10 +47,12 @@ def _summary(
     stream.resolve()
     cut = plan.cut
     carried = ledger.carried
+    released = set(plan.released)  # follow-ups the summary stops carrying
     kept = [
         pos
         for pos, index in enumerate(stream.source_index)
-        if index >= cut or stream.blocks[pos].id in carried
+        if index >= cut
+        or (stream.blocks[pos].id in carried and stream.blocks[pos].id not in released)
     ]
     kept_tokens = sum(stream.costs[pos] for pos in kept)
     budget = frame.budget
@@ -65,7 +67,7 @@ def _summary(
         cut_path=cut_block.path,
         cut_block_id=cut_block.id,
         summarized_blocks=len(plan.compacted),
-        summarized_tokens=replaced_tokens(ledger, cut),
+        summarized_tokens=replaced_tokens(ledger, cut, plan.released),
         kept_blocks=len(kept),
         kept_tokens=kept_tokens,
         summary_tokens=reserve,

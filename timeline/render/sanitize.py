@@ -218,7 +218,20 @@ def _cut(
         current_turn=ledger.state.current_turn_id,
         pinned_only=ledger.pinned,
         room=room,
+        follow_ups=_follow_ups(ledger),
     )
+
+
+def _follow_ups(ledger: Ledger) -> dict[str, int]:
+    """The carried follow-ups a compaction may stop carrying (not pinned ones), oldest
+    first, with their rendered costs."""
+    pinned, plan = ledger.pinned, ledger.plan_id
+    ids = dict.fromkeys(i for i in ledger.carried if i not in pinned and i != plan)
+    if not ids:
+        return {}
+    stream = ledger.stream()
+    cost = {b.id: c for b, c in zip(stream.blocks, stream.costs, strict=True) if b.id in ids}
+    return {i: cost[i] for i in ids if i in cost}
 
 
 def plan_ahead(ledger: Ledger, settings: Settings, prep: Prep, room: int) -> CutPlan | None:

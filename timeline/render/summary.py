@@ -18,6 +18,7 @@ from timeline.model.block import CONV_RANGE_SUMMARY, REACT_PLAN_HISTORY, Block
 from timeline.render.prepare import Prep, overhead, raw_tokens
 from timeline.render.sanitize import Pending
 from timeline.render.settings import Settings, timestamp
+from timeline.state.carry import RELEASED_KEY
 from timeline.state.ledger import Ledger
 
 __all__ = ["PLAN_LINE_CHARS", "replaced_tokens", "run_async", "run_sync"]
@@ -37,16 +38,18 @@ def _new_id(ledger: Ledger, settings: Settings, seq: int, taken: str = "") -> tu
     return seq, bid
 
 
-def replaced_tokens(ledger: Ledger, cut: int) -> int:
+def replaced_tokens(ledger: Ledger, cut: int, released: Sequence[str] = ()) -> int:
     """Visible tokens a summary inserted at ``cut`` replaces: the previous summary and
-    every visible block before the cut that is not carried past it."""
+    every visible block before the cut that is not carried past it (``released``:
+    follow-ups it stops carrying)."""
     stream = ledger.stream()
     stream.resolve()
     carried = ledger.carried  # pinned blocks, the carried plan and follow-ups stay visible
+    gone = set(released)
     return sum(
         stream.costs[pos]
         for pos, index in enumerate(stream.source_index)
-        if index < cut and stream.blocks[pos].id not in carried
+        if index < cut and (stream.blocks[pos].id not in carried or stream.blocks[pos].id in gone)
     )
 
 
@@ -85,6 +88,7 @@ def _summary_block(
             "ran_in_turn": turn,
             STATE_KEY: state,
             **_tiers_meta(pending.stats),
+            **({RELEASED_KEY: list(plan.released)} if plan.released else {}),
         },
     )
 
@@ -167,7 +171,7 @@ def _apply(
         summary = msgspec.structs.replace(
             summary, meta={**summary.meta, "provider_compaction_id": cut_block.id}
         )
-    replaced = replaced_tokens(ledger, plan.cut)
+    replaced = replaced_tokens(ledger, plan.cut, plan.released)
     cost = ledger.memo.uncached(summary)
     if cost >= replaced and pending.stats.reason != "blocks" and not pending.native:
         # a summary at least as big as what it replaces would grow the prompt: skip it,

@@ -4,18 +4,27 @@ Three kinds: pinned blocks (``append(pin=True)``, ``pin(paths)``), the newest
 ``react.plan``, and the user prompts that arrived while the running turn already had tool
 calls (follow-ups the agent has not answered yet). :class:`Carry` is derived from the
 blocks in order; the ledger feeds it every appended block and rebuilds it on load.
+
+Follow-ups are the one protection a compaction may relax: the oldest ones that do not fit
+in their share of what stays verbatim are left to the summary (which lists them), and the
+summary's meta names them (:data:`RELEASED_KEY`) so a rebuilt carry leaves them out too.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence, Set
+from typing import Final
 
 import attrs
 
-from timeline.model.block import REACT_PLAN, TURN_HEADER, USER_PROMPT, Block
+from timeline.model.block import CONV_RANGE_SUMMARY, REACT_PLAN, TURN_HEADER, USER_PROMPT, Block
 from timeline.model.block_types import block_type
 
-__all__ = ["Carry", "CarriedIds"]
+__all__ = ["RELEASED_KEY", "Carry", "CarriedIds"]
+
+RELEASED_KEY: Final = "released_follow_ups"
+"""A summary's meta: the ids of the follow-ups its compaction stopped carrying (only
+present when it released some)."""
 
 
 @attrs.define
@@ -33,6 +42,14 @@ class Carry:
         if self.plan_id is not None:
             extra.append(self.plan_id)
         return extra
+
+    def release(self, summary: Block) -> bool:
+        """Stop carrying the follow-ups ``summary``'s compaction left to it (its meta names
+        them); whether it named any."""
+        released = summary.meta.get(RELEASED_KEY) or ()
+        for i in released:
+            self.followups.pop(i, None)
+        return bool(released)
 
     def unpinned_extra(self) -> set[str]:
         return {i for i in self.extra() if i not in self.pinned}
@@ -58,9 +75,12 @@ class Carry:
         self.plan_id = None
         self.followups = {}
         self.turn_has_calls = False
+        summaries: list[Block] = []
         for b in blocks:
             if b.type == REACT_PLAN:
                 self.plan_id = b.id
+            elif b.type == CONV_RANGE_SUMMARY:
+                summaries.append(b)
             elif b.turn_id == current_turn:
                 self.track(b)
         header = any(b.type == TURN_HEADER and b.turn_id == current_turn for b in blocks)
@@ -70,6 +90,8 @@ class Carry:
             for b in blocks[: max(summary_index, 0)]:
                 if b.type == USER_PROMPT and b.turn_id == current_turn and b.id not in self.pinned:
                     self.followups[b.id] = None
+        for summary in summaries:
+            self.release(summary)
 
 
 class CarriedIds(Set[str]):

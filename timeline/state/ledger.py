@@ -239,6 +239,7 @@ class Ledger:
     ) -> None:
         """A compaction's summary (and the plan history after it) inserted at ``at``;
         ``cost`` is the summary's exact token cost, ``block_seq`` the counter after it."""
+        fresh = not self._carry.release(summary)  # follow-ups left to it: carried no more
         inserted = [summary] if history is None else [summary, history]
         self.prepared = None
         self._blocks[at:at] = inserted
@@ -254,7 +255,7 @@ class Ledger:
         self._state = msgspec.structs.replace(
             self._state, block_seq=block_seq, compacted_at_seq=block_seq, structure_version=version
         )
-        spliced = self.incremental and history is None and current
+        spliced = self.incremental and history is None and current and fresh
         if spliced and stream.splice_summary(self._blocks, at):
             stream.version = version
 
