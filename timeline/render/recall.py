@@ -45,7 +45,9 @@ class _Ask:
     """One render's question to the archive, and the room for the answer."""
 
     query: str
+    """What the archive is searched with: the query's words not in view."""
     terms: tuple[str, ...]
+    """The whole query's terms (what the candidates are ranked by)."""
     own: frozenset[str]
     """The blocks the query was taken from (never recalled)."""
     novel: tuple[str, ...]
@@ -104,25 +106,24 @@ def _room(ledger: Ledger, prep: Prep, budget: int, policy: RecallPolicy) -> int:
     return min(want, budget - raw_tokens(stream, prep) - calibration)
 
 
-def _novel(ledger: Ledger, prep: Prep, words: Set[str], sources: Sequence[Block]) -> list[str]:
-    """The terms of the query's ``words`` no visible block shows but the query's own
-    ``sources`` (the stream's blocks, the caller's tail's), in a stable order: each word
-    by its whole (:func:`~timeline.model.search_text.word_term`), as a part of it may be
-    in view while the word is not."""
+def _novel(ledger: Ledger, prep: Prep, words: Set[str], sources: Sequence[Block]) -> dict[str, str]:
+    """The query's ``words`` no visible block shows but the query's own ``sources`` (the
+    stream's blocks, the caller's tail's), in a stable order, each with its term: the
+    word's whole (:func:`~timeline.model.search_text.word_term`), as a part of it may be
+    in view while the word is not; stop words left out."""
     visible = ledger.recall.visible
     get = visible.counts.get
     own = [visible.words_of(b) for b in sources]
     tail = [visible.words_of(b) for b in prep.tail]
     least = len(own)  # (a word the query's blocks show is shown by at most that many)
     novel = {
-        word_term(w)
-        for w in words
+        w: word_term(w)
+        for w in sorted(words)
         if get(w, 0) <= least
         and get(w, 0) <= sum(w in mine for mine in own)
         and not any(w in t for t in tail)
     }
-    novel.discard("")
-    return sorted(novel)
+    return {w: t for w, t in novel.items() if t}
 
 
 def _ask(ledger: Ledger, settings: Settings, prep: Prep, force: bool) -> _Ask | None:
@@ -136,16 +137,17 @@ def _ask(ledger: Ledger, settings: Settings, prep: Prep, force: bool) -> _Ask | 
     stream = ledger.stream()
     ledger.recall.visible.update(stream.version, stream.blocks)
     shown, own = _query(ledger)
-    novel = tuple(_novel(ledger, prep, shown, ledger.recall.query_sources))
-    if not novel:
+    found = _novel(ledger, prep, shown, ledger.recall.query_sources)
+    if not found:
         return None  # everything the query names is in view: nothing to bring back
-    query, terms = _terms(ledger)
+    novel = tuple(sorted(set(found.values())))
+    _, terms = _terms(ledger)
     room = _room(ledger, prep, budget, recall)
     if room < MIN_ROOM:
         return None
     state = ledger.state
-    key = (terms, own, state.structure_version, ledger.version, recall.max_blocks)
-    return _Ask(query, terms, own, novel, room, recall, ledger.store, key)
+    key = (terms, novel, own, state.structure_version, ledger.version, recall.max_blocks)
+    return _Ask(" ".join(found), terms, own, novel, room, recall, ledger.store, key)
 
 
 def _limit(ask: _Ask) -> int:
@@ -204,7 +206,7 @@ def _found(
     compacted since the last persist); what both found is ranked together
     (:func:`~timeline.compaction.recall_rank.rank_candidates`)."""
     archive = _archive(ledger)
-    memory = [i for i in archive.search(ask.terms, _limit(ask)) if i not in ask.own]
+    memory = [i for i in archive.search(ask.novel, _limit(ask)) if i not in ask.own]
     if ask.store is not None and memory:
         unstored = set(ledger.new_ids)
         memory = [i for i in memory if i in unstored]
