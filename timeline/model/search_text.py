@@ -73,7 +73,7 @@ STOP_WORDS: Final = frozenset(_STOP_WORDS.split())
 
 _NUMBER = r"\d+(?:\.\d+)+"
 _HEX: Final = frozenset("0123456789abcdef")
-_CACHE_LIMIT: Final = 200_000
+_CACHE_LIMIT: Final = 20_000
 _words: dict[str, tuple[tuple[int, int, str], ...]] = {}
 """Each word seen (as written) -> its terms with their spans inside it."""
 _terms: dict[str, tuple[str, ...]] = {}

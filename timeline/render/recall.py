@@ -36,7 +36,7 @@ MIN_ROOM: Final = 96
 """Less room than this (tokens) recalls nothing: the note and one heading would fill it."""
 RECALL_ID: Final = "recall"
 SEARCH_LIMIT: Final = 50
-COUNTS_HELD: Final = 4096
+COUNTS_HELD: Final = 512
 """The most stored blocks whose terms are remembered (the memo starts over past it)."""
 
 

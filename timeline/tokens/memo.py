@@ -222,7 +222,7 @@ def _provider_ids(block: Block) -> str:
     return _provider_ids_of(block.call_id or "", block.tool_id or "")
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=1024)  # (the blocks a window shows, and some)
 def _provider_ids_of(call_id: str, tool_id: str) -> str:
     from timeline.model.names import provider_call_id, provider_tool_name
 
