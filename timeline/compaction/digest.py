@@ -68,6 +68,7 @@ __all__ = [
     "classify_tool",
     "digest_from_meta",
     "digest_meta",
+    "fold_requests",
     "tagged_lines",
 ]
 
@@ -228,6 +229,15 @@ def _classify_calls(
     return done
 
 
+def fold_requests(requests: list[str], most: int) -> tuple[list[str], int]:
+    """At most ``most`` of ``requests``: the first (the goal) and the newest; with how
+    many between were left out (``most`` under 2: all kept)."""
+    if most < 2 or len(requests) <= most:
+        return requests, 0
+    dropped = len(requests) - most
+    return requests[:1] + requests[1 + dropped :], dropped
+
+
 def build_digest(
     blocks: Sequence[Block],
     previous: CompactionDigest | None,
@@ -242,12 +252,8 @@ def build_digest(
     newest; the ones between are counted in ``user_requests_omitted``."""
     window = _scan(blocks, previous, user_prompt_cap_chars)
     calls = _classify_calls(window, previous, tool_classification)
-    requests = window.requests
-    omitted = previous.user_requests_omitted if previous else 0
-    if max_user_requests > 1 and len(requests) > max_user_requests:
-        dropped = len(requests) - max_user_requests
-        requests = requests[:1] + requests[1 + dropped :]
-        omitted += dropped
+    requests, dropped = fold_requests(window.requests, max_user_requests)
+    omitted = (previous.user_requests_omitted if previous else 0) + dropped
     ops = calls.ops
     read_files, modified_files = _merge_files(
         previous,

@@ -151,10 +151,10 @@ class VisibleWords:
         self.last = shown[-1] if shown else None
 
     def _words(self, block: Block) -> frozenset[str]:
-        held = self._held.get(block.id)
-        if held is None or held[0] is not block:
-            held = self._held[block.id] = (block, shown_words(search_text(block)))
-        return held[1]
+        """:meth:`words_of`, remembered while ``block`` is counted."""
+        words = self.words_of(block)
+        self._held[block.id] = (block, words)
+        return words
 
 
 Entry = tuple[Block | None, Block]

@@ -17,6 +17,7 @@ from typing import Final
 
 import attrs
 
+from timeline.compaction.digest import fold_requests
 from timeline.compaction.quoting import quote
 from timeline.compaction.summarizers._sentences import clip_lines
 from timeline.compaction.summarizers.base import (
@@ -137,9 +138,9 @@ def finish_summary(text: str, request: SummaryRequest) -> str:
     appended = ""
     requests = request.digest.user_requests
     if any(r[:40] not in text for r in requests):
-        shown = requests if len(requests) <= _LISTED else [requests[0], *requests[1 - _LISTED :]]
+        shown, dropped = fold_requests(requests, _LISTED)
         listed = "\n".join(f"{i}. {quote(r)}" for i, r in enumerate(shown, 1))
-        omitted = request.digest.user_requests_omitted + len(requests) - len(shown)
+        omitted = request.digest.user_requests_omitted + dropped
         if omitted:
             listed += f"\n({omitted} earlier requests are in the turn log)"
         appended += f"\n\n## User Requests (verbatim)\n{listed}"
