@@ -351,3 +351,18 @@ def test_eviction_keeps_the_counts_of_the_blocks_still_held(
     calls = counter.calls
     tl.render("sys")
     assert calls == counter.calls
+
+
+def test_summary_lines_counted_once_across_texts_counted_between() -> None:
+    """A summary repeats most of the previous one's lines; the texts sized in between
+    (the requests announced with it, a summarizer's trial fits) must not make the memo
+    forget them, or every compaction tokenizes its whole summary again."""
+    tl = Timeline("lines", token_counter=TiktokenCounter())
+    memo = tl.token_memo
+    summary = "\n".join(f"- fact {i}: the value of setting_{i} is {i * 7}" for i in range(120))
+    first = memo.summary_text(summary)
+    memo.summary_text("## User requests\n- fix the parser\n- run the tests")
+    calls, chars = memo.calls, memo.chars_tokenized
+    assert memo.summary_text(summary + "\n- fact 120: a new line") > first
+    assert memo.calls == calls + 1
+    assert memo.chars_tokenized == chars + len("- fact 120: a new line")

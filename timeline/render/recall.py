@@ -116,13 +116,14 @@ def _novel(ledger: Ledger, prep: Prep, words: Set[str], sources: Sequence[Block]
     own = [visible.words_of(b) for b in sources]
     tail = [visible.words_of(b) for b in prep.tail]
     least = len(own)  # (a word the query's blocks show is shown by at most that many)
-    novel = {
-        w: word_term(w)
-        for w in sorted(words)
+    unseen = [
+        w
+        for w in words
         if get(w, 0) <= least
         and get(w, 0) <= sum(w in mine for mine in own)
         and not any(w in t for t in tail)
-    }
+    ]
+    novel = {w: word_term(w) for w in sorted(unseen)}
     return {w: t for w, t in novel.items() if t}
 
 
@@ -135,9 +136,15 @@ def _ask(ledger: Ledger, settings: Settings, prep: Prep, force: bool) -> _Ask | 
     if ledger.summary_index < 0 and not ledger.state.cleared:
         return None  # nothing was compacted or cleared: all there is is in view
     stream = ledger.stream()
-    ledger.recall.visible.update(stream.version, stream.blocks)
+    visible = ledger.recall.visible
+    visible.update(stream.version, stream.blocks)
+    visible.count(_sources(ledger))
     shown, own = _query(ledger)
-    found = _novel(ledger, prep, shown, ledger.recall.query_sources)
+    sources = ledger.recall.query_sources
+    found = _novel(ledger, prep, shown, sources)
+    if found and visible.pending:  # counted without the blocks appended since: count them
+        visible.flush()
+        found = _novel(ledger, prep, shown, sources)
     if not found:
         return None  # everything the query names is in view: nothing to bring back
     novel = tuple(sorted(set(found.values())))

@@ -114,47 +114,71 @@ class Archive:
 @attrs.define(eq=False)
 class VisibleWords:
     """How many blocks of the visible stream show each word
-    (:func:`~timeline.model.search_text.shown_words`), kept up to date as the stream grows
-    (counted again after anything else changed it, each block split once while it is
-    shown): what the prompt already shows, so that recall brings back only what it does
-    not."""
+    (:func:`~timeline.model.search_text.shown_words`): what the prompt already shows, so
+    that recall brings back only what it does not.
+
+    Splitting a block costs what its text is long, so blocks are counted only when a
+    question needs them: blocks appended since the last count wait in :attr:`pending`,
+    and :attr:`counts` (over the counted blocks only) is then a lower bound of what the
+    stream shows. When the stream changed otherwise, the blocks no longer shown are
+    taken out of the counts and the new ones wait. Each block is split once while it is
+    shown."""
 
     counts: Counter[str] = attrs.field(factory=Counter)
+    """Word -> how many counted blocks show it."""
+    pending: dict[str, Block] = attrs.field(factory=dict)
+    """Blocks shown but not counted yet, by id."""
     version: int = -1
-    counted: int = 0
+    seen: int = 0
     last: Block | None = None
-    _held: dict[str, tuple[Block, frozenset[str]]] = attrs.field(factory=dict)
+    _counted: dict[str, tuple[Block, frozenset[str]]] = attrs.field(factory=dict)
     """Block id -> (the block, its words), for the blocks counted."""
 
     def words_of(self, block: Block) -> frozenset[str]:
         """The words ``block`` shows (split once while it is counted)."""
-        held = self._held.get(block.id)
+        held = self._counted.get(block.id)
         if held is not None and held[0] is block:
             return held[1]
         return shown_words(search_text(block))
 
     def update(self, version: int, shown: Sequence[Block]) -> None:
-        """Bring the counts up to ``shown`` (the stream's blocks at ``version``)."""
-        n = self.counted
-        held = self._held
+        """Take in ``shown`` (the stream's blocks at ``version``): blocks appended since
+        wait in :attr:`pending`; blocks gone are taken out of the counts."""
+        n = self.seen
         if version == self.version and n <= len(shown) and (not n or shown[n - 1] is self.last):
             for b in shown[n:]:
-                self.counts.update(self._words(b))
-        else:  # the stream changed: counted again (each block split once while shown)
-            ids = {b.id for b in shown}
-            self._held = held = {k: v for k, v in held.items() if k in ids}
-            self.counts = counts = Counter[str]()
-            for b in shown:
-                counts.update(self._words(b))
+                self.pending[b.id] = b
+        else:
+            now = {b.id: b for b in shown}
+            counts = self.counts
+            for bid, (block, words) in list(self._counted.items()):
+                if now.get(bid) is not block:
+                    del self._counted[bid]
+                    counts.subtract(words)
+                    for w in words:
+                        if counts[w] <= 0:
+                            del counts[w]
+            counted = self._counted
+            self.pending = {
+                bid: b for bid, b in now.items() if bid not in counted or counted[bid][0] is not b
+            }
             self.version = version
-        self.counted = len(shown)
+        self.seen = len(shown)
         self.last = shown[-1] if shown else None
 
-    def _words(self, block: Block) -> frozenset[str]:
-        """:meth:`words_of`, remembered while ``block`` is counted."""
-        words = self.words_of(block)
-        self._held[block.id] = (block, words)
-        return words
+    def count(self, blocks: Sequence[Block]) -> None:
+        """Count those of ``blocks`` that are pending."""
+        pending = self.pending
+        for b in blocks:
+            if pending.get(b.id) is b:
+                del pending[b.id]
+                words = shown_words(search_text(b))
+                self._counted[b.id] = (b, words)
+                self.counts.update(words)
+
+    def flush(self) -> None:
+        """Count every pending block: :attr:`counts` is then exact."""
+        self.count(list(self.pending.values()))
 
 
 Entry = tuple[Block | None, Block]

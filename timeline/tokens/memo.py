@@ -21,6 +21,8 @@ from timeline.tokens.walk import REFERENCE_TOKENS, walk
 __all__ = ["BLOCK_OVERHEAD_TOKENS", "BlockTokenMemo"]
 
 BLOCK_OVERHEAD_TOKENS: Final = 4
+LINES_HELD: Final = 1024
+"""Summary lines whose counts a memo generation remembers (:meth:`BlockTokenMemo.summary_text`)."""
 """Per-block framing overhead (role markers, part separators), as in seed 003: the 3 a
 message and 1 a content part that :func:`timeline.tokens.payload.payload_tokens` counts."""
 
@@ -46,6 +48,7 @@ class BlockTokenMemo:
     """Block id -> (the block counted, its cost)."""
     _strings: dict[str, int] = attrs.field(factory=dict, init=False)
     _lines: dict[str, int] = attrs.field(factory=dict, init=False)
+    _older_lines: dict[str, int] = attrs.field(factory=dict, init=False)
     chars_tokenized: int = attrs.field(default=0, init=False)
     calls: int = attrs.field(default=0, init=False)
     last_system: tuple[str, int] | None = attrs.field(default=None, init=False)
@@ -164,22 +167,29 @@ class BlockTokenMemo:
         """Tokens of a summary, line by line with a memo: each incremental summary repeats
         most of the previous one's lines, so only new lines are tokenized. Never below the
         exact count: tokens do not cross newlines except runs of newlines, and each
-        newline is counted as one token."""
+        newline is counted as one token.
+
+        The memo has two generations of at most :data:`LINES_HELD` lines: when the newer
+        is full it becomes the older, and a line found in the older moves to the newer.
+        Lines of the summaries that come between (the sizing of a summary, the requests
+        announced with it) never push the last summary's out."""
         lines = text.split("\n")
-        previous = self._lines
-        memo: dict[str, int] = {}
+        memo = self._lines
+        older = self._older_lines
         total = len(lines) - 1
         for line in lines:
             if not line:
                 continue
             cost = memo.get(line)
             if cost is None:
-                cost = previous.get(line)
+                cost = older.get(line)
                 if cost is None:
                     cost = self._count(line)
+                if len(memo) >= LINES_HELD:
+                    self._older_lines = older = memo
+                    self._lines = memo = {}
                 memo[line] = cost
             total += cost
-        self._lines = memo  # only the latest summary's lines: the next one repeats them
         return total
 
     def text(self, text: str) -> int:
@@ -197,6 +207,7 @@ class BlockTokenMemo:
         self._costs = {}
         self._strings = {}
         self._lines = {}
+        self._older_lines = {}
         self.last_system = None
         self.last_tools = None
 
