@@ -11,7 +11,7 @@ too: the memo's keys hold everything each result depends on.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence, Set
+from collections.abc import Mapping, Sequence
 from typing import Final
 
 import attrs
@@ -71,17 +71,17 @@ def _sources(ledger: Ledger) -> tuple[Block, ...]:
     return () if call is None else (call,)
 
 
-def _query(ledger: Ledger) -> tuple[frozenset[str], frozenset[str]]:
-    """The query's words (:func:`~timeline.model.search_text.shown_words`) and the ids of
-    the blocks it comes from (gathered again only when those blocks are others)."""
+def _query(ledger: Ledger) -> frozenset[str]:
+    """The ids of the blocks the query comes from (:func:`_sources`, counted among the
+    shown words first; gathered again only when those blocks are others)."""
     sources = _sources(ledger)
     memo = ledger.recall
+    memo.visible.count(sources)
     held = memo.query_sources
     if len(held) != len(sources) or any(a is not b for a, b in zip(held, sources, strict=False)):
-        words = frozenset().union(*(memo.visible.words_of(b) for b in sources))
         memo.query_sources = sources
-        memo.query = (words, frozenset(b.id for b in sources))
-    return memo.query
+        memo.query_ids = frozenset(b.id for b in sources)
+    return memo.query_ids
 
 
 def _terms(ledger: Ledger) -> tuple[str, tuple[str, ...]]:
@@ -106,23 +106,32 @@ def _room(ledger: Ledger, prep: Prep, budget: int, policy: RecallPolicy) -> int:
     return min(want, budget - raw_tokens(stream, prep) - calibration)
 
 
-def _novel(ledger: Ledger, prep: Prep, words: Set[str], sources: Sequence[Block]) -> dict[str, str]:
-    """The query's ``words`` no visible block shows but the query's own ``sources`` (the
-    stream's blocks, the caller's tail's), in a stable order, each with its term: the
-    word's whole (:func:`~timeline.model.search_text.word_term`), as a part of it may be
-    in view while the word is not; stop words left out."""
-    visible = ledger.recall.visible
+def _novel(ledger: Ledger, prep: Prep, sources: Sequence[Block]) -> dict[str, str]:
+    """The words of the query's ``sources`` (:func:`~timeline.model.search_text.shown_words`)
+    no visible block shows but those sources (the stream's blocks, the caller's tail's),
+    in a stable order, each with its term: the word's whole
+    (:func:`~timeline.model.search_text.word_term`), as a part of it may be in view while
+    the word is not; stop words left out.
+
+    A word a counted block besides the sources shows stays shown while the stream's
+    version is the same (blocks are only added, and the sources that come later are new
+    blocks), so each source keeps the words not yet known to be shown
+    (:attr:`~timeline.state.archive.RecallMemo.open_words`) and only those are looked at
+    again."""
+    memo = ledger.recall
+    visible = memo.visible
     get = visible.counts.get
     own = [visible.words_of(b) for b in sources]
     tail = [visible.words_of(b) for b in prep.tail]
-    least = len(own)  # (a word the query's blocks show is shown by at most that many)
-    unseen = [
-        w
-        for w in words
-        if get(w, 0) <= least
-        and get(w, 0) <= sum(w in mine for mine in own)
-        and not any(w in t for t in tail)
-    ]
+    held = memo.open_words if memo.open_version == visible.version else {}
+    memo.open_words, memo.open_version = {}, visible.version
+    unseen: set[str] = set()
+    for block, mine in zip(sources, own, strict=True):
+        kept = held.get(block.id)
+        todo = kept[1] if kept is not None and kept[0] is block else mine
+        still = tuple(w for w in todo if get(w, 0) <= sum(w in words for words in own))
+        memo.open_words[block.id] = (block, still)
+        unseen.update(w for w in still if not any(w in t for t in tail))
     novel = {w: word_term(w) for w in sorted(unseen)}
     return {w: t for w, t in novel.items() if t}
 
@@ -138,13 +147,12 @@ def _ask(ledger: Ledger, settings: Settings, prep: Prep, force: bool) -> _Ask | 
     stream = ledger.stream()
     visible = ledger.recall.visible
     visible.update(stream.version, stream.blocks)
-    visible.count(_sources(ledger))
-    shown, own = _query(ledger)
+    own = _query(ledger)
     sources = ledger.recall.query_sources
-    found = _novel(ledger, prep, shown, sources)
+    found = _novel(ledger, prep, sources)
     if found and visible.pending:  # counted without the blocks appended since: count them
         visible.flush()
-        found = _novel(ledger, prep, shown, sources)
+        found = _novel(ledger, prep, sources)
     if not found:
         return None  # everything the query names is in view: nothing to bring back
     novel = tuple(sorted(set(found.values())))

@@ -202,9 +202,8 @@ class RecallMemo:
 
     query_sources: tuple[Block, ...] = ()
     """The blocks the last query was taken from (compared by identity)."""
-    query: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
-    """That query's words (:func:`~timeline.model.search_text.shown_words`) and the ids
-    of its blocks."""
+    query_ids: frozenset[str] = frozenset()
+    """The ids of those blocks."""
     query_terms: tuple[str, tuple[str, ...]] = ("", ())
     """A query's text and its search terms (analysed only when recall searches)."""
     search_key: tuple[object, ...] | None = None
@@ -215,6 +214,11 @@ class RecallMemo:
     counts: dict[str, tuple[Block, dict[str, int]]] = attrs.field(factory=dict)
     """Stored blocks' term counts by id (and the block they were counted for)."""
     visible: VisibleWords = attrs.field(factory=VisibleWords)
+    open_words: dict[str, tuple[Block, tuple[str, ...]]] = attrs.field(factory=dict)
+    """Each query block's words no other counted block was seen to show, by block id (and
+    the block): only those can be missing from view while :attr:`open_version` is the
+    stream's version."""
+    open_version: int = -1
     pack_key: tuple[object, ...] | None = None
     packed: Recall | None = None
     archive: Archive = attrs.field(factory=Archive)
