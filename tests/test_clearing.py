@@ -96,6 +96,20 @@ class TestPlaceholders:
         assert tl.unhide([paths[0]]) == 1
         assert shown(tl)[paths[0]].startswith("contents of src/m0.py")
 
+    def test_placeholders_are_tokenized_once(self, make_tl: Make) -> None:
+        """Every rebuild of the prompt shows the cleared blocks again; their placeholders
+        are counted once, not at each rebuild (a pin rebuilds the stream and counts only
+        what it shows anew)."""
+        tl = make_tl(policy=policy(dedupe_reads=False))
+        paths = turn(tl, "read the code", [f"src/m{i}.py" for i in range(6)])
+        view = tl.render(SYSTEM)
+        assert view.compaction is not None and view.compaction.tier == "clear"
+        memo = tl.token_memo
+        calls = memo.calls
+        tl.pin([paths[-1]])  # shown whole already: the prompt is the same
+        assert tl.render(SYSTEM).to_anthropic() == view.to_anthropic()
+        assert memo.calls == calls
+
     def test_a_pinned_block_is_never_cleared(self, make_tl: Make) -> None:
         """Pinned results stay whole; pinning a cleared one shows it whole again."""
         tl = make_tl(policy=policy(keep_tool_results=2, dedupe_reads=False))

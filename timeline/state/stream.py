@@ -94,7 +94,7 @@ class VisibleStream:
     def cost(self, block: Block) -> int:
         """Exact token cost of a block in its rendered form."""
         if block.hidden:
-            return self.memo.rendered(block)
+            return self.memo.hidden(block)
         return self.memo.block(block)
 
     def resolve(self, enough: Callable[[], bool] | None = None) -> None:

@@ -22,6 +22,8 @@ __all__ = ["BLOCK_OVERHEAD_TOKENS", "BlockTokenMemo"]
 
 BLOCK_OVERHEAD_TOKENS: Final = 4
 LINES_HELD: Final = 1024
+HIDDEN_HELD: Final = 4096
+"""Hidden forms whose costs :meth:`BlockTokenMemo.hidden` remembers (then it starts over)."""
 """Summary lines whose counts a memo generation remembers (:meth:`BlockTokenMemo.summary_text`)."""
 """Per-block framing overhead (role markers, part separators), as in seed 003: the 3 a
 message and 1 a content part that :func:`timeline.tokens.payload.payload_tokens` counts."""
@@ -49,6 +51,7 @@ class BlockTokenMemo:
     _strings: dict[str, int] = attrs.field(factory=dict, init=False)
     _lines: dict[str, int] = attrs.field(factory=dict, init=False)
     _older_lines: dict[str, int] = attrs.field(factory=dict, init=False)
+    _hidden: dict[str, tuple[Block, int]] = attrs.field(factory=dict, init=False)
     chars_tokenized: int = attrs.field(default=0, init=False)
     calls: int = attrs.field(default=0, init=False)
     last_system: tuple[str, int] | None = attrs.field(default=None, init=False)
@@ -158,6 +161,19 @@ class BlockTokenMemo:
             cost += self._count(ids)
         return self._media(block, cost, self._count) + BLOCK_OVERHEAD_TOKENS
 
+    def hidden(self, block: Block) -> int:
+        """:meth:`rendered` of a block in the form it is shown by once hidden or cleared
+        (its placeholder), remembered apart from its full cost (the two share an id):
+        every rebuild of the stream shows each cleared block again."""
+        entry = self._hidden.get(block.id)
+        if entry is not None and (entry[0] is block or entry[0] == block):
+            return entry[1]
+        cost = self.rendered(block)
+        if len(self._hidden) >= HIDDEN_HELD:
+            self._hidden.clear()
+        self._hidden[block.id] = (block, cost)
+        return cost
+
     def summary_text(self, text: str) -> int:
         """Tokens of a summary's text, counted as a summary block's are (line by line,
         with the memo its cost will use): what a summarizer sizes itself with."""
@@ -208,6 +224,7 @@ class BlockTokenMemo:
         self._strings = {}
         self._lines = {}
         self._older_lines = {}
+        self._hidden = {}
         self.last_system = None
         self.last_tools = None
 
