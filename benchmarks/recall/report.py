@@ -113,8 +113,9 @@ def legend() -> str:
         "whose prompt differs from the previous one before that one's last cache checkpoint "
         "(a prompt-cache break).",
         "- **compaction bound**: the most compactions the session's new content allows, its "
-        "tokens over `(trigger_ratio - keep_ratio) x budget` (what one compaction frees); "
-        "more compactions than this would be thrashing.",
+        "tokens as the prompt counts them (each block with its framing and turn header, "
+        "`Timeline.block_tokens`) over `(trigger_ratio - keep_ratio) x budget` (what one "
+        "compaction frees); more compactions than this would be thrashing.",
         "- **summary tokens**: the summary's size when a question is asked (mean).",
         "- **search ms**, **search p95 ms**: one `store.search` with the question.",
     ]

@@ -53,8 +53,10 @@ class Run:
     renders: int = 0
     compactions: int = 0
     bound: float = 0.0
-    """Compactions the session's new content allows: its tokens over
+    """Compactions the session's new content allows: its tokens as the prompt counts
+    them (each block with its framing, :meth:`Timeline.block_tokens`) over
     ``(trigger_ratio - keep_ratio) x budget``, the room a compaction frees."""
+    content_tokens: int = 0
     prefix_changes: int = 0
     search_seconds: list[float] = attrs.field(factory=list)
     summary_tokens: list[int] = attrs.field(factory=list)
@@ -132,9 +134,11 @@ class _Driver:
                 first = False
                 self.clock.now = step.when.replace(tzinfo=dt.UTC)
                 tl.begin_turn()
+                self.run.content_tokens += tl.block_tokens(tl.blocks[-1])  # its header
             elif isinstance(step, Say):
                 make = blocks.user_prompt if step.role == "user" else blocks.assistant_completion
                 stored = tl.append(make(step.text))
+                self.run.content_tokens += tl.block_tokens(stored)
                 self.mirror.add(step.key, step.text)
                 if step.key:
                     self.ids[step.key] = stored.id
@@ -144,18 +148,20 @@ class _Driver:
                 call = tl.append(blocks.tool_call(step.tool, step.params))
                 self.mirror.add(None, f"{step.tool} {call.text}")
                 result = tl.append(blocks.tool_result(call.call_id, step.result, tool_id=step.tool))
+                self.run.content_tokens += tl.block_tokens(call) + tl.block_tokens(result)
                 self.mirror.add(step.key, step.result, result=True)
                 if step.key:
                     self.ids[step.key] = result.id
                 self.render(tl)
             elif isinstance(step, Ask):
                 self.ask(tl, step.question)
-                tl.append(blocks.assistant_completion("Let me check."))
+                reply = tl.append(blocks.assistant_completion("Let me check."))
+                self.run.content_tokens += tl.block_tokens(reply)
                 self.mirror.add(None, "Let me check.")
         tl.persist(self.store)
         policy = self.policy(self.budget)
         room = (policy.trigger_ratio - policy.keep_ratio) * self.budget
-        self.run.bound = sum(e.tokens for e in self.mirror.entries) / room
+        self.run.bound = self.run.content_tokens / room
         for question in self.session.final_questions:
             again = Timeline.load(
                 self.store, tl.conversation_id, policy=self.policy(self.budget), clock=self.clock
@@ -169,7 +175,9 @@ class _Driver:
         start = time.perf_counter()
         hits = self.store.search(tl.conversation_id, q.text, limit=10)
         self.run.search_seconds.append(time.perf_counter() - start)
-        tl.append(blocks.user_prompt(q.text))
+        asked = tl.append(blocks.user_prompt(q.text))
+        if session:
+            self.run.content_tokens += tl.block_tokens(asked)
         self.mirror.add(None, q.text)
         view = self.render(tl, session=session)
         text = view.to_text()
