@@ -21,7 +21,7 @@ from timeline.tokens.walk import REFERENCE_TOKENS, walk
 __all__ = ["BLOCK_OVERHEAD_TOKENS", "BlockTokenMemo"]
 
 BLOCK_OVERHEAD_TOKENS: Final = 4
-LINES_HELD: Final = 1024
+LINES_HELD: Final = 256
 HIDDEN_HELD: Final = 4096
 """Hidden forms whose costs :meth:`BlockTokenMemo.hidden` remembers (then it starts over)."""
 """Summary lines whose counts a memo generation remembers (:meth:`BlockTokenMemo.summary_text`)."""
