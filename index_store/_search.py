@@ -186,7 +186,10 @@ def ranking(
     hits: dict[int, float] = {}  # the best score of each hit to be (a call with its results)
     least = 0.0
     while order and not (len(hits) >= limit and -order[0][0] <= least):
+        top = order[0][0]
         taken = [-heapq.heappop(order)[1] for _ in range(min(batch, len(order)))]
+        while order and order[0][0] == top:  # rows of one bound: all are scored, read at once
+            taken.append(-heapq.heappop(order)[1])
         infos.update((yield set(taken)))
         for seq in taken:
             doc = infos.get(seq, _NO_INFO)
