@@ -173,7 +173,14 @@ class PostgresStore(PostgresAsync, SqlIntegrity, SqlVectors, SqlStore):
         run(db, totals_flow(conversation_id, at))
 
     def _deleted(self, db: Any, conversation_id: str) -> None:
-        tables = ("bt_text", "bt_search", "bt_search_vectors", "bt_search_totals", "bt_search_most")
+        tables = (
+            "bt_text",
+            "bt_search",
+            "bt_search_vectors",
+            "bt_search_totals",
+            "bt_search_most",
+            "bt_search_postings",
+        )
         for table in tables:
             db.execute(f"DELETE FROM {table} WHERE conversation_id = %s", (conversation_id,))
 
