@@ -3,12 +3,13 @@ holding it with what ranking needs of each (its count of the term, its length, a
 result's call), packed in a few ``bt_search_postings`` rows, so a search reads each
 query term's rows with one index range and no row of ``bt_search``.
 
-A postings row holds the entries of one term for one *bucket* of rows (``seq >>``
-:data:`BUCKET_BITS`): a persist appends its rows' entries to the bucket's row (the
-conversation's row lock orders the appends), so a term held by every row of a
-300-turn coding session is read as about 70 rows of ``bytea`` instead of 4,000 rows.
-Each entry is three little-endian 64-bit numbers: the row's ``seq``, its call's row
-(0: none) and ``count << 32 | length``.
+A term's postings are cut in *chunks* numbered from 0, each of at most :data:`CHUNK`
+entries (one commit's entries for a term may overfill the last by what does not fit).
+A persist appends a term's new entries to its last chunk while they fit, else starts
+the next one (the conversation's row lock orders the appends), so a term held by every
+row of a 300-turn coding session is read as about 70 rows of ``bytea`` instead of 4,000
+rows, and a term held once costs one row. Each entry is three little-endian 64-bit
+numbers: the row's ``seq``, its call's row (0: none) and ``count << 32 | length``.
 
 Summaries are not in the postings (their statistics do not count): a search reads the
 latest summary's row of ``bt_search`` with them.
@@ -21,21 +22,23 @@ from array import array
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, Final, NamedTuple
 
-from index_store._search import DocInfo, SearchDoc
+from index_store._search import DocInfo
 
 __all__ = [
-    "BUCKET_BITS",
+    "CHUNK",
     "POSTINGS_5",
     "POST",
     "WORDS",
     "Postings",
-    "entries",
+    "entry",
     "post_params",
 ]
 
-BUCKET_BITS: Final = 6
-"""Rows of one bucket: 64 at most (a postings row stays under PostgreSQL's 2 kB out of
+CHUNK: Final = 64
+"""Entries of a chunk (1,536 bytes: a postings row stays under PostgreSQL's 2 kB out of
 line threshold, so appending to it rewrites little)."""
+_WIDTH: Final = 24
+"""Bytes of an entry."""
 _LENGTH: Final = 0xFFFFFFFF
 _SWAP: Final = sys.byteorder != "little"
 
@@ -43,21 +46,31 @@ POSTINGS_5: Final = (
     """CREATE TABLE bt_search_postings (
         conversation_id TEXT NOT NULL,
         term TEXT NOT NULL,
-        bucket BIGINT NOT NULL,
+        chunk INTEGER NOT NULL,
         data BYTEA NOT NULL,
-        PRIMARY KEY (conversation_id, term, bucket))""",
+        PRIMARY KEY (conversation_id, term, chunk)) WITH (fillfactor = 70)""",
     "ALTER TABLE bt_search_postings ALTER COLUMN data SET STORAGE MAIN",
 )
 """Schema 5's postings (``data``: the entries, kept in line and uncompressed when they
-fit, as they do)."""
+fit, as they do). Room is left in each page so that appending to a row rewrites it in
+the same page, with no new index entry (a HOT update)."""
 
-POST: Final = (
-    "INSERT INTO bt_search_postings (conversation_id, term, bucket, data) "
-    "SELECT %s, t, b, d FROM unnest(%s::text[], %s::bigint[], %s::bytea[]) AS u(t, b, d) "
-    "ON CONFLICT (conversation_id, term, bucket) "
-    "DO UPDATE SET data = bt_search_postings.data || excluded.data"
-)
-"""Append the entries of a commit (one item per term and bucket)."""
+POST: Final = f"""
+INSERT INTO bt_search_postings (conversation_id, term, chunk, data)
+SELECT %(cid)s, u.t, coalesce(l.chunk, -1) + u.k + CASE WHEN l.chunk IS NOT NULL
+    AND octet_length(l.data) + u.f <= {CHUNK * _WIDTH} THEN 0 ELSE 1 END, u.d
+FROM unnest(%(terms)s::text[], %(parts)s::int[], %(firsts)s::int[], %(datas)s::bytea[])
+    AS u(t, k, f, d)
+LEFT JOIN LATERAL (
+    SELECT p.chunk, p.data FROM bt_search_postings p
+    WHERE p.conversation_id = %(cid)s AND p.term = u.t
+    ORDER BY p.chunk DESC LIMIT 1) AS l ON true
+ON CONFLICT (conversation_id, term, chunk)
+DO UPDATE SET data = bt_search_postings.data || excluded.data
+"""
+"""Append a commit's entries: each term's in parts of :data:`CHUNK` (``k`` from 0), the
+first appended to the term's last chunk when it fits, else each part a chunk of its
+own after it (``f``: the first part's size, for every part)."""
 
 WORDS: Final = """
 WITH latest AS MATERIALIZED (
@@ -65,7 +78,7 @@ WITH latest AS MATERIALIZED (
     WHERE s.conversation_id = %(cid)s AND s.summary ORDER BY s.seq DESC LIMIT 1)
 SELECT t.rows, t.terms, l.seq, l.length, l.repeats, l.call, q.term, q.term = ANY(l.terms),
     (SELECT m.tf FROM bt_search_most m WHERE m.conversation_id = %(cid)s AND m.term = q.term),
-    (SELECT string_agg(p.data, ''::bytea ORDER BY p.bucket) FROM bt_search_postings p
+    (SELECT string_agg(p.data, ''::bytea ORDER BY p.chunk) FROM bt_search_postings p
         WHERE p.conversation_id = %(cid)s AND p.term = q.term)
 FROM (SELECT 1) AS one
 LEFT JOIN bt_search_totals t ON t.conversation_id = %(cid)s
@@ -78,28 +91,26 @@ whether it holds each term), and for each term its highest count in a turn-log r
 its postings."""
 
 
-def entries(seq: int, doc: SearchDoc) -> Iterable[tuple[str, int, int]]:
-    """A turn-log row's postings: ``(term, bucket, entry)`` for each term it holds,
-    ``entry`` its packed form less ``seq`` (see :func:`post_params`)."""
-    length = doc.length
-    for term, n in doc.counts.items():
-        yield term, seq >> BUCKET_BITS, n << 32 | length
+def entry(seq: int, call: int | None, count: int, length: int) -> tuple[int, int, int]:
+    """A row's entry in a term's postings."""
+    return seq, call or 0, count << 32 | length
 
 
-def post_params(
-    cid: str, rows: Mapping[tuple[str, int], list[tuple[int, int, int]]]
-) -> tuple[Any, ...]:
-    """:data:`POST`'s parameters: ``rows`` maps each term and bucket to its entries
-    ``(seq, call or 0, count << 32 | length)`` in row order."""
-    terms, buckets, datas = [], [], []
-    for (term, bucket), items in rows.items():
-        packed = array("q", [v for item in items for v in item])
-        if _SWAP:
-            packed.byteswap()
-        terms.append(term)
-        buckets.append(bucket)
-        datas.append(packed.tobytes())
-    return (cid, terms, buckets, datas)
+def post_params(cid: str, postings: Mapping[str, list[tuple[int, int, int]]]) -> dict[str, Any]:
+    """:data:`POST`'s parameters: ``postings`` maps each term to its new entries
+    (:func:`entry`) in row order."""
+    terms, parts, firsts, datas = [], [], [], []
+    for term, items in postings.items():
+        first = min(len(items), CHUNK) * _WIDTH
+        for k, at in enumerate(range(0, len(items), CHUNK)):
+            packed = array("q", [v for item in items[at : at + CHUNK] for v in item])
+            if _SWAP:
+                packed.byteswap()
+            terms.append(term)
+            parts.append(k)
+            firsts.append(first)
+            datas.append(packed.tobytes())
+    return {"cid": cid, "terms": terms, "parts": parts, "firsts": firsts, "datas": datas}
 
 
 class _Latest(NamedTuple):

@@ -19,7 +19,7 @@ from typing import Any, Final
 
 import attrs
 
-from index_store._pg_postings import POST, WORDS, Postings, entries, post_params
+from index_store._pg_postings import POST, WORDS, Postings, entry, post_params
 from index_store._pg_sql import ROW_SELECT
 from index_store._rows import BlockCodec, Row
 from index_store._search import (
@@ -151,8 +151,8 @@ class Pending:
     terms: int = 0
     most: dict[str, int] = attrs.field(factory=dict)
     """The highest counts over 1 of the turn-log rows indexed (for :data:`MOST`)."""
-    postings: dict[tuple[str, int], list[tuple[int, int, int]]] = attrs.field(factory=dict)
-    """The rows' postings by term and bucket (for :data:`~index_store._pg_postings.POST`)."""
+    postings: dict[str, list[tuple[int, int, int]]] = attrs.field(factory=dict)
+    """The rows' postings by term (for :data:`~index_store._pg_postings.POST`)."""
 
     def add(self, seq: int, doc: SearchDoc) -> None:
         """Count a turn-log row and take its postings."""
@@ -161,9 +161,9 @@ class Pending:
         for term, n in doc.counts.items():
             if n > self.most.get(term, 1):
                 self.most[term] = n
-        call = doc.call or 0
-        for term, bucket, value in entries(seq, doc):
-            self.postings.setdefault((term, bucket), []).append((seq, call, value))
+        length = doc.length
+        for term, n in doc.counts.items():
+            self.postings.setdefault(term, []).append(entry(seq, doc.call, n, length))
 
 
 def index_flow(cid: str, seq: int, kind: str, block: Block, pending: Pending) -> Flow:
@@ -208,11 +208,13 @@ def _the_call(cid: str, call_id: str, rows: list[Any]) -> tuple[int, Block] | No
 
 
 def params(cid: str, seq: int, kind: str, doc: SearchDoc) -> tuple[Any, ...]:
-    """The ``bt_search`` row of ``doc`` (:data:`INSERT`'s parameters)."""
+    """The ``bt_search`` row of ``doc`` (:data:`INSERT`'s parameters). A turn-log row's
+    terms are its postings' (:mod:`index_store._pg_postings`), not kept twice: only a
+    summary's are listed (what a search reads of the latest)."""
     return (
         seq,
         cid,
-        list(doc.counts),
+        list(doc.counts) if kind == "summary" else [],
         doc.length,
         doc.repeats,
         doc.link,

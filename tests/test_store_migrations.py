@@ -11,6 +11,7 @@ import json
 import secrets
 import shutil
 import sqlite3
+from array import array
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -152,6 +153,7 @@ def test_a_schema_3_postgres_store_gets_each_term_s_highest_count(
     with psycopg.connect(dsn) as conn:
         most = conn.execute(query).fetchall()
         postings = conn.execute(POSTINGS).fetchall()
+        _terms_back(conn)
         conn.execute("DROP TABLE bt_search_most")
         conn.execute("DROP TABLE bt_search_postings")
         conn.execute("DELETE FROM bt_schema_version WHERE version >= 4")
@@ -166,7 +168,20 @@ def test_a_schema_3_postgres_store_gets_each_term_s_highest_count(
         assert conn.execute("SELECT max(version) FROM bt_schema_version").fetchone() == (5,)
 
 
-POSTINGS = "SELECT conversation_id, term, bucket, data FROM bt_search_postings ORDER BY 1, 2, 3"
+def _terms_back(conn: Any) -> None:
+    """Each turn-log row's terms listed in ``bt_search`` again, as schemas 3 and 4 kept
+    them (schema 5 keeps them in the postings only): from the postings (each entry three
+    64-bit numbers, the row's ``seq`` first)."""
+    held: dict[int, list[str]] = {}
+    for term, data in conn.execute("SELECT term, data FROM bt_search_postings ORDER BY 1"):
+        entries = array("q", bytes(data))
+        for seq in entries[0::3]:
+            held.setdefault(seq, []).append(term)
+    for seq, terms in held.items():
+        conn.execute("UPDATE bt_search SET terms = %s WHERE seq = %s", (terms, seq))
+
+
+POSTINGS = "SELECT conversation_id, term, chunk, data FROM bt_search_postings ORDER BY 1, 2, 3"
 
 
 def test_a_schema_4_postgres_store_gets_its_terms_postings(pg_schema: tuple[str, Any]) -> None:
@@ -177,6 +192,7 @@ def test_a_schema_4_postgres_store_gets_its_terms_postings(pg_schema: tuple[str,
     index_store.open(dsn).close()
     with psycopg.connect(dsn) as conn:
         postings = conn.execute(POSTINGS).fetchall()
+        _terms_back(conn)
         conn.execute("DROP TABLE bt_search_postings")
         conn.execute("CREATE INDEX bt_search_terms ON bt_search USING GIN (terms)")
         conn.execute("DELETE FROM bt_schema_version WHERE version = 5")

@@ -230,3 +230,25 @@ def test_a_block_whose_score_is_its_bound_is_still_read(store: Any) -> None:
         for limit in range(1, len(every) + 1):
             few = [(h.block.id, h.score) for h in store.search("c", query, limit=limit)]
             assert few == every[:limit], (query, limit)
+
+
+def test_a_word_held_across_many_persists_ranks_as_in_memory(store: Any) -> None:
+    """A word held by hundreds of blocks, persisted once in a large batch and then a few
+    blocks at a time, ranks every block as the memory store does (a backend that keeps a
+    word's blocks in parts, appended to as persists come, finds them all)."""
+    import random
+
+    rng = random.Random(11)
+    words = ["alpha", "beta", "gamma", "delta", "omega"] + [f"rare{n}" for n in range(40)]
+    reference = index_store.open("memory://")
+    tls = [Timeline("c", token_counter=HeuristicCounter(), clock=FixedClock()) for _ in "ab"]
+    for batch in [150] + [rng.randint(1, 9) for _ in range(40)]:
+        for _ in range(batch):
+            text = " ".join(rng.choices(words[:5], k=rng.randint(1, 6)) + rng.sample(words, 2))
+            for tl in tls:
+                tl.begin_turn()
+                tl.append(blocks.user_prompt(text))
+        tls[0].persist(store)
+        tls[1].persist(reference)
+    for query in ("alpha", "alpha beta gamma", "omega rare3", "rare7 rare8 delta"):
+        assert _seen(store, "c", query) == _seen(reference, "c", query), query
