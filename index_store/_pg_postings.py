@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import sys
 from array import array
+from bisect import bisect_left
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, Final, NamedTuple
 
@@ -135,27 +136,21 @@ class Postings:
         self._summary = summary
         self.most: dict[str, int] = {}
         self.matches: dict[str, Collection[int]] = {}
-        self._entries: dict[str, dict[int, int]] = {}
-        self._calls: dict[int, int] = {}
-        self._terms = [(t, t.encode("utf-8", "surrogatepass")) for t in terms]
+        self._entries: list[tuple[bytes, set[int], array[int], array[int]]] = []
         for *_, term, in_summary, most, data in found:
             if term is None:
                 continue
             if most is not None:
                 self.most[term] = int(most)
-            held: dict[int, int] = {}
-            if data:
-                packed = array("q")
-                packed.frombytes(data)
-                if _SWAP:
-                    packed.byteswap()
-                seqs = packed[0::3]
-                held = dict(zip(seqs, packed[2::3], strict=True))
-                self._calls.update(zip(seqs, packed[1::3], strict=True))
-            self._entries[term] = held
-            rows: Collection[int] = held.keys()
+            packed = array("q")
+            packed.frombytes(data or b"")
+            if _SWAP:
+                packed.byteswap()
+            seqs = packed[0::3]
+            rows = set(seqs)
+            self._entries.append((term.encode("utf-8", "surrogatepass"), rows, seqs, packed))
             if in_summary and self.latest is not None:
-                rows = {*held, self.latest}
+                rows = {*rows, self.latest}
             self.matches[term] = rows
 
     @property
@@ -171,17 +166,17 @@ class Postings:
             if summary is not None and seq == summary.seq:
                 out[seq] = summary.info
                 continue
-            length = -1
+            length = call = -1
             repeats = b""
-            for term, raw in self._terms:
-                value = self._entries.get(term, {}).get(seq)
-                if value is None:
+            for raw, rows, seqs, packed in self._entries:
+                if seq not in rows:
                     continue
+                at = bisect_left(seqs, seq)
+                call, value = packed[3 * at + 1], packed[3 * at + 2]
                 length = value & _LENGTH
                 n = value >> 32
                 if n > 1:
                     repeats += b"\x01" + raw + b"\x02" + str(n).encode()
             if length >= 0:
-                call = self._calls.get(seq) or None
-                out[seq] = DocInfo(length, repeats or None, call)
+                out[seq] = DocInfo(length, repeats or None, call or None)
         return out

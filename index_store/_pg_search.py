@@ -253,13 +253,14 @@ def search_flow(
     return chosen, {r[0]: Row(*r[1:]) for r in rows}
 
 
-def run(cur: Any, flow: Flow, prepare: bool | None = None) -> Any:
+def run(cur: Any, flow: Flow, prepare: bool | None = None, binary: bool | None = None) -> Any:
     """Run ``flow`` on a sync cursor; its return value. ``prepare=False``: no statement
-    is prepared (:data:`SEARCHED`)."""
+    is prepared (:data:`SEARCHED`); ``binary``: rows come in PostgreSQL's binary format
+    (a search's postings and bodies as they are, not in hex)."""
     try:
         query = next(flow)
         while True:
-            cur.execute(*query, prepare=prepare)
+            cur.execute(*query, prepare=prepare, binary=binary)
             query = flow.send(cur.fetchall() if cur.description else [])
     except StopIteration as stop:
         return stop.value

@@ -211,7 +211,8 @@ class PostgresStore(PostgresAsync, SqlIntegrity, SqlVectors, SqlStore):
         if not terms and near is None:
             return []
         with self._tx(conversation_id, read=near is None) as cur:
-            chosen, rows = run(cur, search_flow(conversation_id, terms, limit, near), SEARCHED)
+            flow = search_flow(conversation_id, terms, limit, near)
+            chosen, rows = run(cur, flow, SEARCHED, binary=True)
         return hits_of(chosen, rows, self._codec(conversation_id), terms)
 
     def _missing_vectors(self, conversation_id: str, model: str) -> list[tuple[int, Block]]:
