@@ -136,7 +136,7 @@ class Postings:
         self._summary = summary
         self.most: dict[str, int] = {}
         self.matches: dict[str, Collection[int]] = {}
-        self._entries: list[tuple[bytes, set[int], array[int], array[int]]] = []
+        self._entries: list[tuple[set[int], array[int], array[int]]] = []
         for *_, term, in_summary, most, data in found:
             if term is None:
                 continue
@@ -148,7 +148,7 @@ class Postings:
                 packed.byteswap()
             seqs = packed[0::3]
             rows = set(seqs)
-            self._entries.append((term.encode("utf-8", "surrogatepass"), rows, seqs, packed))
+            self._entries.append((rows, seqs, packed))
             if in_summary and self.latest is not None:
                 rows = {*rows, self.latest}
             self.matches[term] = rows
@@ -158,25 +158,27 @@ class Postings:
         return set() if self.latest is None else {self.latest}
 
     def infos(self, seqs: Iterable[int]) -> dict[int, DocInfo]:
-        """The infos of ``seqs`` (a row of no term left out): length, the counts over 1
-        of the query's terms, a result's call."""
+        """The infos of ``seqs`` (a row of no term left out): length, a result's call,
+        the counts of the query's terms."""
+        need = set(seqs)
         out: dict[int, DocInfo] = {}
         summary = self._summary
-        for seq in seqs:
-            if summary is not None and seq == summary.seq:
-                out[seq] = summary.info
-                continue
-            length = call = -1
-            repeats = b""
-            for raw, rows, seqs, packed in self._entries:
-                if seq not in rows:
-                    continue
-                at = bisect_left(seqs, seq)
-                call, value = packed[3 * at + 1], packed[3 * at + 2]
-                length = value & _LENGTH
-                n = value >> 32
-                if n > 1:
-                    repeats += b"\x01" + raw + b"\x02" + str(n).encode()
-            if length >= 0:
-                out[seq] = DocInfo(length, repeats or None, call or None)
+        if summary is not None and summary.seq in need:
+            need.discard(summary.seq)
+            out[summary.seq] = summary.info
+        width = len(self._entries)
+        counts: dict[int, list[int]] = {}
+        found: dict[int, tuple[int, int]] = {}
+        for j, (rows, order, packed) in enumerate(self._entries):
+            for seq in need & rows:
+                at = 3 * bisect_left(order, seq)
+                value = packed[at + 2]
+                held = counts.get(seq)
+                if held is None:
+                    held = counts[seq] = [0] * width
+                    found[seq] = (value & _LENGTH, packed[at + 1])
+                held[j] = value >> 32
+        for seq, held in counts.items():
+            length, call = found[seq]
+            out[seq] = DocInfo(length, None, call or None, held)
         return out

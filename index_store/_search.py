@@ -136,6 +136,9 @@ class DocInfo(NamedTuple):
     length: int
     repeats: bytes | None
     call: int | None = None
+    counts: Sequence[int] | None = None
+    """The row's counts of the query's terms, in its order (0: not held), when the
+    backend knows them (else they are read from ``repeats``)."""
 
 
 class Ranked(NamedTuple):
@@ -191,8 +194,10 @@ def ranking(
         infos.update((yield set(taken)))
         for seq in taken:
             doc = infos.get(seq, _NO_INFO)
-            rep = doc.repeats
-            held = [(count_in(rep, b) if rep else 1) if seq in rows else 0 for b, rows in raw]
+            held = doc.counts
+            if held is None:
+                rep = doc.repeats
+                held = [(count_in(rep, b) if rep else 1) if seq in rows else 0 for b, rows in raw]
             score = scores[seq] = scorer.score_counts(doc.length, held)
             hit = doc.call or seq
             hits[hit] = max(score, hits.get(hit, score))
