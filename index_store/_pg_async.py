@@ -312,18 +312,20 @@ class PostgresAsync:
             return []
         async with self._acursor(conversation_id) as cur:
             chosen, rows = await _arun(
-                cur, search_flow(conversation_id, terms, limit, near), SEARCHED
+                cur, search_flow(conversation_id, terms, limit, near), SEARCHED, binary=True
             )
             codec = await self._acodec(cur, conversation_id, rows.values())
         return hits_of(chosen, rows, codec, terms)
 
 
-async def _arun(cur: Any, flow: Flow, prepare: bool | None = None) -> Any:
+async def _arun(
+    cur: Any, flow: Flow, prepare: bool | None = None, binary: bool | None = None
+) -> Any:
     """:func:`index_store._pg_search.run` on an async cursor."""
     try:
         query = next(flow)
         while True:
-            await cur.execute(*query, prepare=prepare)
+            await cur.execute(*query, prepare=prepare, binary=binary)
             query = flow.send(await cur.fetchall() if cur.description else [])
     except StopIteration as stop:
         return stop.value

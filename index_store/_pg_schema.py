@@ -9,7 +9,9 @@ reports it) and its old ``text`` column becomes its pieces. Schema 3 searches th
 analysed terms of each block (:mod:`index_store._pg_search`): its upgrade indexes every
 row and drops schema 2's index of the pieces' words. Schema 4 adds each term's highest
 count in a row of a conversation (``bt_search_most``, what bounds a row's score in a
-search), filled from the rows' counts.
+search), filled from the rows' counts. Schema 5 keeps each turn-log term's postings
+(``bt_search_postings``, :mod:`index_store._pg_postings`), filled from the rows'
+``bt_search`` rows, and drops the GIN index of their terms, which searched them.
 """
 
 from __future__ import annotations
@@ -24,7 +26,17 @@ from index_store._common import (
     encode_checkpoint,
     frame_window,
 )
-from index_store._pg_search import INSERT, MOST, MOST_4, SEARCH_3, TOTALS, Pending, params
+from index_store._pg_postings import POST, POSTINGS_5, post_params
+from index_store._pg_search import (
+    INSERT,
+    MOST,
+    MOST_4,
+    SEARCH_3,
+    Pending,
+    params,
+    run,
+    totals_flow,
+)
 from index_store._pg_sql import INSERT_PIECE, ROW_SELECT, TEXT_TABLE, pieces
 from index_store._rows import Base, BlockCodec, Row
 from index_store._search import SearchDoc, doc_of, unpack_repeats
@@ -33,7 +45,7 @@ from timeline.model.errors import CorruptRecordError, StoreUnavailableError
 
 __all__ = ["SCHEMA_VERSION", "created_text", "migrate"]
 
-SCHEMA_VERSION: Final = 4
+SCHEMA_VERSION: Final = 5
 
 SCHEMA_1: Final = (
     """CREATE TABLE bt_conversations (
@@ -78,10 +90,12 @@ def migrate(cur: Any) -> None:
     if current == SCHEMA_VERSION:
         return
     if current == 0:
-        for statement in (*SCHEMA_1, TEXT_TABLE, *SEARCH_3, *MOST_4):
+        for statement in (*SCHEMA_1, TEXT_TABLE, *SEARCH_3, *MOST_4, *POSTINGS_5):
             cur.execute(statement)
-    elif current == 3:
-        _most_counts(cur)
+    elif current in (3, 4):
+        if current == 3:
+            _most_counts(cur)
+        _postings(cur)
     else:
         if current == 1:
             _upgrade_1(cur)
@@ -149,9 +163,9 @@ def _upgrade_blocks(cur: Any, cid: str) -> None:
 
 
 def _index_terms(cur: Any) -> None:
-    """Schema 2 to 3: every block row indexed by its terms (a row that does not decode as
+    """Schema 2 to 5: every block row indexed by its terms (a row that does not decode as
     empty; ``check_integrity`` reports it), the index of the pieces' words dropped."""
-    for statement in (*SEARCH_3, *MOST_4):
+    for statement in (*SEARCH_3, *MOST_4, *POSTINGS_5):
         cur.execute(statement)
     cur.execute("DROP INDEX IF EXISTS bt_text_search")
     cur.execute("SELECT DISTINCT conversation_id FROM bt_blocks ORDER BY 1")
@@ -173,9 +187,8 @@ def _index_conversation(cur: Any, cid: str) -> None:
         doc = _doc(codec, row, seq, calls)
         cur.execute(INSERT, params(cid, seq, row.kind, doc))
         if row.kind != "summary":
-            log.add(doc)
-    cur.execute(TOTALS, (cid, log.rows, log.terms))
-    cur.execute(MOST, (cid, list(log.most), list(log.most.values())))
+            log.add(seq, doc)
+    run(cur, totals_flow(cid, log))
 
 
 def _most_counts(cur: Any) -> None:
@@ -194,6 +207,29 @@ def _most_counts(cur: Any) -> None:
             top[term] = max(n, top.get(term, 1))
     for cid, top in sorted(most.items()):
         cur.execute(MOST, (cid, list(top), list(top.values())))
+
+
+def _postings(cur: Any) -> None:
+    """Schema 4 to 5: ``bt_search_postings`` made and filled from the turn-log rows'
+    ``bt_search`` rows (terms, counts over 1, length, call), a conversation at a time;
+    the GIN index of the terms dropped."""
+    for statement in POSTINGS_5:
+        cur.execute(statement)
+    cur.execute("DROP INDEX IF EXISTS bt_search_terms")
+    cur.execute("SELECT DISTINCT conversation_id FROM bt_search ORDER BY 1")
+    for (cid,) in cur.fetchall():
+        cur.execute(
+            "SELECT seq, terms, length, repeats, call FROM bt_search WHERE conversation_id = "
+            "%s AND NOT summary ORDER BY seq",
+            (cid,),
+        )
+        log = Pending()
+        for seq, terms, _length, repeats, call in cur.fetchall():
+            counts = dict.fromkeys((t for t in terms if not t.startswith(":")), 1)
+            counts.update(unpack_repeats(bytes(repeats)) if repeats else {})
+            log.add(seq, SearchDoc(counts, call=call))
+        if log.postings:
+            cur.execute(POST, post_params(cid, log.postings))
 
 
 def _doc(codec: BlockCodec, row: Row, seq: int, calls: dict[str, tuple[int, Block]]) -> SearchDoc:

@@ -1,12 +1,12 @@
-"""PostgreSQL's search index (schema 3, with schema 4's highest counts) and its queries,
-for the sync store and its async twin alike.
+"""PostgreSQL's search index (schema 3, with schema 4's highest counts and schema 5's
+postings) and its queries, for the sync store and its async twin alike.
 
 Each block row has a ``bt_search`` row: its distinct terms (:mod:`timeline.model.search_text`,
-analysed in Python so every backend agrees) with its conversation's token, under a GIN
-index, and what ranking needs (length, counts over 1, a tool call's or result's link, a
-result's call, whether it is a summary). A query ANDs each term with the conversation's
-token, so it costs what the conversation holds, never the whole store. Nothing is read
-to rank but these rows; only the hits' blocks are read.
+analysed in Python so every backend agrees) and what ranking needs (length, counts over
+1, a tool call's or result's link, a result's call, whether it is a summary). Each
+turn-log term of a conversation has its postings (:mod:`index_store._pg_postings`): a
+search reads its terms' postings, the conversation's totals and its latest summary in
+one statement, ranks in Python, and reads only the hits' blocks after.
 
 The flows are generators of ``(sql, params)`` that receive each statement's rows, so one
 piece of code runs on a sync cursor (:func:`run`) and an async one.
@@ -14,12 +14,12 @@ piece of code runs on a sync cursor (:func:`run`) and an async one.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Generator
 from typing import Any, Final
 
 import attrs
 
+from index_store._pg_postings import POST, WORDS, Postings, entry, post_params
 from index_store._pg_sql import ROW_SELECT
 from index_store._rows import BlockCodec, Row
 from index_store._search import (
@@ -28,6 +28,7 @@ from index_store._search import (
     SearchDoc,
     doc_of,
     link_of,
+    rank,
     ranking,
     select,
 )
@@ -50,7 +51,6 @@ __all__ = [
     "params",
     "run",
     "search_flow",
-    "token",
     "totals_flow",
 ]
 
@@ -70,7 +70,6 @@ SEARCH_3: Final = (
     "ALTER TABLE bt_search ALTER COLUMN terms SET STORAGE EXTERNAL",
     "ALTER TABLE bt_search ALTER COLUMN repeats SET STORAGE EXTERNAL",
     "ALTER TABLE bt_search SET (toast_tuple_target = 128)",
-    "CREATE INDEX bt_search_terms ON bt_search USING GIN (terms) WITH (fastupdate = off)",
     "CREATE INDEX bt_search_rows ON bt_search (conversation_id, seq)",
     "CREATE INDEX bt_search_links ON bt_search (conversation_id, link, seq) WHERE link IS NOT NULL",
     "CREATE INDEX bt_search_summaries ON bt_search (conversation_id, seq) WHERE summary",
@@ -121,26 +120,6 @@ TOTALS: Final = (
     "ON CONFLICT (conversation_id) DO UPDATE SET rows = bt_search_totals.rows + "
     "excluded.rows, terms = bt_search_totals.terms + excluded.terms"
 )
-_STATS: Final = (
-    "SELECT t.rows, t.terms, (SELECT max(seq) FROM bt_search WHERE conversation_id = "
-    "%(cid)s AND summary), (SELECT json_object_agg(term, tf) FROM bt_search_most WHERE "
-    "conversation_id = %(cid)s AND term = ANY(%(terms)s)) FROM (SELECT 1) AS one "
-    "LEFT JOIN bt_search_totals t ON t.conversation_id = %(cid)s"
-)
-_MATCHES: Final = (
-    "SELECT q.term, array_agg(s.seq), array_agg(s.seq) FILTER (WHERE s.summary) "
-    "FROM unnest(%(terms)s::text[]) AS q(term), "
-    "LATERAL (SELECT seq, summary FROM bt_search WHERE terms @> ARRAY[%(token)s, q.term] "
-    "AND conversation_id = %(cid)s OFFSET 0) AS s GROUP BY q.term"
-)
-"""Each term's rows by the GIN index. ``OFFSET 0`` keeps the subquery apart, so it is
-planned once per term as an index lookup: pulled up, a common term in a growing table
-made PostgreSQL scan the conversation's rows and test every row's terms against every
-term (60 ms instead of 9 for a coding session's question)."""
-_INFOS: Final = (
-    "SELECT seq, length, repeats, call FROM bt_search WHERE seq = ANY(%(seqs)s) "
-    "AND conversation_id = %(cid)s"
-)
 _VECTORS: Final = (
     "SELECT seq, vector FROM bt_search_vectors WHERE conversation_id = %(cid)s "
     "AND model = %(model)s"
@@ -161,16 +140,6 @@ statement run five times, and PostgreSQL may then keep one plan for any paramete
 made when the conversation was small: a search's statements took 1.5 to 3 times as
 long in a coding session that grew between questions."""
 
-PG_BATCH: Final = 64
-"""Rows whose infos one query reads while ranking: a round trip costs more than a few
-rows, but with each term's highest count bounding a row's score most searches need far
-fewer than the 256 this was (each row's repeats are read out of line)."""
-
-
-def token(conversation_id: str) -> str:
-    """The term that marks a conversation's rows (a ``:`` no analysed term holds)."""
-    return ":" + hashlib.md5(conversation_id.encode("utf-8")).hexdigest()[:16]
-
 
 @attrs.define
 class Pending:
@@ -182,14 +151,19 @@ class Pending:
     terms: int = 0
     most: dict[str, int] = attrs.field(factory=dict)
     """The highest counts over 1 of the turn-log rows indexed (for :data:`MOST`)."""
+    postings: dict[str, list[tuple[int, int, int]]] = attrs.field(factory=dict)
+    """The rows' postings by term (for :data:`~index_store._pg_postings.POST`)."""
 
-    def add(self, doc: SearchDoc) -> None:
-        """Count a turn-log row."""
+    def add(self, seq: int, doc: SearchDoc) -> None:
+        """Count a turn-log row and take its postings."""
         self.rows += 1
         self.terms += doc.length
         for term, n in doc.counts.items():
             if n > self.most.get(term, 1):
                 self.most[term] = n
+        length = doc.length
+        for term, n in doc.counts.items():
+            self.postings.setdefault(term, []).append(entry(seq, doc.call, n, length))
 
 
 def index_flow(cid: str, seq: int, kind: str, block: Block, pending: Pending) -> Flow:
@@ -204,7 +178,7 @@ def index_flow(cid: str, seq: int, kind: str, block: Block, pending: Pending) ->
         pending.calls[block.call_id] = (seq, block)
     doc = doc_of(block, call)
     if kind != "summary":
-        pending.add(doc)
+        pending.add(seq, doc)
     yield INSERT, params(cid, seq, kind, doc)
 
 
@@ -214,8 +188,11 @@ def totals_flow(cid: str, pending: Pending) -> Flow:
         yield TOTALS, (cid, pending.rows, pending.terms)
     if pending.most:
         yield MOST, (cid, list(pending.most), list(pending.most.values()))
+    if pending.postings:
+        yield POST, post_params(cid, pending.postings)
     pending.rows = pending.terms = 0
     pending.most = {}
+    pending.postings = {}
 
 
 def _the_call(cid: str, call_id: str, rows: list[Any]) -> tuple[int, Block] | None:
@@ -231,9 +208,19 @@ def _the_call(cid: str, call_id: str, rows: list[Any]) -> tuple[int, Block] | No
 
 
 def params(cid: str, seq: int, kind: str, doc: SearchDoc) -> tuple[Any, ...]:
-    """The ``bt_search`` row of ``doc`` (:data:`INSERT`'s parameters)."""
-    terms = [token(cid), *doc.counts]
-    return (seq, cid, terms, doc.length, doc.repeats, doc.link, doc.call, kind == "summary")
+    """The ``bt_search`` row of ``doc`` (:data:`INSERT`'s parameters). A turn-log row's
+    terms are its postings' (:mod:`index_store._pg_postings`), not kept twice: only a
+    summary's are listed (what a search reads of the latest)."""
+    return (
+        seq,
+        cid,
+        list(doc.counts) if kind == "summary" else [],
+        doc.length,
+        doc.repeats,
+        doc.link,
+        doc.call,
+        kind == "summary",
+    )
 
 
 Hits = tuple[list[Chosen], dict[int, Row]]
@@ -244,28 +231,16 @@ def search_flow(
 ) -> Flow:
     """The hits of ``terms`` in conversation ``cid`` (fused with the rows nearest a
     query's vector, ``near``: its model and vector): returns the chosen hits and the rows
-    (``seq`` first) of them and of their partners."""
-    ((rows, length, latest, most),) = yield _STATS, {"cid": cid, "terms": terms}
-    corpus = Corpus(int(rows or 0), int(length or 0))
-    matched = yield _MATCHES, {"cid": cid, "terms": terms, "token": token(cid)}
-    matches: dict[str, set[int]] = {t: set() for t in terms}
-    summaries: set[int] = set()
-    for term, seqs, apart in matched:
-        matches[term] = set(seqs)
-        summaries.update(apart or ())
+    (``seq`` first) of them and of their partners. The words are read in one statement
+    (:data:`~index_store._pg_postings.WORDS`) and ranked in Python."""
+    found = yield WORDS, {"cid": cid, "terms": terms}
+    words = Postings(terms, found)
+    corpus = Corpus(words.rows, words.length)
     depth = limit if near is None else max(limit, DEPTH)
     steps = ranking(
-        terms, matches, summaries, latest, corpus, depth, batch=PG_BATCH, most=most or {}
+        terms, words.matches, words.summaries, words.latest, corpus, depth, most=words.most
     )
-    infos: dict[int, DocInfo] = {}
-    try:
-        need = next(steps)
-        while True:
-            rows = (yield _INFOS, {"cid": cid, "seqs": sorted(need)}) if need else []
-            got = {s: DocInfo(n, r, c) for s, n, r, c in rows}
-            need = steps.send(got)
-    except StopIteration as stop:
-        ranked, infos = stop.value
+    ranked, infos = rank(steps, words.infos)
     if near is not None:
         stored = yield _VECTORS, {"cid": cid, "model": near[0]}
         nearby = nearest(near[1], ((s, bytes(v)) for s, v in stored))
@@ -278,13 +253,14 @@ def search_flow(
     return chosen, {r[0]: Row(*r[1:]) for r in rows}
 
 
-def run(cur: Any, flow: Flow, prepare: bool | None = None) -> Any:
+def run(cur: Any, flow: Flow, prepare: bool | None = None, binary: bool | None = None) -> Any:
     """Run ``flow`` on a sync cursor; its return value. ``prepare=False``: no statement
-    is prepared (:data:`SEARCHED`)."""
+    is prepared (:data:`SEARCHED`); ``binary``: rows come in PostgreSQL's binary format
+    (a search's postings and bodies as they are, not in hex)."""
     try:
         query = next(flow)
         while True:
-            cur.execute(*query, prepare=prepare)
+            cur.execute(*query, prepare=prepare, binary=binary)
             query = flow.send(cur.fetchall() if cur.description else [])
     except StopIteration as stop:
         return stop.value

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import heapq
+import math
 from collections.abc import Callable, Collection, Generator, Iterable, Mapping, Sequence
 from typing import Final, NamedTuple
 
@@ -135,6 +136,9 @@ class DocInfo(NamedTuple):
     length: int
     repeats: bytes | None
     call: int | None = None
+    counts: Sequence[int] | None = None
+    """The row's counts of the query's terms, in its order (0: not held), when the
+    backend knows them (else they are read from ``repeats``)."""
 
 
 class Ranked(NamedTuple):
@@ -168,8 +172,9 @@ def ranking(
     included), ``corpus`` the turn log's size.
 
     A row's score is at most ``(K1 + 1) * idf`` summed over the terms it holds; rows are
-    scored in the order of that bound, ``batch`` at a time, until no row left could beat
-    the ``limit``-th best hit (a call and its result being one). The hits are
+    scored in the order of that bound, ``batch`` at a time (and every row sharing the bound
+    of a batch that starts and ends on it: none of them can stop the search), until no row
+    left could beat the ``limit``-th best hit (a call and its result being one). The hits are
     exactly those of scoring every row, but only the rows that could be hits are read.
 
     ``most``: each term's highest count in one turn-log row of the conversation (a term
@@ -178,23 +183,25 @@ def ranking(
     apart = set(summaries)
     log = {t: set(matches.get(t, ())) - apart for t in terms}
     holding = {t: len(rows) for t, rows in log.items()}
-    order = _by_bound(terms, log, corpus, most)
+    order = _Bounds(terms, log, corpus, most)
     scorer = Bm25(terms, corpus, holding)
     raw = [(t.encode("utf-8", "surrogatepass"), log[t]) for t in terms]
     infos: dict[int, DocInfo] = {}
     scores: dict[int, float] = {}
     hits: dict[int, float] = {}  # the best score of each hit to be (a call with its results)
     least = 0.0
-    while order and not (len(hits) >= limit and -order[0][0] <= least):
-        top = order[0][0]
-        taken = [-heapq.heappop(order)[1] for _ in range(min(batch, len(order)))]
-        while order and order[0][0] == top:  # rows of one bound: all are scored, read at once
-            taken.append(-heapq.heappop(order)[1])
+    while order.more(least if len(hits) >= limit else None):
+        top = order.bound()
+        taken = [order.pop() for _ in range(batch) if order]
+        while order and order.bound() == top:  # rows of one bound: all are scored, read at once
+            taken.append(order.pop())
         infos.update((yield set(taken)))
         for seq in taken:
             doc = infos.get(seq, _NO_INFO)
-            rep = doc.repeats
-            held = [(count_in(rep, b) if rep else 1) if seq in rows else 0 for b, rows in raw]
+            held = doc.counts
+            if held is None:
+                rep = doc.repeats
+                held = [(count_in(rep, b) if rep else 1) if seq in rows else 0 for b, rows in raw]
             score = scores[seq] = scorer.score_counts(doc.length, held)
             hit = doc.call or seq
             hits[hit] = max(score, hits.get(hit, score))
@@ -226,25 +233,86 @@ def term_bound(weight: float, most: int | None, average: float) -> float:
     return weight * most * (K1 + 1.0) / (most + norm) * (1.0 + 1e-9)
 
 
-def _by_bound(
-    terms: Sequence[str],
-    log: Mapping[str, set[int]],
-    corpus: Corpus,
-    most: Mapping[str, int] | None,
-) -> list[tuple[float, int]]:
-    """A heap of the rows by their bound, best first: ``(-bound, -seq)``. Newest first
-    among equal bounds: a tool result holds its call's terms, so it is scored no later
-    than its call (a call's hit then finds its result among the scored rows)."""
-    bound: dict[int, float] = {}
-    get = bound.get
-    for term in terms:
-        top = None if most is None else most.get(term, 1)
-        gain = term_bound(idf(corpus.texts, len(log[term])), top, corpus.average)
-        for seq in log[term]:
-            bound[seq] = get(seq, 0.0) + gain
-    order = [(-top, -seq) for seq, top in bound.items()]
-    heapq.heapify(order)
-    return order
+class _Bounds:
+    """The rows by their bound, best first (newest first among equal bounds: a tool
+    result holds its call's terms, so it is scored no later than its call, and a call's
+    hit then finds its result among the scored rows).
+
+    A row's bound is the sum of the bounds of the terms it holds (:func:`term_bound`),
+    in the query's order. Rows are taken in lazily (MaxScore): the terms of the highest
+    bounds first, and a term's rows only when the best row not yet taken in could come
+    next: a row holding none of the terms taken in is bounded by the sum of the other
+    terms' bounds. The order is exactly that of sorting every row, but a search whose
+    hits hold its rarer terms never visits the rows of its common ones."""
+
+    def __init__(
+        self,
+        terms: Sequence[str],
+        log: Mapping[str, set[int]],
+        corpus: Corpus,
+        most: Mapping[str, int] | None,
+    ) -> None:
+        gains = []
+        for term in terms:
+            top = None if most is None else most.get(term, 1)
+            gains.append(term_bound(idf(corpus.texts, len(log[term])), top, corpus.average))
+        self._terms = [(gain, log[term]) for term, gain in zip(terms, gains, strict=True)]
+        self._left = sorted(range(len(terms)), key=lambda i: (gains[i], -i))
+        """The terms not taken in yet, the next to take in last."""
+        self._rest = self._most_left()
+        self._seen: set[int] = set()
+        self._heap: list[tuple[float, int]] = []
+
+    def _most_left(self) -> float:
+        """More than the bound of any row holding only terms not taken in (a hair over
+        their sum, whatever the order a row's bound adds them in)."""
+        return math.fsum(self._terms[i][0] for i in self._left) * (1.0 + 1e-9)
+
+    def _ready(self) -> None:
+        """Take terms in until the best row taken in comes before any row left out."""
+        heap = self._heap
+        while self._left and (not heap or -heap[0][0] <= self._rest):
+            index = self._left.pop()
+            rows = self._terms[index][1]
+            self._rest = self._most_left()
+            # a row not seen holds no term taken in before: its bound adds this term's
+            # and those it holds of the terms left, in the query's order
+            held = [self._terms[i] for i in sorted([index, *self._left])]
+            for seq in rows - self._seen:
+                bound = 0.0
+                for gain, holding in held:
+                    if seq in holding:
+                        bound += gain
+                heapq.heappush(heap, (-bound, -seq))
+            self._seen |= rows
+
+    def __bool__(self) -> bool:
+        """Whether rows are left."""
+        self._ready()
+        return bool(self._heap)
+
+    def _below(self, least: float) -> bool:
+        """Whether no row left can score over ``least`` (exact once ready)."""
+        heap = self._heap
+        return (not heap or -heap[0][0] <= least) and (not self._left or self._rest <= least)
+
+    def more(self, least: float | None) -> bool:
+        """Whether rows are left and (``least``: the last hit's score) the next may score
+        over it; terms are taken in only when it takes them to know."""
+        if least is not None and self._below(least):
+            return False
+        self._ready()
+        return bool(self._heap) and (least is None or not self._below(least))
+
+    def bound(self) -> float:
+        """The next row's bound (there is one)."""
+        self._ready()
+        return -self._heap[0][0]
+
+    def pop(self) -> int:
+        """The next row (there is one)."""
+        self._ready()
+        return -heapq.heappop(self._heap)[1]
 
 
 def rank(

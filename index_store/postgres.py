@@ -107,12 +107,17 @@ class PostgresStore(PostgresAsync, SqlIntegrity, SqlVectors, SqlStore):
         return self.dsn
 
     @contextmanager
-    def _tx(self, conversation_id: str | None = None) -> Iterator[Any]:
+    def _tx(self, conversation_id: str | None = None, *, read: bool = False) -> Iterator[Any]:
         """One transaction, committed inside the error translation (psycopg's
         ``transaction()`` block commits on exit; a failed ``COMMIT`` ends the server's
         transaction, so the connection is usable again). A connection the server dropped
         (restart, failover) is replaced on the next call; the call that found it dead
-        raises StoreUnavailableError and wrote nothing it did not commit."""
+        raises StoreUnavailableError and wrote nothing it did not commit.
+
+        ``read``: no transaction, each statement its own (autocommit), without ``BEGIN``
+        and ``COMMIT``'s round trips: for reads whose statements need no snapshot in
+        common (under READ COMMITTED a transaction's statements do not share one
+        either)."""
         with self._lock:
             if self._closed:
                 raise StoreUnavailableError("this PostgreSQL store was closed; open a new one")
@@ -120,8 +125,17 @@ class PostgresStore(PostgresAsync, SqlIntegrity, SqlVectors, SqlStore):
                 self._conn = self._connect()
             conn = self._conn
             try:
-                with conn.transaction(), conn.cursor() as cur:
-                    yield cur
+                if read:
+                    conn.autocommit = True
+                    try:
+                        with conn.cursor() as cur:
+                            yield cur
+                    finally:
+                        if not (conn.closed or conn.broken):
+                            conn.autocommit = False
+                else:
+                    with conn.transaction(), conn.cursor() as cur:
+                        yield cur
             except TimelineError:
                 raise
             except self._pg.Error as exc:
@@ -173,7 +187,14 @@ class PostgresStore(PostgresAsync, SqlIntegrity, SqlVectors, SqlStore):
         run(db, totals_flow(conversation_id, at))
 
     def _deleted(self, db: Any, conversation_id: str) -> None:
-        tables = ("bt_text", "bt_search", "bt_search_vectors", "bt_search_totals", "bt_search_most")
+        tables = (
+            "bt_text",
+            "bt_search",
+            "bt_search_vectors",
+            "bt_search_totals",
+            "bt_search_most",
+            "bt_search_postings",
+        )
         for table in tables:
             db.execute(f"DELETE FROM {table} WHERE conversation_id = %s", (conversation_id,))
 
@@ -189,8 +210,9 @@ class PostgresStore(PostgresAsync, SqlIntegrity, SqlVectors, SqlStore):
         near = self._near(conversation_id, query)
         if not terms and near is None:
             return []
-        with self._tx(conversation_id) as cur:
-            chosen, rows = run(cur, search_flow(conversation_id, terms, limit, near), SEARCHED)
+        with self._tx(conversation_id, read=near is None) as cur:
+            flow = search_flow(conversation_id, terms, limit, near)
+            chosen, rows = run(cur, flow, SEARCHED, binary=True)
         return hits_of(chosen, rows, self._codec(conversation_id), terms)
 
     def _missing_vectors(self, conversation_id: str, model: str) -> list[tuple[int, Block]]:

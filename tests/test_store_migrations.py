@@ -11,6 +11,7 @@ import json
 import secrets
 import shutil
 import sqlite3
+from array import array
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -115,7 +116,7 @@ def pg_schema() -> Iterator[tuple[str, Any]]:
             conn.execute(f"DROP SCHEMA {name} CASCADE")
 
 
-def test_a_schema_1_postgres_store_upgrades_to_schema_4(pg_schema: tuple[str, Any]) -> None:
+def test_a_schema_1_postgres_store_upgrades_to_schema_5(pg_schema: tuple[str, Any]) -> None:
     dsn, psycopg = pg_schema
     want = expected("pg_store_v1_expected.json")
     assert observe(dsn) == want
@@ -134,9 +135,10 @@ def test_a_schema_1_postgres_store_upgrades_to_schema_4(pg_schema: tuple[str, An
                 "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()"
             )
         }
-    assert versions == [1, 2, 3, 4]
+    assert versions == [1, 2, 3, 4, 5]
     assert not {"text", "tsv"} & columns
-    assert "bt_search_terms" in indexes and "bt_text_search" not in indexes
+    assert "bt_search_postings_pkey" in indexes
+    assert not {"bt_search_terms", "bt_text_search"} & indexes
     assert observe(dsn) == want
 
 
@@ -150,8 +152,11 @@ def test_a_schema_3_postgres_store_gets_each_term_s_highest_count(
     query = "SELECT conversation_id, term, tf FROM bt_search_most ORDER BY 1, 2"
     with psycopg.connect(dsn) as conn:
         most = conn.execute(query).fetchall()
+        postings = conn.execute(POSTINGS).fetchall()
+        _terms_back(conn)
         conn.execute("DROP TABLE bt_search_most")
-        conn.execute("DELETE FROM bt_schema_version WHERE version = 4")
+        conn.execute("DROP TABLE bt_search_postings")
+        conn.execute("DELETE FROM bt_schema_version WHERE version >= 4")
     assert most  # the dump repeats words
     store = index_store.open(dsn)
     for cid in ("conv-a", "conv-b"):
@@ -159,4 +164,50 @@ def test_a_schema_3_postgres_store_gets_each_term_s_highest_count(
     store.close()
     with psycopg.connect(dsn) as conn:
         assert conn.execute(query).fetchall() == most
-        assert conn.execute("SELECT max(version) FROM bt_schema_version").fetchone() == (4,)
+        assert conn.execute(POSTINGS).fetchall() == postings
+        assert conn.execute("SELECT max(version) FROM bt_schema_version").fetchone() == (5,)
+
+
+def _terms_back(conn: Any) -> None:
+    """Each turn-log row's terms listed in ``bt_search`` again, as schemas 3 and 4 kept
+    them (schema 5 keeps them in the postings only): from the postings (each entry three
+    64-bit numbers, the row's ``seq`` first)."""
+    held: dict[int, list[str]] = {}
+    for term, data in conn.execute("SELECT term, data FROM bt_search_postings ORDER BY 1"):
+        entries = array("q", bytes(data))
+        for seq in entries[0::3]:
+            held.setdefault(seq, []).append(term)
+    for seq, terms in held.items():
+        conn.execute("UPDATE bt_search SET terms = %s WHERE seq = %s", (terms, seq))
+
+
+POSTINGS = "SELECT conversation_id, term, chunk, data FROM bt_search_postings ORDER BY 1, 2, 3"
+
+
+def test_a_schema_4_postgres_store_gets_its_terms_postings(pg_schema: tuple[str, Any]) -> None:
+    """Schema 4 to 5 fills ``bt_search_postings`` from the rows already indexed (the same
+    as indexing them now) and drops schema 4's GIN index of their terms; searches find
+    what they find in a store written now."""
+    dsn, psycopg = pg_schema
+    index_store.open(dsn).close()
+    with psycopg.connect(dsn) as conn:
+        postings = conn.execute(POSTINGS).fetchall()
+        _terms_back(conn)
+        conn.execute("DROP TABLE bt_search_postings")
+        conn.execute("CREATE INDEX bt_search_terms ON bt_search USING GIN (terms)")
+        conn.execute("DELETE FROM bt_schema_version WHERE version = 5")
+    assert len({row[0] for row in postings}) == 2
+    store = index_store.open(dsn)
+    for cid in ("conv-a", "conv-b"):
+        assert_searches_as_written_now(store, cid)
+    store.close()
+    with psycopg.connect(dsn) as conn:
+        assert conn.execute(POSTINGS).fetchall() == postings
+        indexes = [
+            r[0]
+            for r in conn.execute(
+                "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()"
+            )
+        ]
+        assert "bt_search_terms" not in indexes
+        assert conn.execute("SELECT max(version) FROM bt_schema_version").fetchone() == (5,)

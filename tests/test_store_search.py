@@ -230,3 +230,56 @@ def test_a_block_whose_score_is_its_bound_is_still_read(store: Any) -> None:
         for limit in range(1, len(every) + 1):
             few = [(h.block.id, h.score) for h in store.search("c", query, limit=limit)]
             assert few == every[:limit], (query, limit)
+
+
+def test_a_word_held_across_many_persists_ranks_as_in_memory(store: Any) -> None:
+    """A word held by hundreds of blocks, persisted once in a large batch and then a few
+    blocks at a time, ranks every block as the memory store does (a backend that keeps a
+    word's blocks in parts, appended to as persists come, finds them all)."""
+    import random
+
+    rng = random.Random(11)
+    words = ["alpha", "beta", "gamma", "delta", "omega"] + [f"rare{n}" for n in range(40)]
+    reference = index_store.open("memory://")
+    tls = [Timeline("c", token_counter=HeuristicCounter(), clock=FixedClock()) for _ in "ab"]
+    for batch in [150] + [rng.randint(1, 9) for _ in range(40)]:
+        for _ in range(batch):
+            text = " ".join(rng.choices(words[:5], k=rng.randint(1, 6)) + rng.sample(words, 2))
+            for tl in tls:
+                tl.begin_turn()
+                tl.append(blocks.user_prompt(text))
+        tls[0].persist(store)
+        tls[1].persist(reference)
+    for query in ("alpha", "alpha beta gamma", "omega rare3", "rare7 rare8 delta"):
+        assert _seen(store, "c", query) == _seen(reference, "c", query), query
+
+
+def test_hits_are_those_of_scoring_every_block(store: Any) -> None:
+    """However many blocks hold a query's common words, the hits, their order and their
+    scores are those of scoring every block by BM25 (``Bm25Index`` over the same texts):
+    a search leaves blocks unscored only when they could not be hits."""
+    import random
+
+    from timeline.model.ranking import Bm25Index
+    from timeline.model.search_text import block_counts
+
+    rng = random.Random(5)
+    common = ["alpha", "beta", "gamma", "delta"]
+    rare = [f"word{n}" for n in range(60)]
+    tl = Timeline("c", token_counter=HeuristicCounter(), clock=FixedClock())
+    for _ in range(12):
+        for _ in range(25):
+            text = " ".join(rng.choices(common, k=rng.randint(1, 8)) + rng.sample(rare, 2))
+            tl.begin_turn()
+            tl.append(blocks.user_prompt(text))
+        tl.persist(store)
+    index: Bm25Index[str] = Bm25Index()
+    for block in tl.blocks:
+        index.add_counts(block.id, block_counts(block))
+    for _ in range(30):
+        query = " ".join(
+            rng.sample(common, rng.randint(1, 4)) + rng.sample(rare, rng.randint(0, 3))
+        )
+        for limit in (1, 3, 10):
+            want = [(key, round(score, 6)) for key, score in index.search(query, limit)]
+            assert [(h.block.id, h.score) for h in store.search("c", query, limit)] == want
