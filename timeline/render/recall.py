@@ -125,13 +125,19 @@ def _novel(ledger: Ledger, prep: Prep, sources: Sequence[Block]) -> dict[str, st
     tail = [visible.words_of(b) for b in prep.tail]
     held = memo.open_words if memo.open_version == visible.version else {}
     memo.open_words, memo.open_version = {}, visible.version
+    most = len(own)  # (a word only the sources show is counted at most that many times)
     unseen: set[str] = set()
     for block, mine in zip(sources, own, strict=True):
         kept = held.get(block.id)
-        todo = kept[1] if kept is not None and kept[0] is block else mine
-        still = tuple(w for w in todo if get(w, 0) <= sum(w in words for words in own))
-        memo.open_words[block.id] = (block, still)
+        still = []
+        for w in kept[1] if kept is not None and kept[0] is block else mine:
+            n = get(w, 0)
+            if n <= most and n <= sum(w in words for words in own):
+                still.append(w)
+        memo.open_words[block.id] = (block, tuple(still))
         unseen.update(w for w in still if not any(w in t for t in tail))
+    if not unseen:
+        return {}
     novel = {w: word_term(w) for w in sorted(unseen)}
     return {w: t for w, t in novel.items() if t}
 
