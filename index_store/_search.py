@@ -191,10 +191,7 @@ def ranking(
     hits: dict[int, float] = {}  # the best score of each hit to be (a call with its results)
     least = 0.0
     while order.more(least if len(hits) >= limit else None):
-        top = order.bound()
-        taken = [order.pop() for _ in range(batch) if order]
-        while order and order.bound() == top:  # rows of one bound: all are scored, read at once
-            taken.append(order.pop())
+        taken = order.take(batch)
         infos.update((yield set(taken)))
         for seq in taken:
             doc = infos.get(seq, _NO_INFO)
@@ -308,6 +305,16 @@ class _Bounds:
         """The next row's bound (there is one)."""
         self._ready()
         return -self._heap[0][0]
+
+    def take(self, batch: int) -> list[int]:
+        """The next ``batch`` rows, and the rows after them that share their bound when
+        they all share the first one's: none of those can stop a search that reached
+        them, so all of them are scored and read at once."""
+        top = self.bound()
+        taken = [self.pop() for _ in range(batch) if self]
+        while self and self.bound() == top:
+            taken.append(self.pop())
+        return taken
 
     def pop(self) -> int:
         """The next row (there is one)."""
