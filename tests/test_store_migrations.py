@@ -13,6 +13,7 @@ import shutil
 import sqlite3
 from array import array
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -158,14 +159,8 @@ def test_a_schema_3_postgres_store_gets_each_term_s_highest_count(
         conn.execute("DROP TABLE bt_search_postings")
         conn.execute("DELETE FROM bt_schema_version WHERE version >= 4")
     assert most  # the dump repeats words
-    store = index_store.open(dsn)
-    for cid in ("conv-a", "conv-b"):
-        assert_searches_as_written_now(store, cid)
-    store.close()
-    with psycopg.connect(dsn) as conn:
+    with _upgraded(dsn, psycopg, postings) as conn:
         assert conn.execute(query).fetchall() == most
-        assert conn.execute(POSTINGS).fetchall() == postings
-        assert conn.execute("SELECT max(version) FROM bt_schema_version").fetchone() == (5,)
 
 
 def _terms_back(conn: Any) -> None:
@@ -184,6 +179,21 @@ def _terms_back(conn: Any) -> None:
 POSTINGS = "SELECT conversation_id, term, chunk, data FROM bt_search_postings ORDER BY 1, 2, 3"
 
 
+@contextmanager
+def _upgraded(dsn: str, psycopg: Any, postings: list[Any]) -> Iterator[Any]:
+    """Open the store (upgrading it to schema 5), check that both conversations search
+    as a store written now and that the postings are those of indexing now; then a
+    connection to check more."""
+    store = index_store.open(dsn)
+    for cid in ("conv-a", "conv-b"):
+        assert_searches_as_written_now(store, cid)
+    store.close()
+    with psycopg.connect(dsn) as conn:
+        assert conn.execute(POSTINGS).fetchall() == postings
+        assert conn.execute("SELECT max(version) FROM bt_schema_version").fetchone() == (5,)
+        yield conn
+
+
 def test_a_schema_4_postgres_store_gets_its_terms_postings(pg_schema: tuple[str, Any]) -> None:
     """Schema 4 to 5 fills ``bt_search_postings`` from the rows already indexed (the same
     as indexing them now) and drops schema 4's GIN index of their terms; searches find
@@ -197,12 +207,7 @@ def test_a_schema_4_postgres_store_gets_its_terms_postings(pg_schema: tuple[str,
         conn.execute("CREATE INDEX bt_search_terms ON bt_search USING GIN (terms)")
         conn.execute("DELETE FROM bt_schema_version WHERE version = 5")
     assert len({row[0] for row in postings}) == 2
-    store = index_store.open(dsn)
-    for cid in ("conv-a", "conv-b"):
-        assert_searches_as_written_now(store, cid)
-    store.close()
-    with psycopg.connect(dsn) as conn:
-        assert conn.execute(POSTINGS).fetchall() == postings
+    with _upgraded(dsn, psycopg, postings) as conn:
         indexes = [
             r[0]
             for r in conn.execute(
@@ -210,4 +215,3 @@ def test_a_schema_4_postgres_store_gets_its_terms_postings(pg_schema: tuple[str,
             )
         ]
         assert "bt_search_terms" not in indexes
-        assert conn.execute("SELECT max(version) FROM bt_schema_version").fetchone() == (5,)

@@ -4,9 +4,9 @@ postings must read the table once, not once per word."""
 from __future__ import annotations
 
 import pytest
+from conftest import PG_DSN
 
 import index_store
-from tests.conftest import PG_DSN
 from timeline import Timeline, blocks
 
 SLOW_PLANNER = "-c enable_indexscan=off -c enable_bitmapscan=off -c statement_timeout=20000"
