@@ -162,6 +162,20 @@ class TestWhatComesBack:
         view = tl.render(SYSTEM)
         assert note.id in ids(view.recalled)
 
+    def test_an_answered_call_leaves_the_query(self, make_tl: Make) -> None:
+        """Once the call has its result, the result is in view and the query is the
+        prompt again: what was said about the file the agent opened is not brought back
+        for the call alone."""
+        tl = make_tl(policy=policy())
+        chat(tl, turns=2)
+        note = tl.append(blocks.assistant_completion("Noted: billing.py rounds half-up."))
+        chat(tl, turns=10)
+        tl.append(blocks.user_prompt("Fix the failing test"))
+        call = tl.append(blocks.tool_call("read_file", {"path": "src/billing.py"}))
+        tl.append(blocks.tool_result(call.call_id or "", "def total(): ..."))
+        view = tl.render(SYSTEM)
+        assert note.id not in ids(view.recalled)
+
     def test_a_long_result_comes_back_by_its_matching_lines(self, make_tl: Make) -> None:
         """A long tool result is quoted by the lines that match the question, gaps
         marked, under a heading naming the call; view.recalled has the call and result."""

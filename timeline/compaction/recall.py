@@ -3,10 +3,11 @@ it (``CompactionPolicy(recall=RecallPolicy())``).
 
 At each render the archive (the blocks compacted out of the visible stream, in memory and
 in the store the timeline was loaded from or persisted to) is searched with the newest
-user prompt and the tool call the agent made after it, if any. The best blocks that fit a
-share of the budget are rendered in one labelled block after the stable stream (after the
-last cache checkpoint, so the cached prefix stays warm), each with its path, turn and
-date; a long block comes back as the lines that match. ``view.recalled`` lists them.
+user prompt and the tool call the agent made after it while that call waits for its
+result. The best blocks that fit a share of the budget are rendered in one labelled block
+after the stable stream (after the last cache checkpoint, so the cached prefix stays
+warm), each with its path, turn and date; a long block comes back as the lines that
+match. ``view.recalled`` lists them.
 """
 
 from __future__ import annotations

@@ -60,14 +60,21 @@ class _Ask:
 
 
 def _sources(ledger: Ledger) -> tuple[Block, ...]:
-    """The newest user prompt in view and the newest tool call after it (what the agent
-    is doing for it), whichever there are."""
+    """The newest user prompt in view, and the agent's newest tool call after it while
+    that call waits for its result (what the agent is about to learn), whichever there
+    are. A call already answered shows its result: the query stays the prompt, the same
+    at every step of the agent's work on it."""
+    stream = ledger.stream()
+    waiting = stream.open_calls
     call: Block | None = None
-    for b in reversed(ledger.stream().blocks):
+    looking = bool(waiting)
+    for b in reversed(stream.blocks):
         if b.type == USER_PROMPT and not b.hidden:
             return (b,) if call is None else (b, call)
-        if call is None and block_type(b.type).render == "tool_call":
-            call = b
+        if looking and block_type(b.type).render == "tool_call":
+            looking = False
+            if b.call_id in waiting:
+                call = b
     return () if call is None else (call,)
 
 
