@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tracemalloc
 import unicodedata
 
 import pytest
@@ -200,3 +201,19 @@ def test_a_long_text_counts_as_its_words(unit: str) -> None:
             for term in terms(word):
                 want[term] = want.get(term, 0) + n
         assert term_counts(text) == want
+
+
+def test_the_word_memo_stays_small_over_an_endless_vocabulary() -> None:
+    """A session's vocabulary grows without end (every path, identifier and number is a
+    word): the analyses remembered for reuse stay under five megabytes however many
+    distinct words were analysed (30,000 words once held 9 MB at the peak)."""
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        for i in range(0, 30_000, 500):
+            terms(" ".join(f"w{j}" for j in range(i, i + 500)))
+        peak = tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+    assert peak < 5 * 2**20

@@ -73,11 +73,18 @@ STOP_WORDS: Final = frozenset(_STOP_WORDS.split())
 
 _NUMBER = r"\d+(?:\.\d+)+"
 _HEX: Final = frozenset("0123456789abcdef")
-_CACHE_LIMIT: Final = 20_000
+_CACHE_LIMIT: Final = 4_096
+"""Words held in each of the analysis cache's two generations: when the newer one is
+full it becomes the older one, and a word found there is moved back into the newer one,
+so the words in use stay analysed while the cache stays small (a session's vocabulary
+grows without end: every path, identifier and number is a word)."""
 _words: dict[str, tuple[tuple[int, int, str], ...]] = {}
-"""Each word seen (as written) -> its terms with their spans inside it."""
+"""Each word seen lately (as written) -> its terms with their spans inside it."""
 _terms: dict[str, tuple[str, ...]] = {}
-"""Each word seen -> its terms (what counting needs)."""
+"""Each word seen lately -> its terms (what counting needs)."""
+_older_words: dict[str, tuple[tuple[int, int, str], ...]] = {}
+_older_terms: dict[str, tuple[str, ...]] = {}
+"""The older generation of :data:`_words` and :data:`_terms`."""
 _ASCII: Final = re.compile(f"{_NUMBER}|\\w+")
 """Numbers and words of an ASCII text (which holds no combining mark)."""
 
@@ -236,12 +243,19 @@ def _analyse(word: str) -> tuple[tuple[int, int, str], ...]:
 def _word_terms(word: str) -> tuple[tuple[int, int, str], ...]:
     found = _words.get(word)
     if found is None:
-        found = _analyse(word)
+        found = _older_words.get(word)
+        names = _older_terms.get(word) if found is not None else None
+        if found is None:
+            found = _analyse(word)
         if len(_words) >= _CACHE_LIMIT:
+            _older_words.clear()
+            _older_words.update(_words)
             _words.clear()
+            _older_terms.clear()
+            _older_terms.update(_terms)
             _terms.clear()
         _words[word] = found
-        _terms[word] = tuple(t for _, _, t in found)
+        _terms[word] = names if names is not None else tuple(t for _, _, t in found)
     return found
 
 
