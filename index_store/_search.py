@@ -231,8 +231,8 @@ def _top(
     passes more than ``2 * limit`` rows, and looks a call's partner up among its results."""
     top = _ordered(every)[: 2 * limit]
     scores.update((seq, every[seq]) for seq in top)
-    need = set(top)
-    need.update(seq for seq, call in calls.items() if call in need)
+    taken = set(top)
+    need = taken | {seq for seq, call in calls.items() if call in taken}
     if need:
         infos.update((yield need))
 
