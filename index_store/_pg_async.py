@@ -120,15 +120,28 @@ class PostgresAsync:
         return pool
 
     @asynccontextmanager
-    async def _acursor(self, conversation_id: str | None = None) -> AsyncIterator[Any]:
+    async def _acursor(
+        self, conversation_id: str | None = None, *, read: bool = False
+    ) -> AsyncIterator[Any]:
         """A cursor inside one transaction on a pooled connection; psycopg errors,
-        ``COMMIT``'s included, become StoreError (the transaction is rolled back)."""
+        ``COMMIT``'s included, become StoreError (the transaction is rolled back).
+        ``read``: no transaction, each statement its own (autocommit), as the sync
+        store's reads (``_tx``)."""
         pool = await self._apool()
         try:
             async with pool.connection() as conn:
                 try:
-                    async with conn.transaction(), conn.cursor() as cur:
-                        yield cur
+                    if read:
+                        await conn.set_autocommit(True)
+                        try:
+                            async with conn.cursor() as cur:
+                                yield cur
+                        finally:
+                            if not (conn.closed or conn.broken):
+                                await conn.set_autocommit(False)
+                    else:
+                        async with conn.transaction(), conn.cursor() as cur:
+                            yield cur
                 except self._pg.Error as exc:
                     if conn.closed or conn.broken:
                         # the pool drops a broken connection and checks the next one
@@ -310,7 +323,7 @@ class PostgresAsync:
         )
         if not terms and near is None:
             return []
-        async with self._acursor(conversation_id) as cur:
+        async with self._acursor(conversation_id, read=near is None) as cur:
             chosen, rows = await _arun(
                 cur, search_flow(conversation_id, terms, limit, near), SEARCHED, binary=True
             )

@@ -24,6 +24,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, Final, NamedTuple
 
 from index_store._search import DocInfo
+from timeline.model.ranking import Bm25
 
 __all__ = [
     "CHUNK",
@@ -142,6 +143,8 @@ class Postings:
         self.most: dict[str, int] = {}
         self.matches: dict[str, Collection[int]] = {}
         self._entries: list[tuple[set[int], array[int], array[int]]] = []
+        self.size = 0
+        """How many entries the terms' postings hold."""
         for *_, term, in_summary, most, data in found:
             if term is None:
                 continue
@@ -153,6 +156,7 @@ class Postings:
                 packed.byteswap()
             seqs = packed[0::3]
             rows = set(seqs)
+            self.size += len(seqs)
             self._entries.append((rows, seqs, packed))
             if in_summary and self.latest is not None:
                 rows = {*rows, self.latest}
@@ -161,6 +165,18 @@ class Postings:
     @property
     def summaries(self) -> set[int]:
         return set() if self.latest is None else {self.latest}
+
+    def scores(self, scorer: Bm25) -> tuple[dict[int, float], dict[int, int]]:
+        """The score of every turn-log row of the terms (``scorer``: the query's, its terms
+        in the order the postings were read), and each result's call."""
+        held = []
+        calls: dict[int, int] = {}
+        for _, seqs, packed in self._entries:
+            values = packed[2::3]
+            counts = [v >> 32 for v in values]
+            held.append(zip(seqs, counts, [v & _LENGTH for v in values], strict=True))
+            calls.update((s, c) for s, c in zip(seqs, packed[1::3], strict=True) if c)
+        return scorer.score_terms(held), calls
 
     def infos(self, seqs: Iterable[int]) -> dict[int, DocInfo]:
         """The infos of ``seqs`` (a row of no term left out): length, a result's call,
@@ -173,17 +189,18 @@ class Postings:
             out[summary.seq] = summary.info
         width = len(self._entries)
         counts: dict[int, list[int]] = {}
-        found: dict[int, tuple[int, int]] = {}
         for j, (rows, order, packed) in enumerate(self._entries):
-            for seq in need & rows:
-                at = 3 * bisect_left(order, seq)
-                value = packed[at + 2]
-                held = counts.get(seq)
-                if held is None:
-                    held = counts[seq] = [0] * width
-                    found[seq] = (value & _LENGTH, packed[at + 1])
-                held[j] = value >> 32
-        for seq, held in counts.items():
-            length, call = found[seq]
-            out[seq] = DocInfo(length, None, call or None, held)
+            entries: Iterable[tuple[int, int, int]]
+            if len(need) < len(rows):
+                ats = [3 * bisect_left(order, seq) for seq in need & rows]
+                entries = [(packed[at], packed[at + 1], packed[at + 2]) for at in ats]
+            else:  # most of the term's rows: a pass over them
+                entries = zip(order, packed[1::3], packed[2::3], strict=True)
+            for seq, call, value in entries:
+                if seq in need:
+                    held = counts.get(seq)
+                    if held is None:
+                        held = counts[seq] = [0] * width
+                        out[seq] = DocInfo(value & _LENGTH, None, call or None, held)
+                    held[j] = value >> 32
         return out

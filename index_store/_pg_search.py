@@ -134,6 +134,14 @@ _ROWS: Final = (
 )
 
 
+EVERY: Final = 1024
+"""Postings entries up to which a search scores every row they hold, a term at a time
+(:meth:`~index_store._pg_postings.Postings.scores`), rather than in the order of their
+bound (:func:`~index_store._search.ranking`): scoring one entry costs a small part of
+taking one row in that order, and a common term's rows are then never ordered at all.
+A search fused with the nearest rows (an embedder) always ranks in order: fusion ranks
+the rows that order scored."""
+
 SEARCHED: Final = False
 """How a search runs its statements (``prepare``): never prepared. psycopg prepares a
 statement run five times, and PostgreSQL may then keep one plan for any parameters,
@@ -237,8 +245,16 @@ def search_flow(
     words = Postings(terms, found)
     corpus = Corpus(words.rows, words.length)
     depth = limit if near is None else max(limit, DEPTH)
+    every = words.scores if near is None and words.size <= EVERY else None
     steps = ranking(
-        terms, words.matches, words.summaries, words.latest, corpus, depth, most=words.most
+        terms,
+        words.matches,
+        words.summaries,
+        words.latest,
+        corpus,
+        depth,
+        most=words.most,
+        scored=every,
     )
     ranked, infos = rank(steps, words.infos)
     if near is not None:

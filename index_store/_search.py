@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import hashlib
 import heapq
-import math
 from collections.abc import Callable, Collection, Generator, Iterable, Mapping, Sequence
 from typing import Final, NamedTuple
 
+from index_store._bounds import Bounds
 from timeline.model.block import REACT_TOOL_CALL, REACT_TOOL_RESULT, Block
 from timeline.model.persistence import SearchHit
-from timeline.model.ranking import K1, B, Bm25, Corpus, idf
+from timeline.model.ranking import Bm25, Corpus
 from timeline.model.search_text import block_counts
 from timeline.model.snippet import snippet
 
@@ -43,7 +43,6 @@ __all__ = [
     "rank",
     "ranking",
     "select",
-    "term_bound",
     "unpack_repeats",
 ]
 
@@ -165,6 +164,7 @@ def ranking(
     limit: int,
     batch: int = BATCH,
     most: Mapping[str, int] | None = None,
+    scored: Callable[[Bm25], tuple[Mapping[int, float], Mapping[int, int]]] | None = None,
 ) -> Ranking:
     """The turn-log rows for ``terms`` that :func:`select` may take for ``limit`` hits,
     best first and then in stored order, then the latest summary when it holds a term;
@@ -178,34 +178,26 @@ def ranking(
     exactly those of scoring every row, but only the rows that could be hits are read.
 
     ``most``: each term's highest count in one turn-log row of the conversation (a term
-    it does not name: 1), which tightens the bound (:func:`term_bound`); None: the
-    loose bound ``(K1 + 1) * idf``."""
+    it does not name: 1), which tightens the bound
+    (:func:`~index_store._bounds.term_bound`); None: the loose bound ``(K1 + 1) * idf``.
+
+    ``scored``: the backend scores every turn-log row holding a term itself, in no order
+    (:meth:`~timeline.model.ranking.Bm25.score_terms`), and names each result's call; only
+    the best rows and their calls' results are then read, at once. The same hits, for a
+    backend holding every row's info in memory, when scoring every row costs less than
+    ordering them."""
     apart = set(summaries)
     log = {t: set(matches.get(t, ())) - apart for t in terms}
-    holding = {t: len(rows) for t, rows in log.items()}
-    order = _Bounds(terms, log, corpus, most)
-    scorer = Bm25(terms, corpus, holding)
+    scorer = Bm25(terms, corpus, {t: len(rows) for t, rows in log.items()})
     raw = [(t.encode("utf-8", "surrogatepass"), log[t]) for t in terms]
     infos: dict[int, DocInfo] = {}
     scores: dict[int, float] = {}
-    hits: dict[int, float] = {}  # the best score of each hit to be (a call with its results)
-    least = 0.0
-    while order.more(least if len(hits) >= limit else None):
-        taken = order.take(batch)
-        infos.update((yield set(taken)))
-        for seq in taken:
-            doc = infos.get(seq, _NO_INFO)
-            held = doc.counts
-            if held is None:
-                rep = doc.repeats
-                held = [(count_in(rep, b) if rep else 1) if seq in rows else 0 for b, rows in raw]
-            score = scores[seq] = scorer.score_counts(doc.length, held)
-            hit = doc.call or seq
-            hits[hit] = max(score, hits.get(hit, score))
-        if len(hits) >= limit:
-            least = heapq.nlargest(limit, hits.values())[-1]
-    ordered = sorted(scores.items(), key=lambda sv: (-sv[1], sv[0]))
-    ranked = [Ranked(seq, score, "log") for seq, score in ordered]
+    if scored is not None:
+        yield from _top(*scored(scorer), limit, infos, scores)
+    else:
+        order = Bounds(terms, log, corpus, most)
+        yield from _best(order, limit, batch, (scorer, raw), infos, scores)
+    ranked = [Ranked(seq, scores[seq], "log") for seq in _ordered(scores)]
     summary = latest_summary
     if summary is not None and any(summary in matches.get(t, ()) for t in terms):
         infos.update((yield {summary}))
@@ -218,108 +210,64 @@ def ranking(
     return ranked, infos
 
 
-def term_bound(weight: float, most: int | None, average: float) -> float:
-    """The most a term of idf ``weight`` can add to a row's score: BM25 grows with the
-    count and shrinks with the length, and a row holding the term ``most`` times at most
-    is at least that long (None: any count, the bound ``(K1 + 1) * idf``). Raised by a
-    hair over what the term can add, so a row left unscored (its bound no more than the
-    last hit's score) can never tie with a hit."""
-    if most is None:
-        return (K1 + 1.0) * weight
-    norm = K1 * (1.0 - B + B * most / average)
-    return weight * most * (K1 + 1.0) / (most + norm) * (1.0 + 1e-9)
+_Raw = list[tuple[bytes, set[int]]]
 
 
-class _Bounds:
-    """The rows by their bound, best first (newest first among equal bounds: a tool
-    result holds its call's terms, so it is scored no later than its call, and a call's
-    hit then finds its result among the scored rows).
+def _ordered(scores: Mapping[int, float]) -> list[int]:
+    """Rows best first, then in stored order (a stable sort by score keeps the order)."""
+    return sorted(sorted(scores), key=scores.__getitem__, reverse=True)
 
-    A row's bound is the sum of the bounds of the terms it holds (:func:`term_bound`),
-    in the query's order. Rows are taken in lazily (MaxScore): the terms of the highest
-    bounds first, and a term's rows only when the best row not yet taken in could come
-    next: a row holding none of the terms taken in is bounded by the sum of the other
-    terms' bounds. The order is exactly that of sorting every row, but a search whose
-    hits hold its rarer terms never visits the rows of its common ones."""
 
-    def __init__(
-        self,
-        terms: Sequence[str],
-        log: Mapping[str, set[int]],
-        corpus: Corpus,
-        most: Mapping[str, int] | None,
-    ) -> None:
-        gains = []
-        for term in terms:
-            top = None if most is None else most.get(term, 1)
-            gains.append(term_bound(idf(corpus.texts, len(log[term])), top, corpus.average))
-        self._terms = [(gain, log[term]) for term, gain in zip(terms, gains, strict=True)]
-        self._left = sorted(range(len(terms)), key=lambda i: (gains[i], -i))
-        """The terms not taken in yet, the next to take in last."""
-        self._rest = self._most_left()
-        self._seen: set[int] = set()
-        self._heap: list[tuple[float, int]] = []
+def _top(
+    every: Mapping[int, float],
+    calls: Mapping[int, int],
+    limit: int,
+    infos: dict[int, DocInfo],
+    scores: dict[int, float],
+) -> Generator[set[int], Mapping[int, DocInfo], None]:
+    """Take the rows of ``every`` (each row's score) that :func:`select` may pass into
+    ``scores``, and read their infos and those of their calls' results (``calls``: each
+    result's call): it takes a hit and at most one partner per row it passes, so it never
+    passes more than ``2 * limit`` rows, and looks a call's partner up among its results."""
+    top = _ordered(every)[: 2 * limit]
+    scores.update((seq, every[seq]) for seq in top)
+    taken = set(top)
+    need = taken | {seq for seq, call in calls.items() if call in taken}
+    if need:
+        infos.update((yield need))
 
-    def _most_left(self) -> float:
-        """More than the bound of any row holding only terms not taken in (a hair over
-        their sum, whatever the order a row's bound adds them in)."""
-        return math.fsum(self._terms[i][0] for i in self._left) * (1.0 + 1e-9)
 
-    def _ready(self) -> None:
-        """Take terms in until the best row taken in comes before any row left out."""
-        heap = self._heap
-        while self._left and (not heap or -heap[0][0] <= self._rest):
-            index = self._left.pop()
-            rows = self._terms[index][1]
-            self._rest = self._most_left()
-            # a row not seen holds no term taken in before: its bound adds this term's
-            # and those it holds of the terms left, in the query's order
-            held = [self._terms[i] for i in sorted([index, *self._left])]
-            for seq in rows - self._seen:
-                bound = 0.0
-                for gain, holding in held:
-                    if seq in holding:
-                        bound += gain
-                heapq.heappush(heap, (-bound, -seq))
-            self._seen |= rows
+def _score(scorer: Bm25, raw: _Raw, seq: int, doc: DocInfo) -> float:
+    """The score of row ``seq`` (``raw``: each term's UTF-8 form and turn-log rows)."""
+    held = doc.counts
+    if held is None:
+        rep = doc.repeats
+        held = [(count_in(rep, b) if rep else 1) if seq in rows else 0 for b, rows in raw]
+    return scorer.score_counts(doc.length, held)
 
-    def __bool__(self) -> bool:
-        """Whether rows are left."""
-        self._ready()
-        return bool(self._heap)
 
-    def _below(self, least: float) -> bool:
-        """Whether no row left can score over ``least`` (exact once ready)."""
-        heap = self._heap
-        return (not heap or -heap[0][0] <= least) and (not self._left or self._rest <= least)
-
-    def more(self, least: float | None) -> bool:
-        """Whether rows are left and (``least``: the last hit's score) the next may score
-        over it; terms are taken in only when it takes them to know."""
-        if least is not None and self._below(least):
-            return False
-        self._ready()
-        return bool(self._heap) and (least is None or not self._below(least))
-
-    def bound(self) -> float:
-        """The next row's bound (there is one)."""
-        self._ready()
-        return -self._heap[0][0]
-
-    def take(self, batch: int) -> list[int]:
-        """The next ``batch`` rows, and the rows after them that share their bound when
-        they all share the first one's: none of those can stop a search that reached
-        them, so all of them are scored and read at once."""
-        top = self.bound()
-        taken = [self.pop() for _ in range(batch) if self]
-        while self and self.bound() == top:
-            taken.append(self.pop())
-        return taken
-
-    def pop(self) -> int:
-        """The next row (there is one)."""
-        self._ready()
-        return -heapq.heappop(self._heap)[1]
+def _best(
+    order: Bounds,
+    limit: int,
+    batch: int,
+    scoring: tuple[Bm25, _Raw],
+    infos: dict[int, DocInfo],
+    scores: dict[int, float],
+) -> Generator[set[int], Mapping[int, DocInfo], None]:
+    """Score rows in ``order`` into ``scores`` (reading their ``infos``) until no row left
+    could beat the ``limit``-th best hit (a call and its result being one)."""
+    hits: dict[int, float] = {}  # the best score of each hit to be (a call with its results)
+    least = 0.0
+    while order.more(least if len(hits) >= limit else None):
+        taken = order.take(batch)
+        infos.update((yield set(taken)))
+        for seq in taken:
+            doc = infos.get(seq, _NO_INFO)
+            score = scores[seq] = _score(*scoring, seq, doc)
+            hit = doc.call or seq
+            hits[hit] = max(score, hits.get(hit, score))
+        if len(hits) >= limit:
+            least = heapq.nlargest(limit, hits.values())[-1]
 
 
 def rank(

@@ -8,6 +8,7 @@ block's analysed terms and its conversation's token (:mod:`index_store._pg_searc
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -49,6 +50,19 @@ from timeline.model.tracing import searched
 __all__ = ["SCHEMA_VERSION", "PostgresStore"]
 
 
+_URL_PASSWORD = re.compile(r"^([a-z][a-z0-9+.-]*://[^:/?#@]*:)[^/?#]*(?=@)", re.IGNORECASE)
+_KEY_PASSWORD = re.compile(
+    r"(\b(?:ssl)?password\s*=\s*)(?:'(?:[^'\\]|\\.)*'|[^\s&']*)", re.IGNORECASE
+)
+
+
+def shown_dsn(dsn: str) -> str:
+    """``dsn`` with its passwords hidden (``***``), what a repr or a log may show: the
+    password of a URL (``postgresql://user:***@host/db``) and a ``password=`` (or
+    ``sslpassword=``) setting, in a URL's query or a ``key=value`` DSN, quoted or not."""
+    return _KEY_PASSWORD.sub(r"\1***", _URL_PASSWORD.sub(r"\1***", dsn))
+
+
 def _psycopg() -> Any:
     try:
         import psycopg
@@ -79,7 +93,8 @@ class PostgresStore(PostgresAsync, SqlIntegrity, SqlVectors, SqlStore):
         "vector = excluded.vector"
     )
 
-    dsn: str
+    dsn: str = attrs.field(repr=shown_dsn)
+    """The connection string (its repr hides the password)."""
     _conn: Any = attrs.field(default=None, init=False, repr=False)
     _closed: bool = attrs.field(default=False, init=False, repr=False)
     _lock: threading.RLock = attrs.field(factory=threading.RLock, init=False)

@@ -3,7 +3,10 @@ index, and reciprocal-rank fusion."""
 
 from __future__ import annotations
 
-from timeline.model.ranking import Bm25Index, fuse
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from timeline.model.ranking import Bm25, Bm25Index, Corpus, fuse
 
 
 def ranked(texts: dict[str, str], query: str) -> list[str]:
@@ -74,3 +77,34 @@ def test_fusion_rewards_agreement() -> None:
     """A key ranked well by both rankings beats one ranked first by one of them only."""
     fused = [key for key, _ in fuse(["a", "b", "c"], ["b", "d", "a"])]
     assert fused[:2] == ["b", "a"] and set(fused) == {"a", "b", "c", "d"}
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(1, 400), st.dictionaries(st.sampled_from("abcde"), st.integers(1, 9))
+        ),
+        min_size=1,
+        max_size=30,
+    ),
+    st.lists(st.sampled_from("abcdef"), min_size=1, max_size=6, unique=True),
+)
+def test_scoring_a_term_at_a_time_gives_the_same_floats(
+    texts: list[tuple[int, dict[str, int]]], terms: list[str]
+) -> None:
+    """Scores summed a term at a time (each term's texts) are the very floats of scoring
+    each text's terms in query order (what a backend reading postings computes)."""
+    holding = {t: sum(t in counts for _, counts in texts) for t in terms}
+    corpus = Corpus(len(texts), sum(length for length, _ in texts))
+    scorer = Bm25(terms, corpus, holding)
+    held = [
+        [(k, counts[t], length) for k, (length, counts) in enumerate(texts) if t in counts]
+        for t in terms
+    ]
+    want = {
+        k: scorer.score_counts(length, [counts.get(t, 0) for t in terms])
+        for k, (length, counts) in enumerate(texts)
+        if any(t in counts for t in terms)
+    }
+    assert want == scorer.score_terms(held)

@@ -9,9 +9,10 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import pytest
-from conftest import FixedClock
+from conftest import FixedClock, open_store
 from test_store_conformance import POLICY, load, new_tl, work
 
+import index_store._pg_async as pg_async
 from timeline import AsyncIndexStore, ConflictError, HeuristicCounter, Timeline, blocks
 
 T = TypeVar("T")
@@ -92,6 +93,43 @@ def test_async_reads_match_the_sync_ones(store: Any) -> None:
     assert log == store.turn_log("c1")
     assert turn == store.turn_log("c1", first.turn_id)
     assert none == []
+
+
+def test_asearch_reads_outside_a_transaction(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PostgreSQL's asearch, like search, runs each statement on its own (autocommit),
+    with no BEGIN and COMMIT around a read; the pooled connection then writes in a
+    transaction again."""
+    from psycopg.pq import TransactionStatus
+
+    store = open_store("postgres", tmp_path)
+    seen: list[TransactionStatus] = []
+    real = pg_async._arun
+
+    async def watched(cur: Any, *args: Any, **kwargs: Any) -> Any:
+        seen.append(cur.connection.info.transaction_status)
+        return await real(cur, *args, **kwargs)
+
+    monkeypatch.setattr(pg_async, "_arun", watched)
+    try:
+        tl = new_tl()
+        work(tl, 3)
+        tl.persist(store)
+        want = store.search("c1", "worker backoff", limit=5)
+
+        async def main() -> Any:
+            hits = await store.asearch("c1", "worker backoff", limit=5)
+            work(tl, 1, start=3)
+            await tl.apersist(store)
+            return hits
+
+        hits = arun(store, main)
+        assert hits and hits == want
+        assert seen[0] == TransactionStatus.IDLE
+        assert seen[1:] and set(seen[1:]) == {TransactionStatus.INTRANS}
+    finally:
+        store.close()
 
 
 def test_stale_async_writer_gets_a_conflict_and_loses_nothing(store: Any) -> None:

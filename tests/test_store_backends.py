@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import PG_DSN
 
 import index_store
 from index_store.sqlite import SCHEMA_VERSION
@@ -79,6 +80,54 @@ def test_unreachable_postgres_is_a_store_error() -> None:
     """A server that is not there raises StoreUnavailableError with what to check."""
     with pytest.raises(StoreUnavailableError, match="check the DSN"):
         index_store.open("postgresql://nobody@127.0.0.1:1/none?connect_timeout=2")
+
+
+@pytest.mark.parametrize(
+    ("dsn", "shown"),
+    [
+        ("postgresql://bt:s3cret@db.example/app", "postgresql://bt:***@db.example/app"),
+        ("postgres://bt:p@ss@db:5433/app", "postgres://bt:***@db:5433/app"),
+        (
+            "postgresql://bt@db/app?password=s3cret&sslmode=require",
+            "postgresql://bt@db/app?password=***&sslmode=require",
+        ),
+        ("postgresql://db:5432/app", "postgresql://db:5432/app"),
+        ("host=db user=bt password=s3cret dbname=app", "host=db user=bt password=*** dbname=app"),
+        ("host=db password = 'a b\\' c' sslpassword=k", "host=db password = *** sslpassword=***"),
+    ],
+)
+def test_a_dsn_is_shown_without_its_password(dsn: str, shown: str) -> None:
+    """The DSN a PostgreSQL store shows hides a URL's password and password settings."""
+    from index_store.postgres import shown_dsn
+
+    assert shown_dsn(dsn) == shown
+
+
+@pytest.mark.parametrize("form", ["url", "key=value"])
+def test_a_postgres_store_s_repr_hides_the_password(form: str) -> None:
+    """repr(store) shows where it connects but not the password, of a URL DSN or a
+    key=value one (one store serves the sync and the async API)."""
+    if not PG_DSN:
+        pytest.skip("PostgreSQL store tests need BLOCK_TIMELINE_PG_DSN (set by .ci/run)")
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    from index_store.postgres import PostgresStore
+
+    params = conninfo_to_dict(PG_DSN)
+    password = params.pop("password", None)
+    if not password or "user" not in params:
+        pytest.skip("needs a DSN with a user and a password")
+    if form == "url":
+        dsn, hidden = PG_DSN, f"://{params['user']}:***@"
+    else:
+        dsn, hidden = make_conninfo(**params, password=password), "password=***"
+    store = index_store.open(dsn) if form == "url" else PostgresStore(dsn)
+    try:
+        shown = repr(store)
+        assert hidden in shown
+        assert f":{password}@" not in shown and f"password={password}" not in shown
+    finally:
+        store.close()
 
 
 def test_sqlite_open_waits_while_another_connection_holds_the_file(tmp_path: Path) -> None:

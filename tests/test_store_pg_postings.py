@@ -1,13 +1,18 @@
 """PostgreSQL's postings (schema 5) whatever plan the server picks: appending a commit's
-postings must read the table once, not once per word."""
+postings must read the table once, not once per word; and a search ranks the same
+whether it scores every row its postings hold or takes them in the order of their bound."""
 
 from __future__ import annotations
 
+import random
+from typing import Any
+
 import pytest
-from conftest import PG_DSN
+from conftest import PG_DSN, FixedClock, open_store
 
 import index_store
-from timeline import Timeline, blocks
+import index_store._pg_search as pg_search
+from timeline import CompactionPolicy, HeuristicCounter, Timeline, blocks
 
 SLOW_PLANNER = "-c enable_indexscan=off -c enable_bitmapscan=off -c statement_timeout=20000"
 """A server that plans table scans (index scans off), and gives a statement 20 s."""
@@ -40,5 +45,67 @@ def test_a_commit_of_many_new_words_reads_the_postings_once() -> None:
         found = [h.block.id for h in store.search("postings-scan", "p1f", limit=5)]
         assert prompt.id in found
         store.delete("postings-scan")
+    finally:
+        store.close()
+
+
+def _session(rng: random.Random) -> Timeline:
+    """Prompts, tool calls (some answered twice) and their results over common and rare
+    words, repeated texts (equal scores), compacted as it goes (summaries)."""
+    common = ["alpha", "beta", "gamma"]
+    rare = [f"word{n}" for n in range(30)]
+    tl = Timeline(
+        "c",
+        policy=CompactionPolicy(max_tokens=900, keep_recent_turns=1),
+        token_counter=HeuristicCounter(),
+        clock=FixedClock(),
+    )
+    for n in range(70):
+        tl.begin_turn()
+        text = " ".join(rng.choices(common, k=rng.randint(1, 5)) + rng.sample(rare, 2))
+        tl.append(blocks.user_prompt(text if n % 7 else "alpha beta word1"))
+        call = tl.append(blocks.tool_call("grep", {"pattern": rng.choice(rare)}))
+        for _ in range(1 + (n % 5 == 0)):
+            out = " ".join(rng.choices(common + rare, k=rng.randint(1, 40)))
+            tl.append(blocks.tool_result(call.call_id or "", out, tool_id="grep"))
+        tl.render("You search.")
+    return tl
+
+
+def _hits(store: Any, query: str, limit: int) -> list[tuple[Any, ...]]:
+    return [
+        (
+            h.block.id,
+            h.kind,
+            h.score,
+            h.snippet,
+            getattr(h.call, "id", None),
+            getattr(h.result, "id", None),
+        )
+        for h in store.search("c", query, limit=limit)
+    ]
+
+
+def test_scoring_every_row_ranks_as_the_order_of_bounds(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A search that scores every row of its postings (few of them) gives the hits,
+    order, scores, snippets and attached calls and results of one taking the rows in the
+    order of their bound, and of the memory store, whatever the limit."""
+    store, reference = open_store("postgres", tmp_path), index_store.open("memory://")
+    try:
+        _session(random.Random(3)).persist(store)
+        _session(random.Random(3)).persist(reference)
+        assert store.summaries("c")
+        rng = random.Random(4)
+        words = ["alpha", "beta", "gamma", "word1", "word2", "word7", "grep"]
+        for _ in range(25):
+            query = " ".join(rng.sample(words, rng.randint(1, 4)))
+            for limit in (1, 2, 5, 40):
+                want = _hits(reference, query, limit)
+                monkeypatch.setattr(pg_search, "EVERY", 0)
+                assert _hits(store, query, limit) == want, (query, limit)
+                monkeypatch.setattr(pg_search, "EVERY", 1_000_000)
+                assert _hits(store, query, limit) == want, (query, limit)
     finally:
         store.close()

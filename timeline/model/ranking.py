@@ -68,6 +68,23 @@ class Bm25:
                 score += weight * tf * (K1 + 1.0) / (tf + norm)
         return score
 
+    def score_terms(self, held: Sequence[Iterable[tuple[K, int, int]]]) -> dict[K, float]:
+        """The score of every text holding a term, a term at a time: ``held`` lists, for
+        each term in query order, the texts holding it as ``(key, count, length)``. The
+        same floats as :meth:`score_counts` (each text's terms are added in query order),
+        for a backend that has each term's texts at hand rather than each text's terms."""
+        average = self.average
+        norms: dict[K, float] = {}
+        scores: dict[K, float] = {}
+        for (_, weight), texts in zip(self.weights, held, strict=True):
+            for key, tf, length in texts:
+                norm = norms.get(key)
+                if norm is None:
+                    norm = norms[key] = K1 * (1.0 - B + B * length / average)
+                    scores[key] = 0.0
+                scores[key] += weight * tf * (K1 + 1.0) / (tf + norm)
+        return scores
+
 
 def bm25(
     terms: Sequence[str],
