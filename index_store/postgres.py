@@ -47,7 +47,7 @@ from timeline.model.extras import install_hint
 from timeline.model.persistence import Embedder, SearchHit
 from timeline.model.tracing import searched
 
-__all__ = ["SCHEMA_VERSION", "PostgresStore"]
+__all__ = ["SCHEMA_VERSION", "PostgresStore", "shown_dsn"]
 
 
 _URL_PASSWORD = re.compile(r"^([a-z][a-z0-9+.-]*://[^:/?#@]*:)[^/?#]*(?=@)", re.IGNORECASE)

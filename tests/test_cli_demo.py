@@ -6,7 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import PG_DSN
 
+from index_store.postgres import shown_dsn
 from tests.test_cli import cli, cli_on_tty
 
 
@@ -51,3 +53,15 @@ def test_demo_progress_bar_on_a_terminal(tmp_path: Path) -> None:
     code, out, drawn = cli_on_tty("demo", "--turns", "3", "--db", "p.db", cwd=tmp_path)
     assert code == 0 and b"wrote conversation 'demo'" in out
     assert b"demo turns" in drawn
+
+
+@pytest.mark.slow
+def test_demo_on_postgresql_prints_no_password() -> None:
+    """The header names the store without its password (the output of a run ends up
+    in logs and CI pages)."""
+    if not PG_DSN or shown_dsn(PG_DSN) == PG_DSN:
+        pytest.skip("needs BLOCK_TIMELINE_PG_DSN with a password (set by .ci/run)")
+    out = cli("demo", "--turns", "1", "--db", PG_DSN, "--conversation", "no-password-shown")
+    header = out.stdout.splitlines()[0]
+    assert shown_dsn(PG_DSN) in header
+    assert PG_DSN not in header

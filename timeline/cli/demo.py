@@ -15,6 +15,7 @@ from typing import Any, cast
 
 import attrs
 
+from index_store.postgres import shown_dsn
 from timeline import blocks
 from timeline.cli.output import printable
 from timeline.compaction.policy import CompactionPolicy
@@ -192,7 +193,7 @@ def _run(
     tools = demo_tools(seed, memory=memory_read_tool(store, conversation))
     counting = _Counting(store)
     driver = ReactDriver(tl, model, tools, system=DEMO_SYSTEM_PROMPT, store=cast(Any, counting))
-    _print_header(turns, max_tokens, conversation, store.url)
+    _print_header(turns, max_tokens, conversation, shown_dsn(store.url))
     started = time.perf_counter()
     totals = _Totals()
     with progress("demo turns", turns) as advance:
