@@ -68,7 +68,8 @@ def _peer_tables(res: dict[str, Any]) -> list[str]:
         )
     out += [
         "",
-        "### Growth: time per request at turn 100 vs turn 600 (median of each window)",
+        "### Growth: time per request at turn 100 vs turn 600 (median of each window; the two"
+        " windows timed in alternation, one request of each in turn)",
         "",
         "| strategy | turns 90-99 | turns 590-599 | ratio |",
         "|---|---:|---:|---:|",
