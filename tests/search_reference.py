@@ -11,22 +11,24 @@ import index_store
 QUERIES = ("jittered backoff", "ünïcödé", "retry worker_3.py", "Goal")
 
 
-def searches(store: Any, cid: str) -> list[list[Any]]:
-    """Each query's hits: block id, snippet, kind, score, attached call and result."""
+def hits(store: Any, cid: str, query: str, limit: int) -> list[list[Any]]:
+    """One search's hits: block id, snippet, kind, score, attached call and result."""
     return [
         [
-            [
-                h.block.id,
-                h.snippet,
-                h.kind,
-                h.score,
-                getattr(h.call, "id", None),
-                getattr(h.result, "id", None),
-            ]
-            for h in store.search(cid, query, limit=50)
+            h.block.id,
+            h.snippet,
+            h.kind,
+            h.score,
+            getattr(h.call, "id", None),
+            getattr(h.result, "id", None),
         ]
-        for query in QUERIES
+        for h in store.search(cid, query, limit=limit)
     ]
+
+
+def searches(store: Any, cid: str) -> list[list[Any]]:
+    """Each query's hits (:func:`hits`, the best 50)."""
+    return [hits(store, cid, query, 50) for query in QUERIES]
 
 
 def as_written_now(store: Any, cid: str) -> Any:

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from conftest import PG_DSN, FixedClock, open_store
+from search_reference import hits
 
 import index_store
 import index_store._pg_search as pg_search
@@ -72,20 +73,6 @@ def _session(rng: random.Random) -> Timeline:
     return tl
 
 
-def _hits(store: Any, query: str, limit: int) -> list[tuple[Any, ...]]:
-    return [
-        (
-            h.block.id,
-            h.kind,
-            h.score,
-            h.snippet,
-            getattr(h.call, "id", None),
-            getattr(h.result, "id", None),
-        )
-        for h in store.search("c", query, limit=limit)
-    ]
-
-
 def test_scoring_every_row_ranks_as_the_order_of_bounds(
     tmp_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -102,10 +89,10 @@ def test_scoring_every_row_ranks_as_the_order_of_bounds(
         for _ in range(25):
             query = " ".join(rng.sample(words, rng.randint(1, 4)))
             for limit in (1, 2, 5, 40):
-                want = _hits(reference, query, limit)
+                want = hits(reference, "c", query, limit)
                 monkeypatch.setattr(pg_search, "EVERY", 0)
-                assert _hits(store, query, limit) == want, (query, limit)
+                assert hits(store, "c", query, limit) == want, (query, limit)
                 monkeypatch.setattr(pg_search, "EVERY", 1_000_000)
-                assert _hits(store, query, limit) == want, (query, limit)
+                assert hits(store, "c", query, limit) == want, (query, limit)
     finally:
         store.close()
