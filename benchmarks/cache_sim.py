@@ -1,6 +1,6 @@
 """A simulated Anthropic prompt cache, written from the provider's documented rules only.
 
-It shares nothing with the library's checkpoint planner (``timeline.cache``): the
+It shares nothing with the library's checkpoint planner (``timeline._cache``): the
 benchmark must not grade the planner by the planner's own assumptions. The rules, as
 Anthropic's prompt-caching documentation states them:
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 _WHOLE = """
 import json, resource, sys, index_store
-from timeline.io.importers import import_messages
+from timeline._io.importers import import_messages
 with open(sys.argv[1], encoding="utf-8") as fh:
     data = json.load(fh)
 tl, _ = import_messages(data, "openai", "c")
@@ -30,7 +30,7 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)
 """
 _CLI = """
 import resource, sys
-from timeline.cli import main
+from timeline._cli import main
 code = main(sys.argv[1:])
 print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)
 raise SystemExit(code)

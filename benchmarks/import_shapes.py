@@ -35,7 +35,7 @@ START, END = "<!-- import-shapes:start -->", "<!-- import-shapes:end -->"
 
 _RUN = """
 import contextlib, io, resource, sys, time
-from timeline.cli import main
+from timeline._cli import main
 t = time.perf_counter()
 with contextlib.redirect_stdout(io.StringIO()):
     main(["import", sys.argv[1], "--db", sys.argv[2], "--conversation", sys.argv[3]])
@@ -43,7 +43,7 @@ print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrs
 """
 _SEARCH = """
 import contextlib, io, sys, time
-from timeline.cli import main
+from timeline._cli import main
 t = time.perf_counter()
 with contextlib.redirect_stdout(io.StringIO()):
     main(["search", sys.argv[2], sys.argv[3], "--db", sys.argv[1]])

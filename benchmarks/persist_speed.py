@@ -13,8 +13,8 @@ from typing import Any
 
 from benchmarks._util import median, ms
 from timeline import CompactionPolicy, Timeline
-from timeline.driver import ReactDriver
-from timeline.driver.scripted import CodingSession, ScriptedModel, demo_tools
+from timeline._driver import ReactDriver
+from timeline._driver.scripted import CodingSession, ScriptedModel, demo_tools
 
 
 def run(turns: int = 300, probes: tuple[int, ...] = (30, 300), window: int = 30) -> dict[str, Any]:

@@ -178,7 +178,7 @@ def _pg(dsn: str, args: argparse.Namespace) -> dict[str, str]:
 
 _IMPORT = """
 import resource, sys, time
-from timeline.io.stream import import_file
+from timeline._io.stream import import_file
 t = time.perf_counter()
 with open(sys.argv[1], "rb") as fh:
     tl, _ = import_file(fh, "openai", "c")
@@ -192,7 +192,7 @@ shows it)."""
 
 _CLI_IMPORT = """
 import contextlib, io, resource, sys, time
-from timeline.cli import main
+from timeline._cli import main
 t = time.perf_counter()
 with contextlib.redirect_stdout(io.StringIO()):
     main(["import", sys.argv[1], "--db", sys.argv[2], "--conversation", sys.argv[3]])

@@ -12,8 +12,8 @@ import attrs
 
 from benchmarks.session import SYSTEM_PROMPT, Event
 from timeline import ClearingPolicy, CompactionPolicy, TiktokenCounter, Timeline, blocks
-from timeline.tokens import CounterBackend
-from timeline.tokens.payload import payload_tokens
+from timeline._tokens import CounterBackend
+from timeline._tokens.payload import payload_tokens
 
 Part = tuple[str, str, str, str, bool | str]
 """(role, kind, text, call_id, breakpoint): kind is text, tool_use or tool_result; the

@@ -10,22 +10,19 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from index_store.memory import MemoryStore
-from index_store.sqlite import SqliteStore
-from timeline.model.errors import StoreUnavailableError
-from timeline.model.persistence import CheckpointInfo, Embedder, IndexStore, SearchHit
+from index_store._memory import MemoryStore
+from index_store._sqlite import SqliteStore
+from timeline._model import Embedder, StoreUnavailableError, name_home
 
 if TYPE_CHECKING:
-    from index_store.postgres import PostgresStore
+    from index_store._postgres import PostgresStore, shown_dsn
 
 __all__ = [
-    "CheckpointInfo",
-    "IndexStore",
     "MemoryStore",
     "PostgresStore",
-    "SearchHit",
     "SqliteStore",
     "open",
+    "shown_dsn",
 ]
 
 
@@ -58,7 +55,7 @@ def open(
             raise StoreUnavailableError(f"no SQLite store at {path!r}: the file does not exist")
         return SqliteStore(path, embedder=embedder)
     if url.startswith(("postgresql://", "postgres://")):
-        from index_store.postgres import PostgresStore
+        from index_store._postgres import PostgresStore
 
         return PostgresStore(url, embedder=embedder)
     raise StoreUnavailableError(
@@ -86,9 +83,18 @@ def sqlite_path(url: str) -> str | None:
     return path[1:]
 
 
+name_home(__name__, ["MemoryStore", "SqliteStore"], globals())
+
+
 def __getattr__(name: str) -> object:
     if name == "PostgresStore":
-        from index_store.postgres import PostgresStore
+        from index_store._postgres import PostgresStore
 
+        name_home(__name__, [name], {name: PostgresStore})
         return PostgresStore
+    if name == "shown_dsn":  # PostgreSQL's module, loaded only when asked for
+        from index_store._postgres import shown_dsn
+
+        name_home(__name__, [name], {name: shown_dsn})
+        return shown_dsn
     raise AttributeError(name)

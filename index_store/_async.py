@@ -14,8 +14,7 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
-from timeline.model.block import Block
-from timeline.model.persistence import IndexStore, SearchHit, TimelineSnapshot
+from timeline._model import Block, IndexStore, SearchHit, TimelineSnapshot
 
 __all__ = ["InlineAsync", "ThreadedAsync"]
 

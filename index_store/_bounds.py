@@ -9,7 +9,7 @@ import heapq
 import math
 from collections.abc import Mapping, Sequence
 
-from timeline.model.ranking import K1, B, Corpus, idf
+from timeline._model import K1, B, Corpus, idf
 
 __all__ = ["Bounds", "term_bound"]
 

@@ -12,18 +12,20 @@ import msgspec
 
 from index_store._rows import frame, key_bytes, unframe
 from index_store._window import RefRuns, WindowRecord, WindowRef, expand, version_of
-from timeline.model.block import Block
-from timeline.model.codec import decode_record, encode_record
-from timeline.model.errors import (
+from timeline._model import (
+    Block,
     CodecError,
     ConflictError,
     CorruptRecordError,
     DuplicateBlockIdError,
     InvalidBlockError,
+    TimelineSnapshot,
+    check_identifier,
+    clean_text,
+    decode_record,
+    encode_record,
+    query_terms,
 )
-from timeline.model.json_text import check_identifier, clean_text
-from timeline.model.persistence import TimelineSnapshot
-from timeline.model.search_text import query_terms
 
 __all__ = [
     "WindowRecord",
@@ -252,7 +254,7 @@ def check_keys(**keys: Any) -> None:
 
 def search_terms(conversation_id: Any, query: Any, limit: Any) -> list[str]:
     """``search`` arguments checked (a str query, an int limit >= 1), then the query's
-    terms (:func:`timeline.model.search_text.query_terms`): every distinct content word,
+    terms (:func:`timeline._model.search_text.query_terms`): every distinct content word,
     so user text can never break a backend's query syntax."""
     check_keys(conversation_id=conversation_id)
     if not isinstance(query, str):

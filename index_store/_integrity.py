@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from index_store._common import decode_checkpoint
 from index_store._rows import BlockCodec, Row
-from timeline.model.errors import CorruptRecordError
+from timeline._model import CorruptRecordError
 
 __all__ = ["SqlIntegrity"]
 

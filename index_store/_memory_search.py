@@ -8,8 +8,7 @@ from collections.abc import Collection, Iterable, Mapping
 import attrs
 
 from index_store._search import DocInfo, Ranked, doc_of, rank, ranking
-from timeline.model.block import REACT_TOOL_CALL, REACT_TOOL_RESULT, Block
-from timeline.model.ranking import Corpus
+from timeline._model import REACT_TOOL_CALL, REACT_TOOL_RESULT, Block, Corpus
 
 __all__ = ["MemoryIndex"]
 

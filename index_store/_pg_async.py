@@ -45,22 +45,26 @@ from index_store._pg_sql import (
 from index_store._rows import DELTA, Base, BlockCodec, Row, as_rows
 from index_store._search import Chosen, hit_of
 from index_store._vectors import model_of, query_vector
-from timeline.model.block import PLAN_LATEST, REACT_PLAN, Block
-from timeline.model.errors import (
+from timeline._model import (
+    PLAN_LATEST,
+    REACT_PLAN,
+    Block,
+    Embedder,
     NotFoundError,
+    SearchHit,
     StoreUnavailableError,
     TimelineError,
+    TimelineSnapshot,
+    asearched,
+    clean_text,
+    install_hint,
 )
-from timeline.model.extras import install_hint
-from timeline.model.json_text import clean_text
-from timeline.model.persistence import Embedder, SearchHit, TimelineSnapshot
-from timeline.model.tracing import asearched
 
 __all__ = ["PostgresAsync"]
 
 
 class PostgresAsync:
-    """Mixin for :class:`index_store.postgres.PostgresStore` (which holds ``dsn``,
+    """Mixin for :class:`index_store._postgres.PostgresStore` (which holds ``dsn``,
     ``pool_size``, ``_apools`` and ``_pg``)."""
 
     dsn: str

@@ -24,7 +24,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, Final, NamedTuple
 
 from index_store._search import DocInfo
-from timeline.model.ranking import Bm25
+from timeline._model import Bm25
 
 __all__ = [
     "CHUNK",

@@ -40,8 +40,13 @@ from index_store._pg_search import (
 from index_store._pg_sql import INSERT_PIECE, ROW_SELECT, TEXT_TABLE, pieces
 from index_store._rows import Base, BlockCodec, Row
 from index_store._search import SearchDoc, doc_of, unpack_repeats
-from timeline.model.block import REACT_TOOL_CALL, REACT_TOOL_RESULT, Block
-from timeline.model.errors import CorruptRecordError, StoreUnavailableError
+from timeline._model import (
+    REACT_TOOL_CALL,
+    REACT_TOOL_RESULT,
+    Block,
+    CorruptRecordError,
+    StoreUnavailableError,
+)
 
 __all__ = ["SCHEMA_VERSION", "created_text", "migrate"]
 

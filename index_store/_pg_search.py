@@ -1,7 +1,7 @@
 """PostgreSQL's search index (schema 3, with schema 4's highest counts and schema 5's
 postings) and its queries, for the sync store and its async twin alike.
 
-Each block row has a ``bt_search`` row: its distinct terms (:mod:`timeline.model.search_text`,
+Each block row has a ``bt_search`` row: its distinct terms (:mod:`timeline._model.search_text`,
 analysed in Python so every backend agrees) and what ranking needs (length, counts over
 1, a tool call's or result's link, a result's call, whether it is a summary). Each
 turn-log term of a conversation has its postings (:mod:`index_store._pg_postings`): a
@@ -33,9 +33,7 @@ from index_store._search import (
     select,
 )
 from index_store._vectors import DEPTH, fused, nearest
-from timeline.model.block import REACT_TOOL_CALL, REACT_TOOL_RESULT, Block
-from timeline.model.errors import CorruptRecordError
-from timeline.model.ranking import Corpus
+from timeline._model import REACT_TOOL_CALL, REACT_TOOL_RESULT, Block, Corpus, CorruptRecordError
 
 __all__ = [
     "INSERT",

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Final
 
 from index_store._pieces import PIECE_CHARS, pieces
-from timeline.model.errors import StoreError
+from timeline._model import StoreError
 
 __all__ = [
     "LOCK_INSERT",

@@ -28,8 +28,7 @@ from typing import Any, Final, NamedTuple
 import msgspec
 
 from index_store._delta import DeltaError, apply, diff
-from timeline.model.block import Block
-from timeline.model.errors import CorruptRecordError
+from timeline._model import Block, CorruptRecordError
 
 __all__ = [
     "MAX_DEPTH",

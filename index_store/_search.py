@@ -3,7 +3,7 @@ and how the rows a query's terms match become ranked hits.
 
 A backend gives the rows of one conversation holding each term (its full-text index:
 FTS5, GIN, a dict), the conversation's size, and each candidate's length and repeated
-terms; this module ranks them with :class:`timeline.model.ranking.Bm25`, so the same
+terms; this module ranks them with :class:`timeline._model.ranking.Bm25`, so the same
 conversation ranks the same on every backend:
 
 - one BM25 ranking over every distinct term of the query (stop words left out);
@@ -23,11 +23,16 @@ from collections.abc import Callable, Collection, Generator, Iterable, Mapping, 
 from typing import Final, NamedTuple
 
 from index_store._bounds import Bounds
-from timeline.model.block import REACT_TOOL_CALL, REACT_TOOL_RESULT, Block
-from timeline.model.persistence import SearchHit
-from timeline.model.ranking import Bm25, Corpus
-from timeline.model.search_text import block_counts
-from timeline.model.snippet import snippet
+from timeline._model import (
+    REACT_TOOL_CALL,
+    REACT_TOOL_RESULT,
+    Block,
+    Bm25,
+    Corpus,
+    SearchHit,
+    block_counts,
+    snippet,
+)
 
 __all__ = [
     "BATCH",
@@ -182,7 +187,7 @@ def ranking(
     (:func:`~index_store._bounds.term_bound`); None: the loose bound ``(K1 + 1) * idf``.
 
     ``scored``: the backend scores every turn-log row holding a term itself, in no order
-    (:meth:`~timeline.model.ranking.Bm25.score_terms`), and names each result's call; only
+    (:meth:`~timeline._model.ranking.Bm25.score_terms`), and names each result's call; only
     the best rows and their calls' results are then read, at once. The same hits, for a
     backend holding every row's info in memory, when scoring every row costs less than
     ordering them."""

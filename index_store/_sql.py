@@ -27,12 +27,16 @@ from index_store._common import (
 from index_store._rows import Base, BlockCodec, Row, as_rows
 from index_store._sql_checkpoints import SqlCheckpoints
 from index_store._window import RefRuns, WindowRecord
-from timeline.model.block import CONV_RANGE_SUMMARY, PLAN_LATEST, REACT_PLAN, Block
-from timeline.model.errors import (
+from timeline._model import (
+    CONV_RANGE_SUMMARY,
+    PLAN_LATEST,
+    REACT_PLAN,
+    Block,
     DuplicateBlockIdError,
     NotFoundError,
+    TimelineSnapshot,
+    TimelineState,
 )
-from timeline.model.persistence import TimelineSnapshot, TimelineState
 
 __all__ = ["ROW_COLUMNS", "STREAM_CHUNK", "SqlStore", "utc_now_text"]
 

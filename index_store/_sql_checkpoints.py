@@ -8,8 +8,7 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from index_store._common import check_keys, decode_checkpoint, encode_checkpoint, utc_now_text
-from timeline.model.errors import CorruptRecordError, NotFoundError
-from timeline.model.persistence import CheckpointInfo, TimelineSnapshot
+from timeline._model import CheckpointInfo, CorruptRecordError, NotFoundError, TimelineSnapshot
 
 __all__ = ["SqlCheckpoints"]
 

@@ -12,8 +12,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from index_store._common import check_keys
 from index_store._rows import BlockCodec
 from index_store._vectors import embeddable, model_of, try_vectors
-from timeline.model.block import Block
-from timeline.model.persistence import Embedder
+from timeline._model import Block, Embedder
 
 __all__ = ["SqlVectors"]
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Final
 
-from timeline.model.block import Block
+from timeline._model import Block
 
 __all__ = ["LONG_TEXT", "SEQ_BITS", "CommitRange", "Written"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from timeline.model.errors import StoreUnavailableError
+from timeline._model import StoreUnavailableError
 
 __all__ = ["create_private", "is_corrupt", "is_damage", "text"]
 

@@ -1,6 +1,6 @@
 """The SQLite store's search index (schema 6), and how it is kept up to date.
 
-Each block row is indexed by its terms (:mod:`timeline.model.search_text`, analysed in
+Each block row is indexed by its terms (:mod:`timeline._model.search_text`, analysed in
 Python, so every backend agrees): an FTS5 table of the distinct terms (``detail=none``:
 which rows hold a term, seeked by a conversation's range of rowids) and ``search_docs``,
 a row's length, its counts over 1, and a tool call's or result's link (what a result's
@@ -24,7 +24,7 @@ from typing import Any, Final
 from index_store._rows import body_block, key_bytes, unframe
 from index_store._search import SearchDoc, doc_of, link_of, own_terms
 from index_store._sqlite_commit import SEQ_BITS
-from timeline.model.block import CONV_RANGE_SUMMARY, REACT_TOOL_CALL, REACT_TOOL_RESULT, Block
+from timeline._model import CONV_RANGE_SUMMARY, REACT_TOOL_CALL, REACT_TOOL_RESULT, Block
 
 __all__ = [
     "MOST",

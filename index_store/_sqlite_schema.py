@@ -45,7 +45,7 @@ from index_store._sqlite_index import (
     bring_index_up_to_date,
     most_tf,
 )
-from timeline.model.errors import CorruptRecordError, StoreUnavailableError
+from timeline._model import CorruptRecordError, StoreUnavailableError
 
 __all__ = ["SCHEMA_VERSION", "SEQ_BITS", "TABLES", "migrate"]
 

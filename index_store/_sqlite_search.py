@@ -25,12 +25,16 @@ from index_store._sqlite_commit import SEQ_BITS
 from index_store._sqlite_file import is_damage
 from index_store._sqlite_index import bring_index_up_to_date, first_damaged
 from index_store._vectors import DEPTH, fused, model_of, nearest, query_vector
-from timeline.model.block import Block
-from timeline.model.errors import CorruptRecordError, StoreError
-from timeline.model.json_text import clean_text
-from timeline.model.persistence import Embedder, SearchHit
-from timeline.model.ranking import Corpus
-from timeline.model.tracing import searched
+from timeline._model import (
+    Block,
+    Corpus,
+    CorruptRecordError,
+    Embedder,
+    SearchHit,
+    StoreError,
+    clean_text,
+    searched,
+)
 
 __all__ = ["SqliteSearch", "linked", "ranked"]
 
@@ -116,7 +120,7 @@ def _chunks(seqs: list[int]) -> Iterator[list[int]]:
 
 
 class SqliteSearch:
-    """The search methods of :class:`~index_store.sqlite.SqliteStore` (a mixin)."""
+    """The search methods of :class:`~index_store._sqlite.SqliteStore` (a mixin)."""
 
     path: str
     embedder: Embedder | None

@@ -17,12 +17,7 @@ from operator import mul
 from typing import Final
 
 from index_store._search import Ranked
-from timeline.model import log
-from timeline.model.block import CONV_RANGE_SUMMARY, Block
-from timeline.model.errors import StoreError
-from timeline.model.persistence import Embedder
-from timeline.model.ranking import fuse
-from timeline.model.search_text import search_text
+from timeline._model import CONV_RANGE_SUMMARY, Block, Embedder, StoreError, fuse, log, search_text
 
 __all__ = [
     "DEPTH",

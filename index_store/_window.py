@@ -19,7 +19,7 @@ from typing import Final
 
 import msgspec
 
-from timeline.model.persistence import TimelineState
+from timeline._model import TimelineState
 
 __all__ = ["MAX_RUN", "RUNS_VERSION", "RefRuns", "WindowRecord", "WindowRef", "expand"]
 

@@ -21,8 +21,8 @@ from hypothesis import event, reject
 
 import index_store
 from timeline import NoBudgetWarning, RenderedContext, Timeline, TimelineError, TimelineSnapshot
-from timeline.compaction import CompactionStats
-from timeline.model.block import Block
+from timeline._compaction import CompactionStats
+from timeline._model.block import Block
 
 T = TypeVar("T")
 

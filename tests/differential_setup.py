@@ -15,8 +15,8 @@ import attrs
 import msgspec
 
 from timeline import CacheWarmSummarizer, CompactionPolicy, HeuristicCounter, TiktokenCounter
-from timeline.compaction.summarizers.base import SummaryRequest
-from timeline.model.block import Block
+from timeline._compaction.summarizers.base import SummaryRequest
+from timeline._model.block import Block
 from timeline.summarizers import TruncateSummarizer
 
 CounterKind = Literal["tiktoken", "heuristic", "count_only"]

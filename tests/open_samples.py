@@ -10,7 +10,7 @@ from collections.abc import Callable
 import msgspec
 
 from timeline import blocks
-from timeline.model.block import Block
+from timeline._model.block import Block
 
 OPAQUE_KINDS = 8
 MEDIA_KINDS = 4

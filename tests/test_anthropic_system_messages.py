@@ -13,12 +13,12 @@ from provider_rules import anthropic_errors, chat_errors, responses_errors
 
 import index_store
 from timeline import CompactionPolicy, HeuristicCounter, InvalidBlockError, Timeline, blocks
-from timeline.formats.anthropic import to_anthropic
-from timeline.formats.incremental import PayloadCache
-from timeline.io.importers import import_conversation
-from timeline.model.block import Block
-from timeline.model.native import PROVIDER_MESSAGE, native_item
-from timeline.tokens.payload import payload_tokens
+from timeline._formats.anthropic import to_anthropic
+from timeline._formats.incremental import PayloadCache
+from timeline._io.importers import import_conversation
+from timeline._model.block import Block
+from timeline._model.native import PROVIDER_MESSAGE, native_item
+from timeline._tokens.payload import payload_tokens
 
 RULE = "From now on, every suggestion must include explicit type annotations."
 SYSTEM = {"role": "system", "content": [{"type": "text", "text": RULE}]}

@@ -18,7 +18,7 @@ from timeline import (
     blocks,
     register_block_type,
 )
-from timeline.model.block_types import block_type
+from timeline._model.block_types import block_type
 
 
 def test_constructors_cover_every_known_type() -> None:

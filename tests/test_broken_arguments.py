@@ -17,9 +17,9 @@ from provider_rules import anthropic_errors, chat_errors, responses_errors
 
 import index_store
 from timeline import Timeline
-from timeline.cli import main
-from timeline.driver import ModelReply, ReactDriver, ToolCallRequest
-from timeline.io.importers import import_conversation
+from timeline._cli import main
+from timeline._driver import ModelReply, ReactDriver, ToolCallRequest
+from timeline._io.importers import import_conversation
 
 CASES = [pytest.param(text, id=name) for name, text in ARGUMENTS_TEXTS.items()]
 

@@ -7,8 +7,8 @@ from collections.abc import Callable
 import pytest
 
 from timeline import Block, CompactionPolicy, Timeline, blocks
-from timeline.cache import LOOKBACK, CacheState, plan_checkpoints, positions
-from timeline.cache.simulate import request_positions, simulate
+from timeline._cache import LOOKBACK, CacheState, plan_checkpoints, positions
+from timeline._cache.simulate import request_positions, simulate
 
 
 def _grow(tl: Timeline, n: int) -> None:

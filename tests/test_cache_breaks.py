@@ -12,10 +12,10 @@ import pytest
 
 import index_store
 from timeline import ClearingPolicy, CompactionPolicy, Timeline, blocks
-from timeline.driver.memory_tools import TOOL_SPECS
-from timeline.formats.reply import ModelReply, Usage, read_usage
-from timeline.model.persistence import CacheBreak
-from timeline.render.context import RenderedContext
+from timeline._driver.memory_tools import TOOL_SPECS
+from timeline._formats.reply import ModelReply, Usage, read_usage
+from timeline._model.persistence import CacheBreak
+from timeline._render.context import RenderedContext
 
 SYSTEM = "You are a careful assistant. " * 200  # over the 1,024-token minimum alone
 

@@ -10,7 +10,7 @@ from typing import Any
 from benchmarks.cache_sim import CacheBlock, CacheSimulator
 from benchmarks.evaluate import OVERHEAD
 from timeline import CompactionPolicy, Timeline, blocks
-from timeline.tokens import TiktokenCounter
+from timeline._tokens import TiktokenCounter
 
 RECORDED = json.loads(
     (Path(__file__).parent / "data" / "real_usage" / "anthropic_cache_messages.json").read_text()

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import attrs
 
 from timeline import Block
-from timeline.cache.simulate import CacheOutcome, Position, request_positions, simulate
+from timeline._cache.simulate import CacheOutcome, Position, request_positions, simulate
 
 
 def request(*parts: tuple[str, int, bool]) -> list[Position]:

@@ -20,7 +20,7 @@ from timeline import (
     Timeline,
     blocks,
 )
-from timeline.compaction.summarizers.cache_warm import Provider
+from timeline._compaction.summarizers.cache_warm import Provider
 
 SYSTEM = "You are a coding agent. " + "Follow the house style and test every change. " * 150
 SUMMARY = "## Goal\nFix the retry loop.\n## Next Steps\n1. Run the tests."

@@ -18,9 +18,9 @@ from timeline import (
     blocks,
     provider_call_id,
 )
-from timeline.driver import ModelReply, ReactDriver, ToolCallRequest
-from timeline.model.call_ids import given_call_id
-from timeline.render.context import RenderedContext
+from timeline._driver import ModelReply, ReactDriver, ToolCallRequest
+from timeline._model.call_ids import given_call_id
+from timeline._render.context import RenderedContext
 
 
 def _tl() -> Timeline:
@@ -241,7 +241,7 @@ class TestProviderForms:
             },
             {"role": "tool", "tool_call_id": mapped, "content": "done"},
         ]
-        from timeline.io.importers import import_conversation
+        from timeline._io.importers import import_conversation
 
         view = import_conversation(data, "openai", "i").timeline.render("")
         sent = view.to_openai()

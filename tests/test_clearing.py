@@ -18,8 +18,8 @@ from timeline import (
     Timeline,
     blocks,
 )
-from timeline.model.block import CONV_RANGE_SUMMARY
-from timeline.model.reasoning import anthropic_thinking
+from timeline._model.block import CONV_RANGE_SUMMARY
+from timeline._model.reasoning import anthropic_thinking
 
 SYSTEM = "You are a coding agent."
 Make = Callable[..., Timeline]

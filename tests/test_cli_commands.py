@@ -18,7 +18,7 @@ import pytest
 import index_store
 from tests.test_cli import ANTHROPIC_MESSAGES, OPENAI_MESSAGES, cli
 from timeline import CompactionPolicy, Timeline, blocks
-from timeline.cli.demo import DEMO_SYSTEM_PROMPT
+from timeline._cli.demo import DEMO_SYSTEM_PROMPT
 
 RESPONSES_ITEMS: list[dict[str, Any]] = [
     {"role": "user", "content": [{"type": "input_text", "text": "List the files."}]},
@@ -279,7 +279,7 @@ def test_the_demo_reads_the_turn_log_a_fixed_number_of_times(
     """The demo's per-turn 'evicted' column does not re-read the whole turn log every
     turn (quadratic): the turn log is read the same few times for 3 or 30 turns, and the
     column counts every block of the turn log that is not in the window."""
-    from timeline.cli.demo import run_demo
+    from timeline._cli.demo import run_demo
 
     reads: list[int] = []
     real = index_store.SqliteStore.turn_log

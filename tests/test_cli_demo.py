@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import PG_DSN
 
-from index_store.postgres import shown_dsn
+from index_store import shown_dsn
 from tests.test_cli import cli, cli_on_tty
 
 

@@ -9,7 +9,7 @@ import io
 import json
 from typing import Any
 
-from timeline.cli.importing import detect_format
+from timeline._cli.importing import detect_format
 
 
 class CountingReads(io.BytesIO):

@@ -19,8 +19,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.test_cli import LONG_MESSAGES, OPENAI_MESSAGES, cli, import_file
-from timeline.cli import _parser, flag_terms
-from timeline.render.usage import percent_shares, plural
+from timeline._cli import _parser, flag_terms
+from timeline._html.usage import percent_shares, plural
 
 SUBCOMMANDS = (
     "demo",

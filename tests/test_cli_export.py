@@ -15,8 +15,8 @@ from samples import PNG_1x1 as PNG
 
 import index_store
 from timeline import CompactionPolicy, Timeline, blocks
-from timeline.cli import main
-from timeline.model.reasoning import anthropic_thinking, openai_reasoning
+from timeline._cli import main
+from timeline._model.reasoning import anthropic_thinking, openai_reasoning
 
 SYSTEM = "You are a careful coding agent."
 FIELDS = ("type", "author", "turn_id", "text", "call_id", "tool_id", "path", "mime", "data")

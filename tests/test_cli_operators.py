@@ -109,8 +109,8 @@ def test_missing_extra_hint_outside_a_checkout_names_the_packages(
     extra's own packages, as the installed metadata lists them."""
     import shlex
 
+    from timeline._model import extras
     from timeline.integrations import missing_extra
-    from timeline.model import extras
 
     monkeypatch.setattr(extras, "source_tree", lambda: None)
     message = str(missing_extra("langchain", "langchain"))
@@ -186,8 +186,8 @@ def test_streamed_import_keeps_the_system_prompt(fmt: str, data: object) -> None
     import io
     import json
 
-    from timeline.io.importers import import_conversation
-    from timeline.io.stream import import_stream
+    from timeline._io.importers import import_conversation
+    from timeline._io.stream import import_stream
 
     user = {"role": "user", "content": "hi"}
     if isinstance(data, dict):

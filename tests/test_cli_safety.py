@@ -16,7 +16,7 @@ import pytest
 import index_store
 from tests.test_cli import OPENAI_MESSAGES, cli, import_file
 from timeline import Timeline, blocks
-from timeline.cli.output import printable
+from timeline._cli.output import printable
 
 OSC52 = "\x1b]52;c;cm0gLXJmIH4=\x07"
 """Sets the terminal's clipboard to ``rm -rf ~`` (base64)."""

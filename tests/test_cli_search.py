@@ -13,7 +13,7 @@ import pytest
 
 import index_store
 from timeline import Timeline, blocks
-from timeline.cli import main
+from timeline._cli import main
 
 OUTPUT = "config [ZEBRA] loaded; the [note] says the zebra pool leaks connections"
 
@@ -69,7 +69,7 @@ def test_a_pipe_gets_the_matches_underlined(db: str, monkeypatch: pytest.MonkeyP
 
 def test_wide_characters_keep_the_marks_aligned() -> None:
     """A wide character takes two columns: the marks stay under their words."""
-    from timeline.cli.search import highlight
+    from timeline._cli.search import highlight
 
     line, marks = highlight("日本語 の [zebra] です", "zebra", color=False).split("\n")
     assert line == "日本語 の zebra です"

@@ -10,7 +10,7 @@ from samples import SAMPLE_BLOCKS
 
 from index_store._common import decode_snapshot_row
 from timeline import CodecError, decode_block, encode_block
-from timeline.model.codec import SCHEMA_VERSION, decode_record, encode_record
+from timeline._model.codec import SCHEMA_VERSION, decode_record, encode_record
 
 DATA = Path(__file__).parent / "data"
 

@@ -1,5 +1,5 @@
 """Edges of the block codec and of the errors it and the driver raise
-(``timeline.model``): the message names what was wrong and where. Written against mutants
+(``timeline._model``): the message names what was wrong and where. Written against mutants
 that the broader tests let through."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import pytest
 from test_driver import make
 
 from timeline import CodecError, ContextOverflowError, blocks, encode_block
-from timeline.driver import ModelReply, ReactDriver
-from timeline.driver.scripted import ProviderError
-from timeline.model.block import Block
-from timeline.render.context import RenderedContext
+from timeline._driver import ModelReply, ReactDriver
+from timeline._driver.scripted import ProviderError
+from timeline._model.block import Block
+from timeline._render.context import RenderedContext
 
 
 def test_encode_block_names_what_it_was_given() -> None:

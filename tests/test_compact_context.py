@@ -10,10 +10,10 @@ from test_render import check_anthropic
 
 import index_store
 from timeline import ClearingPolicy, CompactionPolicy, SummaryRequest, Timeline, blocks
-from timeline.driver import ModelReply, ReactDriver, ToolCallRequest
-from timeline.driver.memory_tools import TOOL_SPECS, compact_context_tool, memory_tools
-from timeline.driver.scripted import ScriptedModel
-from timeline.render.context import RenderedContext
+from timeline._driver import ModelReply, ReactDriver, ToolCallRequest
+from timeline._driver.memory_tools import TOOL_SPECS, compact_context_tool, memory_tools
+from timeline._driver.scripted import ScriptedModel
+from timeline._render.context import RenderedContext
 
 SYSTEM = "You are a coding agent."
 

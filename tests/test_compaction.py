@@ -15,8 +15,8 @@ from timeline import (
     Timeline,
     blocks,
 )
-from timeline.compaction import SPLIT_TURN_HEADING
-from timeline.render.prepare import system_cost
+from timeline._compaction import SPLIT_TURN_HEADING
+from timeline._render.prepare import system_cost
 
 
 def coding_turn(tl: Timeline, i: int, result_chars: int = 900, calls: int = 1) -> None:

@@ -1,4 +1,4 @@
-"""Edges of ``timeline.compaction``: how config errors are worded, model-name resolution,
+"""Edges of ``timeline._compaction``: how config errors are worded, model-name resolution,
 what the LLM summarizer sends, the pruned-result note and cut validity after a summary.
 Written against mutants that the broader tests let through."""
 
@@ -18,9 +18,9 @@ from timeline import (
     blocks,
     context_window_for,
 )
-from timeline.compaction import valid_cuts
-from timeline.compaction.pruning import prune_expired, pruned_replacement
-from timeline.compaction.summarizers.llm import SYSTEM_PROMPT, build_prompt
+from timeline._compaction import valid_cuts
+from timeline._compaction.pruning import prune_expired, pruned_replacement
+from timeline._compaction.summarizers.llm import SYSTEM_PROMPT, build_prompt
 
 
 def config_error(config: dict[str, Any]) -> str:

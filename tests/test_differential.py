@@ -33,11 +33,11 @@ from timeline import (
     blocks,
     tool_specs,
 )
-from timeline.model.block import CONV_RANGE_SUMMARY, PLAN_LATEST
-from timeline.model.block_types import block_type
-from timeline.model.call_ids import given_call_id
-from timeline.model.names import provider_call_id
-from timeline.model.reasoning import anthropic_thinking, openai_reasoning
+from timeline._model.block import CONV_RANGE_SUMMARY, PLAN_LATEST
+from timeline._model.block_types import block_type
+from timeline._model.call_ids import given_call_id
+from timeline._model.names import provider_call_id
+from timeline._model.reasoning import anthropic_thinking, openai_reasoning
 
 HUGE = "lorem ipsum dolor sit amet, " * 720  # ~20,000 characters
 PDF = b"%PDF-1.4\n1 0 obj << /Type /Page >> endobj\n"

@@ -1,5 +1,5 @@
 """Edges of what the compaction digest reads out of JSON tool results
-(``timeline.compaction.digest_tools``): where artifact records are found, how deep, and
+(``timeline._compaction.digest_tools``): where artifact records are found, how deep, and
 the defaults of the fields a record leaves out. The digest is what a summary remembers
 of the files a tool produced. Written against mutants the broader tests let through."""
 
@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from timeline import Timeline, blocks
-from timeline.compaction.digest import build_digest
-from timeline.compaction.digest_records import Artifact
+from timeline._compaction.digest import build_digest
+from timeline._compaction.digest_records import Artifact
 
 
 def digest_of(result: Any) -> tuple[list[Artifact], list[Artifact]]:

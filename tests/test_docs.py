@@ -23,8 +23,8 @@ PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 PRELUDE = r'''
 import index_store
 from timeline import CompactionPolicy, Timeline, blocks, is_context_overflow
-from timeline.driver import ModelReply
-from timeline.driver.scripted import overflow_error
+from timeline._driver import ModelReply
+from timeline._driver.scripted import overflow_error
 
 system = "You are a careful coding agent."
 store = index_store.open("memory://")

@@ -10,15 +10,22 @@ from test_render import check_anthropic
 
 import index_store
 from timeline import CompactionPolicy, ContextOverflowError, HeuristicCounter, Timeline
-from timeline.driver import DriverEvent, ModelReply, ReactDriver, ToolCallRequest, ToolOutput, Usage
-from timeline.driver.scripted import (
+from timeline._driver import (
+    DriverEvent,
+    ModelReply,
+    ReactDriver,
+    ToolCallRequest,
+    ToolOutput,
+    Usage,
+)
+from timeline._driver.scripted import (
     DEMO_TOOL_SPECS,
     CodingSession,
     ProviderError,
     ScriptedModel,
     demo_tools,
 )
-from timeline.render.context import RenderedContext
+from timeline._render.context import RenderedContext
 
 SYSTEM = "You are a coding agent. " * 20
 

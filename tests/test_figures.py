@@ -18,8 +18,8 @@ import attrs
 import pytest
 
 from timeline import CompactionPolicy, Timeline, blocks
-from timeline.cli import main
-from timeline.render.usage import CALIBRATION_ROW, view_usage
+from timeline._cli import main
+from timeline._html.usage import CALIBRATION_ROW, view_usage
 
 
 def quiet(*argv: str) -> str:

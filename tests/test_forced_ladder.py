@@ -20,7 +20,7 @@ from timeline import (
     Timeline,
     blocks,
 )
-from timeline.compaction.summarizers.base import SummaryRequest
+from timeline._compaction.summarizers.base import SummaryRequest
 
 
 def ladder(tl: Timeline, system: str = "sys") -> list[int]:

@@ -1,5 +1,5 @@
 """The HTML page searches as the stores do: each row lists the terms
-:mod:`timeline.model.search_text` finds it by, and the page's script reads a query into
+:mod:`timeline._model.search_text` finds it by, and the page's script reads a query into
 the same terms (``assets/search.js``, run here with Node.js against the Python)."""
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ import pytest
 
 import index_store
 from timeline import CompactionPolicy, Timeline, blocks
-from timeline.cli.html_view import timeline_html
-from timeline.model.block import CONV_RANGE_SUMMARY
-from timeline.model.search_text import STOP_WORDS, block_counts, query_terms
-from timeline.render.html import query_script
+from timeline._cli.html_view import timeline_html
+from timeline._html.page import query_script
+from timeline._model.block import CONV_RANGE_SUMMARY
+from timeline._model.search_text import STOP_WORDS, block_counts, query_terms
 
 QUERIES = [
     "connection leak",

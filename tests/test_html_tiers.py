@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 
 from timeline import ClearingPolicy, CompactionPolicy, HeuristicCounter, Timeline, blocks
-from timeline.cli.html_view import timeline_html
-from timeline.model.block import CONV_RANGE_SUMMARY
+from timeline._cli.html_view import timeline_html
+from timeline._model.block import CONV_RANGE_SUMMARY
 
 SYSTEM = "You are a coding agent."
 

@@ -25,10 +25,10 @@ import pytest
 import index_store
 from tests.test_cli import cli
 from timeline import Block, CompactionPolicy, Timeline, blocks
-from timeline.cli.html_view import timeline_html
-from timeline.cli.inspect import usage_report
-from timeline.model.search_text import query_terms
-from timeline.render.usage import CATEGORIES
+from timeline._cli.html_view import timeline_html
+from timeline._cli.inspect import usage_report
+from timeline._html.usage import CATEGORIES
+from timeline._model.search_text import query_terms
 
 RESULT = "line of tool output with some words in it\n" * 40
 VENDOR = Path(__file__).parent / "data" / "vendor" / "axe-core"
@@ -304,7 +304,7 @@ def test_colours_match_the_terminal() -> None:
     assert {c.name: c.color for c in CATEGORIES} == {c.name: palette[c.ansi] for c in CATEGORIES}
     tl, store = conversation()
     page = stored_page(tl, store)
-    from timeline.cli.inspect import context_usage
+    from timeline._cli.inspect import context_usage
 
     text = usage_report(context_usage(tl, "sys"), color=True)
     for name in ("tool results", "user", "summary"):

@@ -14,8 +14,8 @@ import pytest
 
 import index_store
 from timeline import Timeline, blocks
-from timeline.compaction.policy import NoBudgetWarning
-from timeline.io.stream import import_file
+from timeline._compaction.policy import NoBudgetWarning
+from timeline._io.stream import import_file
 
 ONE = b'{"role":"user","content":"7"}'
 

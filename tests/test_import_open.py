@@ -11,9 +11,9 @@ import pytest
 from provider_rules import anthropic_errors, chat_errors, responses_errors
 
 from timeline import InvalidBlockError
-from timeline.io.importers import import_conversation
-from timeline.model.native import PROVIDER_COMPACTION, PROVIDER_INPUT, PROVIDER_ITEM
-from timeline.render.context import RenderedContext
+from timeline._io.importers import import_conversation
+from timeline._model.native import PROVIDER_COMPACTION, PROVIDER_INPUT, PROVIDER_ITEM
+from timeline._render.context import RenderedContext
 
 WAV = base64.b64encode(b"RIFF\x24\x00\x00\x00WAVEfmt ").decode()
 

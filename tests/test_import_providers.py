@@ -16,8 +16,8 @@ from provider_rules import anthropic_errors, chat_errors, responses_errors
 from samples import PNG_1x1
 
 from timeline import HeuristicCounter, InvalidBlockError, Timeline, blocks
-from timeline.io.importers import import_conversation
-from timeline.model.reasoning import anthropic_thinking, openai_reasoning
+from timeline._io.importers import import_conversation
+from timeline._model.reasoning import anthropic_thinking, openai_reasoning
 
 PNG_URL = "data:image/png;base64," + base64.b64encode(PNG_1x1).decode()
 THINKING = {"type": "thinking", "thinking": "Look first.", "signature": "c2ln"}

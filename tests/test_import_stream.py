@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from tests.test_cli import ANTHROPIC_MESSAGES, OPENAI_MESSAGES, cli_on_tty, import_file
-from timeline.io.importers import import_messages
-from timeline.io.stream import import_file as stream_file
-from timeline.model.errors import InvalidBlockError
+from timeline._io.importers import import_messages
+from timeline._io.stream import import_file as stream_file
+from timeline._model.errors import InvalidBlockError
 
 
 def _plain(blocks: Any) -> list[tuple[str, str, str, str | None]]:

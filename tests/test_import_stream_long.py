@@ -15,9 +15,9 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from timeline.io.importers import import_messages
-from timeline.io.stream import _Counting
-from timeline.io.stream import import_file as stream_file
+from timeline._io.importers import import_messages
+from timeline._io.stream import _Counting
+from timeline._io.stream import import_file as stream_file
 
 
 class _Reads(io.BytesIO):

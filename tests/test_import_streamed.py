@@ -15,15 +15,15 @@ import pytest
 
 from tests.test_cli import ANTHROPIC_MESSAGES, OPENAI_MESSAGES, cli
 from timeline import Timeline, blocks
-from timeline.io.stream import import_stream
-from timeline.io.streamed import StreamedImport
-from timeline.model.errors import (
+from timeline._io.stream import import_stream
+from timeline._io.streamed import StreamedImport
+from timeline._model.errors import (
     ConflictError,
     DuplicateBlockIdError,
     InvalidBlockError,
     TimelineError,
 )
-from timeline.model.persistence import TimelineState
+from timeline._model.persistence import TimelineState
 
 RESPONSES_INPUT = {
     "instructions": "be brief",
@@ -179,7 +179,7 @@ def test_responses_input_streams_like_the_whole_document(data: Any) -> None:
     """Responses items are read one at a time like messages: the same blocks, system
     prompt (instructions first, wherever the key is) and count as the whole-document
     importer."""
-    from timeline.io.importers import import_conversation
+    from timeline._io.importers import import_conversation
 
     whole = import_conversation(data, "responses", "c")
     streamed = import_stream(_raw(data), "responses", "c")
@@ -203,8 +203,8 @@ def test_bad_responses_input_is_refused(raw: bytes, message: str) -> None:
 
 
 def _peak_import(tmp_path: Path, n: int, fmt: str = "openai") -> int:
-    from timeline.cli.importing import cmd_import
-    from timeline.cli.parser import build_parser
+    from timeline._cli.importing import cmd_import
+    from timeline._cli.parser import build_parser
 
     src = tmp_path / f"tiny{n}.json"
     items = b",".join([b'{"role":"user","content":"a"}'] * n)
@@ -253,8 +253,8 @@ def test_a_store_created_meanwhile_is_left_alone(
 ) -> None:
     """Another program creating ``--db`` while the import runs: its file is kept, the
     import's own is removed, and the error says nothing was imported."""
-    from timeline.cli import importing
-    from timeline.cli.parser import build_parser
+    from timeline._cli import importing
+    from timeline._cli.parser import build_parser
 
     src = tmp_path / "a.json"
     src.write_text(json.dumps(OPENAI_MESSAGES))

@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 from timeline_gen import _Gen
 
 from timeline import CompactionPolicy, HeuristicCounter, RenderedContext, Timeline, blocks
-from timeline.formats.anthropic import to_anthropic
-from timeline.formats.openai import to_openai, to_openai_responses
-from timeline.model.errors import TimelineError
+from timeline._formats.anthropic import to_anthropic
+from timeline._formats.openai import to_openai, to_openai_responses
+from timeline._model.errors import TimelineError
 
 FORMATS: dict[str, tuple[Callable[[RenderedContext], Any], Callable[[RenderedContext], Any]]] = {
     "anthropic": (

@@ -11,7 +11,7 @@ import pytest
 
 import index_store
 from timeline import CompactionPolicy, HeuristicCounter
-from timeline.model.call_ids import given_call_id
+from timeline._model.call_ids import given_call_id
 
 RESULT = "runbook line. " * 120
 """A tool output large enough that a small budget truncates it in the request."""

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from timeline import CompactionPolicy, Timeline
-from timeline.model.native import PROVIDER_COMPACTION, PROVIDER_INPUT, PROVIDER_ITEM
+from timeline._model.native import PROVIDER_COMPACTION, PROVIDER_INPUT, PROVIDER_ITEM
 
 POLICY = CompactionPolicy(max_tokens=100_000)
 

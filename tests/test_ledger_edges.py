@@ -1,4 +1,4 @@
-"""Edges of the Ledger (``timeline.state``) seen through ``Timeline``: a snapshot carries the
+"""Edges of the Ledger (``timeline._state``) seen through ``Timeline``: a snapshot carries the
 pins; which ids count as calls after an eviction. Written against mutants that the broader
 tests let through."""
 

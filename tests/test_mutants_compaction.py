@@ -1,4 +1,4 @@
-"""Edges of ``timeline.compaction`` (the summarizers' transcript lines, the clearing
+"""Edges of ``timeline._compaction`` (the summarizers' transcript lines, the clearing
 tier's placeholders, what the digest remembers of a search), written against mutants of
 the sampled mutation campaign (docs/testing.md, "Sampled campaign") that the broader
 tests let through; each was checked to fail with its mutant applied."""
@@ -23,21 +23,21 @@ from timeline import (
     Timeline,
     blocks,
 )
-from timeline.compaction.clearing import signature
-from timeline.compaction.cuts import _kept_tokens
-from timeline.compaction.digest import build_digest
-from timeline.compaction.digest_records import CompactionDigest, classify_tool
-from timeline.compaction.digest_tools import command_of, search_record
-from timeline.compaction.run import summarize_sync
-from timeline.compaction.summarizers._page import Page
-from timeline.compaction.summarizers._progress import turn_items
-from timeline.compaction.summarizers._sentences import first_sentence
-from timeline.compaction.summarizers.base import block_line
-from timeline.compaction.summarizers.cache_warm import _quote
-from timeline.compaction.summarizers.inventory import InventorySummarizer
-from timeline.compaction.summarizers.llm import build_prompt, finish_summary
-from timeline.compaction.truncation import truncate_to_fit
-from timeline.model.block import CONV_RANGE_SUMMARY
+from timeline._compaction.clearing import signature
+from timeline._compaction.cuts import _kept_tokens
+from timeline._compaction.digest import build_digest
+from timeline._compaction.digest_records import CompactionDigest, classify_tool
+from timeline._compaction.digest_tools import command_of, search_record
+from timeline._compaction.run import summarize_sync
+from timeline._compaction.summarizers._page import Page
+from timeline._compaction.summarizers._progress import turn_items
+from timeline._compaction.summarizers._sentences import first_sentence
+from timeline._compaction.summarizers.base import block_line
+from timeline._compaction.summarizers.cache_warm import _quote
+from timeline._compaction.summarizers.inventory import InventorySummarizer
+from timeline._compaction.summarizers.llm import build_prompt, finish_summary
+from timeline._compaction.truncation import truncate_to_fit
+from timeline._model.block import CONV_RANGE_SUMMARY
 
 
 def test_a_tool_result_line_names_its_tool() -> None:

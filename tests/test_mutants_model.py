@@ -1,4 +1,4 @@
-"""Edges of ``timeline.model`` and the Timeline's own checks, written against mutants of
+"""Edges of ``timeline._model`` and the Timeline's own checks, written against mutants of
 the sampled mutation campaign (docs/testing.md, "Sampled campaign") that the broader
 tests let through; each was checked to fail with its mutant applied."""
 
@@ -19,13 +19,13 @@ from timeline import (
     UnknownPathError,
     blocks,
 )
-from timeline.model.codec import encode_block
-from timeline.model.media import MediaRef, media_ref, media_url
-from timeline.model.native import NATIVE_MIME, as_item, with_native
-from timeline.model.native_text import describe
-from timeline.model.reasoning import REASONING_MIME, anthropic_thinking, reasoning_item
-from timeline.model.validate import check_block
-from timeline.state.stream import rendered_form
+from timeline._model.codec import encode_block
+from timeline._model.media import MediaRef, media_ref, media_url
+from timeline._model.native import NATIVE_MIME, as_item, with_native
+from timeline._model.native_text import describe
+from timeline._model.reasoning import REASONING_MIME, anthropic_thinking, reasoning_item
+from timeline._model.validate import check_block
+from timeline._state.stream import rendered_form
 
 
 def test_a_custom_block_keeps_the_mime_type_it_is_given() -> None:

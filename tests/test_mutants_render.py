@@ -1,4 +1,4 @@
-"""Edges of ``timeline.render`` and ``timeline.formats`` (the HTML page, usage, payloads,
+"""Edges of ``timeline._render`` and ``timeline._formats`` (the HTML page, usage, payloads,
 replies), written against mutants of the sampled mutation campaign
 (docs/testing.md, "Sampled campaign") that the broader tests let through; each was
 checked to fail with its mutant applied."""
@@ -23,20 +23,20 @@ from timeline import (
     Timeline,
     blocks,
 )
-from timeline.cache.checkpoints import plan_checkpoints
-from timeline.compaction.clearing import key_arguments
-from timeline.formats.reply import ModelReply
-from timeline.model.persistence import CacheState
-from timeline.model.reasoning import anthropic_thinking
-from timeline.render.html_rows import TEXT_LIMIT, Item, _tiers, compaction_html, digest_text
-from timeline.render.html_top import toolbar
-from timeline.render.usage import (
+from timeline._cache.checkpoints import plan_checkpoints
+from timeline._compaction.clearing import key_arguments
+from timeline._formats.reply import ModelReply
+from timeline._html.rows import TEXT_LIMIT, Item, _tiers, compaction_html, digest_text
+from timeline._html.top import toolbar
+from timeline._html.usage import (
     CALIBRATION_ROW,
     category_of,
     percent_shares,
     view_usage,
 )
-from timeline.tokens.walk import REFERENCE_TOKENS
+from timeline._model.persistence import CacheState
+from timeline._model.reasoning import anthropic_thinking
+from timeline._tokens.walk import REFERENCE_TOKENS
 
 
 def _page() -> tuple[Timeline, str]:

@@ -24,18 +24,18 @@ from timeline import (
     Timeline,
     blocks,
 )
-from timeline.compaction.digest import cap_request
-from timeline.compaction.digest_records import classify_tool
-from timeline.compaction.summarizers._sentences import _sentence_end
-from timeline.compaction.summarizers.llm import _file_list
-from timeline.compaction.truncation import truncate_to_fit
-from timeline.formats._parts import part_text
-from timeline.formats.reply import ModelReply
-from timeline.formats.text import to_text
-from timeline.model.names import provider_call_id
-from timeline.model.native import anthropic_system_message
-from timeline.model.native_text import describe
-from timeline.model.reasoning import anthropic_thinking
+from timeline._compaction.digest import cap_request
+from timeline._compaction.digest_records import classify_tool
+from timeline._compaction.summarizers._sentences import _sentence_end
+from timeline._compaction.summarizers.llm import _file_list
+from timeline._compaction.truncation import truncate_to_fit
+from timeline._formats._parts import part_text
+from timeline._formats.reply import ModelReply
+from timeline._formats.text import to_text
+from timeline._model.names import provider_call_id
+from timeline._model.native import anthropic_system_message
+from timeline._model.native_text import describe
+from timeline._model.reasoning import anthropic_thinking
 
 PDF = b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n"
 

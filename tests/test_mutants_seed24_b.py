@@ -9,26 +9,26 @@ import msgspec
 import pytest
 
 from timeline import Block, CompactionPolicy, HeuristicCounter, TiktokenCounter, Timeline, blocks
-from timeline.compaction.clearing import ClearingPolicy, clearing_candidates
-from timeline.compaction.digest import CompactionDigest, _memory_hit
-from timeline.compaction.digest_records import Artifact
-from timeline.compaction.sections import SummarySections
-from timeline.compaction.summarizers.base import SummaryRequest, SummaryResult
-from timeline.compaction.summarizers.cache_warm import instruction
-from timeline.compaction.summarizers.inventory import _critical, _listed_chars
-from timeline.compaction.summary_state import (
+from timeline._compaction.clearing import ClearingPolicy, clearing_candidates
+from timeline._compaction.digest import CompactionDigest, _memory_hit
+from timeline._compaction.digest_records import Artifact
+from timeline._compaction.sections import SummarySections
+from timeline._compaction.summarizers.base import SummaryRequest, SummaryResult
+from timeline._compaction.summarizers.cache_warm import instruction
+from timeline._compaction.summarizers.inventory import _critical, _listed_chars
+from timeline._compaction.summary_state import (
     STATE_KEY,
     previous_summary,
     state_from_meta,
     summary_content,
 )
-from timeline.compaction.summary_text import SPLIT_TURN_HEADING
-from timeline.compaction.textscan import first_line
-from timeline.formats._kept_plan import KeptPlan
-from timeline.formats._plan import plan_messages, plan_rest
-from timeline.model.reasoning import anthropic_thinking
-from timeline.state.stream import VisibleStream
-from timeline.tokens import BlockTokenMemo
+from timeline._compaction.summary_text import SPLIT_TURN_HEADING
+from timeline._compaction.textscan import first_line
+from timeline._formats._kept_plan import KeptPlan
+from timeline._formats._plan import plan_messages, plan_rest
+from timeline._model.reasoning import anthropic_thinking
+from timeline._state.stream import VisibleStream
+from timeline._tokens import BlockTokenMemo
 
 
 def _numbered(*items: Block) -> list[Block]:

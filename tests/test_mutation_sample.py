@@ -35,7 +35,7 @@ def test_wilson_matches_published_values(sample: ModuleType) -> None:
 
 
 def test_draw_is_uniform_without_replacement_and_repeatable(sample: ModuleType) -> None:
-    names = [f"timeline.core.m.x_f__mutmut_{i}" for i in range(50)]
+    names = [f"timeline._core.m.x_f__mutmut_{i}" for i in range(50)]
     first = sample.draw(names, 10, seed=7)
     assert first == sample.draw(list(reversed(names)), 10, seed=7)
     assert len(set(first)) == 10 and set(first) <= set(names)
@@ -54,8 +54,8 @@ def test_checked_prefix_stops_at_the_first_unfinished(sample: ModuleType) -> Non
 
 
 def test_subpackage_of_a_mutant_name(sample: ModuleType) -> None:
-    assert sample.subpackage("timeline.core.persist.x_apersist__mutmut_3") == "core"
-    name = "timeline.state.ledger.xǁLedgerǁwindow__mutmut_7"
+    assert sample.subpackage("timeline._core.persist.x_apersist__mutmut_3") == "core"
+    name = "timeline._state.ledger.xǁLedgerǁwindow__mutmut_7"
     assert sample.subpackage(name) == "state"
 
 

@@ -11,7 +11,7 @@ from provider_rules import anthropic_errors, chat_errors, responses_errors
 
 import index_store
 from timeline import Block, CompactionPolicy, HeuristicCounter, InvalidBlockError, Timeline, blocks
-from timeline.model.native import (
+from timeline._model.native import (
     NATIVE_MIME,
     PROVIDER_COMPACTION,
     PROVIDER_INPUT,
@@ -19,7 +19,7 @@ from timeline.model.native import (
     native_item,
     with_native,
 )
-from timeline.tokens.payload import payload_tokens
+from timeline._tokens.payload import payload_tokens
 
 SEARCH_USE = {
     "type": "server_tool_use",
@@ -203,7 +203,7 @@ class TestRender:
             "status": "completed",
             "action": {"type": "search", "query": "q"},
         }
-        from timeline.model.reasoning import openai_reasoning
+        from timeline._model.reasoning import openai_reasoning
 
         call = tl.append(blocks.tool_call("read", {"p": 1}, call_id="call_1"))
         tl.append(openai_reasoning(reasoning))
@@ -323,7 +323,7 @@ class TestCompaction:
     def test_a_cut_never_separates_blocks_sharing_a_call_id(self) -> None:
         """No valid cut falls between a server tool use and its result, even with an
         assistant text recorded between them."""
-        from timeline.compaction.cuts import valid_cuts
+        from timeline._compaction.cuts import valid_cuts
 
         tl = _timeline()
         tl.append(blocks.provider_block("anthropic", SEARCH_USE))

@@ -21,8 +21,8 @@ from timeline import (
     Timeline,
     blocks,
 )
-from timeline.model.block import CONV_RANGE_SUMMARY
-from timeline.model.native import PROVIDER_COMPACTION
+from timeline._model.block import CONV_RANGE_SUMMARY
+from timeline._model.native import PROVIDER_COMPACTION
 
 SYSTEM = "You are a coding agent."
 Make = Callable[..., Timeline]

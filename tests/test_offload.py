@@ -17,7 +17,7 @@ from timeline import (
     Timeline,
     blocks,
 )
-from timeline.driver.memory_tools import read_path_tool
+from timeline._driver.memory_tools import read_path_tool
 
 SYSTEM = "You are a build agent."
 LOG = "\n".join(f"line {i}: compiling module_{i}.c ... ok" for i in range(800))

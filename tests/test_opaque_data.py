@@ -18,8 +18,8 @@ from timeline import (
     decode_block,
     encode_block,
 )
-from timeline.model.native import NATIVE_MIME
-from timeline.model.reasoning import REASONING_MIME
+from timeline._model.native import NATIVE_MIME
+from timeline._model.reasoning import REASONING_MIME
 
 BAD = {
     "not-utf8": b'\xff\xfe{"type": "x"}',

@@ -11,8 +11,8 @@ import pytest
 from provider_rules import anthropic_errors, responses_errors
 
 from timeline import CompactionPolicy, Timeline
-from timeline.io.importers import import_conversation
-from timeline.render.context import RenderedContext
+from timeline._io.importers import import_conversation
+from timeline._render.context import RenderedContext
 
 RESULTS = [
     {

@@ -1,5 +1,5 @@
 """Edges of ``ModelReply.from_openai_chat`` / ``from_openai_responses``
-(``timeline.formats.openai_reply``): the text (content or refusal), the calls, the
+(``timeline._formats.openai_reply``): the text (content or refusal), the calls, the
 finish reason when the response leaves it out or stops early, and the
 errors. Every response is validated by the SDK's own model first, so the shapes are the
 ones the client returns. Written against mutants that the broader tests let through."""
@@ -14,8 +14,8 @@ from openai.types.responses import Response
 from test_replies import CHAT, RESPONSE
 
 from timeline import InvalidBlockError
-from timeline.driver import ModelReply
-from timeline.formats.reply import ToolCallRequest
+from timeline._driver import ModelReply
+from timeline._formats.reply import ToolCallRequest
 
 
 def chat(message: dict[str, Any], **choice: Any) -> ModelReply:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from timeline import is_context_overflow, is_usage_overflow
-from timeline.driver.scripted import ProviderError
+from timeline._driver.scripted import ProviderError
 
 OPENAI_MSG = (
     "This model's maximum context length is 128000 tokens. However, your messages resulted "

@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 from samples import PNG_1x1
 
 from timeline import BudgetError, CompactionPolicy, RecallPolicy, Timeline, blocks
-from timeline.model.errors import EmptyPromptError
-from timeline.render.context import RenderedContext
-from timeline.tokens.payload import payload_tokens
+from timeline._model.errors import EmptyPromptError
+from timeline._render.context import RenderedContext
+from timeline._tokens.payload import payload_tokens
 
 FORMATS = ("to_anthropic", "to_openai", "to_openai_responses", "to_text", "to_document")
 

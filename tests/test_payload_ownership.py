@@ -15,10 +15,10 @@ from samples import PNG_1x1
 from timeline_gen import _Gen
 
 from timeline import CompactionPolicy, HeuristicCounter, RenderedContext, Timeline, blocks
-from timeline.formats.anthropic import to_anthropic
-from timeline.formats.openai import to_openai, to_openai_responses
-from timeline.model.errors import TimelineError
-from timeline.model.reasoning import anthropic_thinking, openai_reasoning
+from timeline._formats.anthropic import to_anthropic
+from timeline._formats.openai import to_openai, to_openai_responses
+from timeline._model.errors import TimelineError
+from timeline._model.reasoning import anthropic_thinking, openai_reasoning
 
 Build = Callable[[RenderedContext], Any]
 

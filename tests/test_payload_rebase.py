@@ -14,12 +14,12 @@ from hypothesis import strategies as st
 from samples import PNG_1x1
 
 from timeline import blocks
-from timeline.formats.anthropic import to_anthropic
-from timeline.formats.incremental import PayloadCache
-from timeline.formats.openai import to_openai, to_openai_responses
-from timeline.model.block import Block
-from timeline.model.errors import TimelineError
-from timeline.model.reasoning import anthropic_thinking, openai_reasoning
+from timeline._formats.anthropic import to_anthropic
+from timeline._formats.incremental import PayloadCache
+from timeline._formats.openai import to_openai, to_openai_responses
+from timeline._model.block import Block
+from timeline._model.errors import TimelineError
+from timeline._model.reasoning import anthropic_thinking, openai_reasoning
 
 Stream = tuple[Block, ...]
 Build = Callable[[Stream, tuple[int, ...]], Any]

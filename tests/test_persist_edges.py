@@ -1,4 +1,4 @@
-"""Edges of ``Timeline.apersist`` / ``Timeline.aload`` (``timeline.core.persist``): a store's
+"""Edges of ``Timeline.apersist`` / ``Timeline.aload`` (``timeline._core.persist``): a store's
 own async API is used when it has one, and a missing conversation is named. Written
 against mutants that the broader tests let through."""
 

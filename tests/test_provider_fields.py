@@ -14,10 +14,10 @@ from provider_rules import anthropic_errors, chat_errors, responses_errors
 from samples import PNG_1x1
 
 from timeline import Block, CompactionPolicy, HeuristicCounter, Timeline, blocks
-from timeline.compaction.policy import NoBudgetWarning
-from timeline.driver import ModelReply
-from timeline.io.importers import import_conversation
-from timeline.render.context import RenderedContext
+from timeline._compaction.policy import NoBudgetWarning
+from timeline._driver import ModelReply
+from timeline._io.importers import import_conversation
+from timeline._render.context import RenderedContext
 
 GIF_1x1 = base64.b64decode("R0lGODlhAQABAIAAAAAAAP///ywAAAAAAQABAAACAUwAOw==")
 PDF = b"%PDF-1.4\n1 0 obj << /Type /Page >> endobj\n%%EOF\n"

@@ -15,8 +15,8 @@ from samples import PNG_1x1
 from timeline_gen import IMPORTS, SVG, payload_cases
 
 from timeline import EmptyPromptError, HeuristicCounter, InvalidBlockError, Timeline, blocks
-from timeline.model.names import provider_call_id, provider_tool_name
-from timeline.tokens.payload import payload_tokens
+from timeline._model.names import provider_call_id, provider_tool_name
+from timeline._tokens.payload import payload_tokens
 
 CHECKS = {
     "anthropic": anthropic_errors,

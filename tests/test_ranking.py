@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from timeline.model.ranking import Bm25, Bm25Index, Corpus, fuse
+from timeline._model.ranking import Bm25, Bm25Index, Corpus, fuse
 
 
 def ranked(texts: dict[str, str], query: str) -> list[str]:

@@ -23,13 +23,13 @@ from real_atoms import anthropic_atoms, chat_atoms, missing, responses_atoms, st
 
 import index_store
 from timeline import BudgetError, CompactionPolicy, Timeline
-from timeline.cli import main as cli_main
-from timeline.compaction.policy import NoBudgetWarning
-from timeline.io.importers import ImportedConversation, import_conversation
-from timeline.model.names import provider_call_id
-from timeline.model.native import native_item, native_provider
-from timeline.model.reasoning import reasoning_item, reasoning_provider
-from timeline.render.context import RenderedContext
+from timeline._cli import main as cli_main
+from timeline._compaction.policy import NoBudgetWarning
+from timeline._io.importers import ImportedConversation, import_conversation
+from timeline._model.names import provider_call_id
+from timeline._model.native import native_item, native_provider
+from timeline._model.reasoning import reasoning_item, reasoning_provider
+from timeline._render.context import RenderedContext
 
 REAL = Path(__file__).parent / "data" / "real"
 MANIFEST: list[dict[str, Any]] = json.loads((REAL / "manifest.json").read_text())

@@ -242,7 +242,7 @@ class TestPlacementAndBudget:
     def test_every_payload_fits_and_is_counted(self, make_tl: Make) -> None:
         """With a third of the budget for recall, every payload is within view.tokens,
         and view.tokens (the recalled block included) within the budget."""
-        from timeline.tokens.payload import payload_tokens
+        from timeline._tokens.payload import payload_tokens
 
         tl = Timeline("c1", policy=policy(budget=1_500, share=0.3))
         chat(tl)

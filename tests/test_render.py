@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from timeline import Block, CompactionPolicy, HeuristicCounter, InvalidBlockError, Timeline, blocks
-from timeline.cache import MAX_BREAKPOINTS
+from timeline._cache import MAX_BREAKPOINTS
 
 
 def test_render_without_compaction_never_changes_the_timeline(

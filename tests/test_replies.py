@@ -20,10 +20,10 @@ from timeline import (
     Timeline,
     blocks,
 )
-from timeline.compaction import valid_cuts
-from timeline.driver import ModelReply, ReactDriver
-from timeline.formats.reply import reply_blocks
-from timeline.model.reasoning import anthropic_thinking
+from timeline._compaction import valid_cuts
+from timeline._driver import ModelReply, ReactDriver
+from timeline._formats.reply import reply_blocks
+from timeline._model.reasoning import anthropic_thinking
 
 THINKING = {"type": "thinking", "thinking": "Check the file first.", "signature": "sig+/=="}
 REDACTED = {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix/LafPsn4a"}

@@ -13,8 +13,8 @@ from openai.types.responses import Response
 from provider_rules import anthropic_errors, chat_errors, responses_errors
 
 from timeline import HeuristicCounter, Timeline, blocks
-from timeline.driver import ModelReply, ReactDriver
-from timeline.formats.reply import reply_blocks
+from timeline._driver import ModelReply, ReactDriver
+from timeline._formats.reply import reply_blocks
 
 SEARCH: list[dict[str, Any]] = [
     {"type": "text", "text": "Let me search."},

@@ -1,4 +1,4 @@
-"""Edges of the compaction decision (``timeline.render.sanitize``): what a cache-TTL pruning
+"""Edges of the compaction decision (``timeline._render.sanitize``): what a cache-TTL pruning
 that is enough on its own reports, where "enough" ends, and which compactions it never
 replaces. Written against mutants that the broader tests let through."""
 

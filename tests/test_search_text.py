@@ -8,9 +8,9 @@ import unicodedata
 import pytest
 
 from timeline import blocks
-from timeline.model._marks import MARKS
-from timeline.model.porter import stem
-from timeline.model.search_text import (
+from timeline._model._marks import MARKS
+from timeline._model.porter import stem
+from timeline._model.search_text import (
     MAX_TERM_CHARS,
     block_counts,
     query_terms,
@@ -18,7 +18,7 @@ from timeline.model.search_text import (
     term_spans,
     terms,
 )
-from timeline.model.snippet import snippet
+from timeline._model.snippet import snippet
 
 
 def found(query: str, text: str) -> bool:
@@ -193,7 +193,7 @@ def test_a_long_text_counts_as_its_words(unit: str) -> None:
     falls on."""
     from collections import Counter
 
-    from timeline.model import search_text
+    from timeline._model import search_text
 
     for text in (unit * 9_000, "a" * 70_000 + " " + unit * 3_000, unit * 4_000 + "b" * 40_000):
         want: dict[str, int] = {}

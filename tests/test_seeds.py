@@ -18,9 +18,9 @@ from timeline import (
     TruncateSummarizer,
     blocks,
 )
-from timeline.cli.inspect import context_report
-from timeline.compaction.policy import NO_BUDGET, compaction_status
-from timeline.compaction.summarizers import SummaryRequest
+from timeline._cli.inspect import context_report
+from timeline._compaction.policy import NO_BUDGET, compaction_status
+from timeline._compaction.summarizers import SummaryRequest
 
 SEEDS_MD = Path(__file__).parent.parent / "docs" / "seeds.md"
 TURN_CHARS = 8_000  # 2,000 heuristic tokens per turn

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from timeline import SlidingWindowSummarizer, SummaryRequest, Timeline, blocks
-from timeline.compaction.digest_records import CompactionDigest
-from timeline.compaction.summarizers.base import block_line, estimate_tokens
-from timeline.model.block import Block
+from timeline._compaction.digest_records import CompactionDigest
+from timeline._compaction.summarizers.base import block_line, estimate_tokens
+from timeline._model.block import Block
 
 
 def prompts(*texts: str) -> tuple[Block, ...]:

@@ -11,7 +11,7 @@ import pytest
 from conftest import PG_DSN
 
 import index_store
-from index_store.sqlite import SCHEMA_VERSION
+from index_store._sqlite import SCHEMA_VERSION
 from timeline import StoreUnavailableError
 
 
@@ -98,7 +98,7 @@ def test_unreachable_postgres_is_a_store_error() -> None:
 )
 def test_a_dsn_is_shown_without_its_password(dsn: str, shown: str) -> None:
     """The DSN a PostgreSQL store shows hides a URL's password and password settings."""
-    from index_store.postgres import shown_dsn
+    from index_store import shown_dsn
 
     assert shown_dsn(dsn) == shown
 
@@ -111,7 +111,7 @@ def test_a_postgres_store_s_repr_hides_the_password(form: str) -> None:
         pytest.skip("PostgreSQL store tests need BLOCK_TIMELINE_PG_DSN (set by .ci/run)")
     from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-    from index_store.postgres import PostgresStore
+    from index_store._postgres import PostgresStore
 
     params = conninfo_to_dict(PG_DSN)
     password = params.pop("password", None)

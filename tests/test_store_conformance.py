@@ -18,7 +18,7 @@ from timeline import (
     Timeline,
     blocks,
 )
-from timeline.driver.memory_tools import memory_read_tool, read_path_tool
+from timeline._driver.memory_tools import memory_read_tool, read_path_tool
 
 POLICY = CompactionPolicy(max_tokens=2_500, keep_recent_turns=1)
 

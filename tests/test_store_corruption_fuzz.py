@@ -34,7 +34,7 @@ from timeline import (
     Timeline,
     blocks,
 )
-from timeline.cli import main
+from timeline._cli import main
 
 pytestmark = pytest.mark.slow  # many scribbled store files
 

@@ -15,7 +15,7 @@ import pytest
 import index_store
 from index_store import _sqlite_commit, _sqlite_index
 from timeline import Block
-from timeline.io.streamed import StreamedImport
+from timeline._io.streamed import StreamedImport
 
 
 @pytest.fixture

@@ -260,8 +260,8 @@ def test_hits_are_those_of_scoring_every_block(store: Any) -> None:
     a search leaves blocks unscored only when they could not be hits."""
     import random
 
-    from timeline.model.ranking import Bm25Index
-    from timeline.model.search_text import block_counts
+    from timeline._model.ranking import Bm25Index
+    from timeline._model.search_text import block_counts
 
     rng = random.Random(5)
     common = ["alpha", "beta", "gamma", "delta"]

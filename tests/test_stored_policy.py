@@ -1,5 +1,5 @@
 """A reloaded timeline compacts with the policy it was persisted with
-(``timeline.compaction.stored_policy``): ``Timeline.load`` without ``policy=``."""
+(``timeline._compaction.stored_policy``): ``Timeline.load`` without ``policy=``."""
 
 from __future__ import annotations
 

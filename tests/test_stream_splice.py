@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from timeline import CompactionPolicy, HeuristicCounter, Timeline, blocks
-from timeline.state.stream import VisibleStream
+from timeline._state.stream import VisibleStream
 
 STEPS = st.lists(
     st.tuples(

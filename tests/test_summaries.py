@@ -21,10 +21,10 @@ from timeline import (
     Timeline,
     blocks,
 )
-from timeline.compaction.digest import CompactionDigest, build_digest
-from timeline.compaction.summarizers._sentences import clip_line, first_sentence, sentence_split
-from timeline.compaction.summarizers.inventory import InventorySummarizer
-from timeline.compaction.summarizers.llm import build_prompt, escape
+from timeline._compaction.digest import CompactionDigest, build_digest
+from timeline._compaction.summarizers._sentences import clip_line, first_sentence, sentence_split
+from timeline._compaction.summarizers.inventory import InventorySummarizer
+from timeline._compaction.summarizers.llm import build_prompt, escape
 
 
 def session(tl: Timeline, turns: int, offset: int = 0) -> None:
@@ -232,7 +232,7 @@ def test_user_requests_are_capped_not_dropped(make_tl: Callable[..., Timeline], 
 
 def test_inventory_fits_its_budget_and_keeps_every_request() -> None:
     """Sized to max_tokens (chars/4), list caps and request caps shrink, no request drops."""
-    from timeline.compaction.summarizers import InventorySummarizer
+    from timeline._compaction.summarizers import InventorySummarizer
 
     tl = Timeline("f")
     tl.begin_turn()

@@ -7,9 +7,9 @@ from hypothesis import strategies as st
 from summary_sections import parse_sections
 
 from timeline import CompactionPolicy, SummaryRequest, Timeline, blocks
-from timeline.compaction.digest import build_digest
-from timeline.compaction.summarizers.base import SummaryResult, estimate_tokens
-from timeline.compaction.summarizers.inventory import InventorySummarizer
+from timeline._compaction.digest import build_digest
+from timeline._compaction.summarizers.base import SummaryResult, estimate_tokens
+from timeline._compaction.summarizers.inventory import InventorySummarizer
 
 
 def long_session(tl: Timeline, turns: int, words: int, offset: int = 0) -> None:

@@ -12,14 +12,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from index_store.memory import MemoryStore
+from index_store._memory import MemoryStore
 from timeline import CompactionPolicy, HeuristicCounter, Timeline, blocks
-from timeline.compaction.digest import CompactionDigest, digest_from_meta
-from timeline.compaction.summarizers._page import Page
-from timeline.compaction.summarizers.inventory import LIST_CAPS
-from timeline.compaction.summary_state import render_state, state_from_meta
-from timeline.model.block import CONV_RANGE_SUMMARY
-from timeline.model.errors import TimelineError
+from timeline._compaction.digest import CompactionDigest, digest_from_meta
+from timeline._compaction.summarizers._page import Page
+from timeline._compaction.summarizers.inventory import LIST_CAPS
+from timeline._compaction.summary_state import render_state, state_from_meta
+from timeline._model.block import CONV_RANGE_SUMMARY
+from timeline._model.errors import TimelineError
 
 # texts that reach every check: sentences that become items, tagged notes, headings,
 # tags, checkboxes, parenthesised notes, mid-turn markers, odd line breaks

@@ -21,11 +21,11 @@ from timeline import (
     Timeline,
     blocks,
 )
-from timeline.compaction.digest import CompactionDigest, build_digest
-from timeline.compaction.quoting import quote
-from timeline.compaction.summarizers.base import SummaryResult, estimate_tokens
-from timeline.compaction.summarizers.inventory import InventorySummarizer
-from timeline.model.block import CONV_RANGE_SUMMARY, Block
+from timeline._compaction.digest import CompactionDigest, build_digest
+from timeline._compaction.quoting import quote
+from timeline._compaction.summarizers.base import SummaryResult, estimate_tokens
+from timeline._compaction.summarizers.inventory import InventorySummarizer
+from timeline._model.block import CONV_RANGE_SUMMARY, Block
 
 POLICY = CompactionPolicy(max_tokens=8_000, keep_recent_turns=1)
 WORDS = ("value", "result", "config", "items", "self", "data", "cache", "key", "count")

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from timeline import CompactionPolicy, Timeline, blocks
-from timeline.model.block import CONV_RANGE_SUMMARY
+from timeline._model.block import CONV_RANGE_SUMMARY
 
 POLICY = CompactionPolicy(max_tokens=8_000, keep_recent_turns=1)
 

@@ -13,7 +13,7 @@ import msgspec
 import pytest
 
 from timeline import CacheWarmSummarizer, LLMSummarizer, blocks
-from timeline.model.block import Block
+from timeline._model.block import Block
 from timeline.summarizers import SummaryRequest
 
 SEARCH_RESULTS = {

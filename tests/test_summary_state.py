@@ -25,9 +25,9 @@ from timeline import (
     TruncateSummarizer,
     blocks,
 )
-from timeline.compaction.digest import CompactionDigest
-from timeline.compaction.summarizers.llm import build_prompt, escape
-from timeline.model.block import CONV_RANGE_SUMMARY, Block
+from timeline._compaction.digest import CompactionDigest
+from timeline._compaction.summarizers.llm import build_prompt, escape
+from timeline._model.block import CONV_RANGE_SUMMARY, Block
 
 DATA = Path(__file__).parent / "data"
 POLICY = CompactionPolicy(max_tokens=60_000, keep_recent_turns=1)

@@ -7,8 +7,8 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from timeline.compaction import textscan as _textscan
-from timeline.compaction.summary_text import (
+from timeline._compaction import textscan as _textscan
+from timeline._compaction.summary_text import (
     _NEXT,
     _NEXT_WORDS,
     REMINDER_HEADING,

@@ -1,4 +1,4 @@
-"""Edges of the ``Timeline`` facade (``timeline.core``): the async compaction takes the same
+"""Edges of the ``Timeline`` facade (``timeline._core``): the async compaction takes the same
 arguments, defaults and checks as the sync one, and errors name the conversation. Written
 against mutants that the broader tests let through."""
 

@@ -22,9 +22,9 @@ from timeline import (
     blocks,
     provider_call_id,
 )
-from timeline.model.block_types import block_type
-from timeline.model.call_ids import given_call_id
-from timeline.render.context import RenderedContext
+from timeline._model.block_types import block_type
+from timeline._model.call_ids import given_call_id
+from timeline._render.context import RenderedContext
 
 
 class TimelineMachine(RuleBasedStateMachine):

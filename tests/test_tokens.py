@@ -30,8 +30,8 @@ from timeline import (
     blocks,
     warm_up,
 )
-from timeline.tokens import BlockTokenMemo, binary_token_estimate, counters
-from timeline.tokens.payload import payload_tokens
+from timeline._tokens import BlockTokenMemo, binary_token_estimate, counters
+from timeline._tokens.payload import payload_tokens
 
 
 def test_offline_tiktoken_counts_exactly() -> None:

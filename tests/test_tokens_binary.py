@@ -8,7 +8,7 @@ import struct
 
 import pytest
 
-from timeline.tokens import binary_token_estimate
+from timeline._tokens import binary_token_estimate
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 

@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from timeline import HeuristicCounter, TiktokenCounter, TokenizerUnavailableError
-from timeline.tokens import counters
+from timeline._tokens import counters
 
 try:
     from rs_bpe.bpe import openai as rs_openai  # type: ignore[import-not-found,unused-ignore]

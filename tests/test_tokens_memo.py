@@ -9,8 +9,8 @@ from collections.abc import Callable
 from conftest import CountingCounter
 
 from timeline import Block, CompactionPolicy, TiktokenCounter, Timeline, blocks
-from timeline.formats.text import block_text
-from timeline.tokens import BLOCK_OVERHEAD_TOKENS, BlockTokenMemo
+from timeline._formats.text import block_text
+from timeline._tokens import BLOCK_OVERHEAD_TOKENS, BlockTokenMemo
 
 
 class Chars:

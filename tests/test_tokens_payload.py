@@ -7,7 +7,7 @@ import base64
 import struct
 from typing import Any
 
-from timeline.tokens.payload import payload_tokens
+from timeline._tokens.payload import payload_tokens
 
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR" + struct.pack(">II", 300, 250)
 """A PNG header of 300x250 pixels: 100 image tokens (24 bytes: 8 as bytes)."""

@@ -1,4 +1,4 @@
-"""Edges of the payload rule for media (``timeline.tokens.walk``): which parts are charged
+"""Edges of the payload rule for media (``timeline._tokens.walk``): which parts are charged
 as a referenced image or document, and how malformed ones are charged. One token per
 character, so each figure can be checked by reading. Written against mutants that the
 broader tests let through."""
@@ -9,7 +9,7 @@ import base64
 
 from test_tokens_payload import PNG_B64, Chars
 
-from timeline.tokens.walk import REFERENCE_TOKENS, walk
+from timeline._tokens.walk import REFERENCE_TOKENS, walk
 
 COUNT = Chars().count
 PDF = "data:application/pdf;base64," + base64.b64encode(b"%PDF-1.4 /Type /Page").decode()

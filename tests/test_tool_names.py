@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from timeline import HeuristicCounter, Timeline, ToolNameError
-from timeline.driver import ModelReply, ReactDriver, ToolCallRequest
-from timeline.model.names import provider_tool_names
+from timeline._driver import ModelReply, ReactDriver, ToolCallRequest
+from timeline._model.names import provider_tool_names
 
 
 def test_two_names_with_one_safe_form_are_refused_at_construction() -> None:

@@ -1,4 +1,4 @@
-"""Tool definitions inside the budget (``timeline.model.tools``): ``render(tools=...)``
+"""Tool definitions inside the budget (``timeline._model.tools``): ``render(tools=...)``
 counts them, every payload method sends them in the provider's own form, and a bad
 definition is refused at the call."""
 
@@ -19,7 +19,7 @@ from timeline import (
     blocks,
     tool_specs,
 )
-from timeline.tokens.payload import payload_tokens
+from timeline._tokens.payload import payload_tokens
 
 SCHEMA = {
     "type": "object",

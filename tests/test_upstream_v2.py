@@ -31,10 +31,10 @@ from timeline import (
     UnknownPathError,
     blocks,
 )
-from timeline.compaction import cut_boundary, valid_cuts
-from timeline.compaction.digest import build_digest
-from timeline.compaction.summarizers.llm import build_prompt
-from timeline.render.context import RenderedContext
+from timeline._compaction import cut_boundary, valid_cuts
+from timeline._compaction.digest import build_digest
+from timeline._compaction.summarizers.llm import build_prompt
+from timeline._render.context import RenderedContext
 
 
 class TestCutsByAuthor:

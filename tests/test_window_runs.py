@@ -16,9 +16,9 @@ import index_store
 from index_store._common import decode_window, encode_window, encode_window_row
 from index_store._window import MAX_RUN, RefRuns, WindowRecord, WindowRef, expand
 from timeline import Timeline, blocks
-from timeline.model import codec
-from timeline.model.errors import CorruptRecordError
-from timeline.model.persistence import TimelineState
+from timeline._model import codec
+from timeline._model.errors import CorruptRecordError
+from timeline._model.persistence import TimelineState
 
 
 def _refs(ids: list[tuple[str, bool, str | None]]) -> list[WindowRef]:

@@ -32,9 +32,9 @@ from timeline import (
     Timeline,
     blocks,
 )
-from timeline.io.importers import import_conversation
-from timeline.model.errors import EmptyPromptError, TimelineError
-from timeline.model.reasoning import anthropic_thinking, openai_reasoning
+from timeline._io.importers import import_conversation
+from timeline._model.errors import EmptyPromptError, TimelineError
+from timeline._model.reasoning import anthropic_thinking, openai_reasoning
 
 JPEG = b"\xff\xd8\xff\xe0" + b"\x00" * 16
 PDF = b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n"

@@ -1,67 +1,111 @@
 """block-timeline: an LLM conversation as a timeline of typed blocks.
 
+Everything a user needs is importable from here, each name by this one path; the block
+constructors are in :mod:`timeline.blocks`, the framework integrations in
+:mod:`timeline.integrations`, the stores in :mod:`index_store`. Modules and packages
+whose name starts with ``_`` are the implementation.
+
 Import is cheap: no tokenizer is loaded and nothing is opened until used.
 """
 
-from timeline import blocks
-from timeline.compaction import CompactionPreview, CompactionStats
-from timeline.compaction.clearing import ClearingPolicy
-from timeline.compaction.digest import CompactionDigest
-from timeline.compaction.native import NativeCompaction
-from timeline.compaction.policy import CompactionPolicy, NoBudgetWarning, context_window_for
-from timeline.compaction.recall import RecallPolicy
-from timeline.compaction.summarizers import (
+# importing the HTML page registers it as the page behind RenderedContext.to_html
+from timeline import _html, blocks
+from timeline._compaction import (
     AsyncCacheWarmSummarizer,
     AsyncLLMSummarizer,
     AsyncSummarizer,
     CacheWarmSummarizer,
+    ClearingPolicy,
+    CompactionDigest,
+    CompactionPolicy,
+    CompactionPreview,
+    CompactionStats,
     InventorySummarizer,
     LLMSummarizer,
+    NativeCompaction,
+    NoBudgetWarning,
+    RecallPolicy,
     SlidingWindowSummarizer,
     Summarizer,
+    SummaryKind,
     SummaryRequest,
     TruncateSummarizer,
+    context_window_for,
 )
-from timeline.core.timeline import Timeline, sequential_ids
-from timeline.driver.overflow import is_context_overflow, is_usage_overflow
-from timeline.model.block import Block
-from timeline.model.block_types import BlockTypeSpec, register_block_type
-from timeline.model.codec import decode_block, encode_block
-from timeline.model.errors import (
+from timeline._core import Timeline, sequential_ids
+from timeline._driver import TOOL_SPECS as MEMORY_TOOL_SPECS
+from timeline._driver import (
+    CodingSession,
+    ContextUsage,
+    DriverEvent,
+    FunctionTool,
+    ModelCall,
+    ModelReply,
+    ReactDriver,
+    ScriptedModel,
+    Tool,
+    ToolCallRequest,
+    ToolOutput,
+    TurnResult,
+    compact_context_tool,
+    demo_tools,
+    function_tool,
+    is_context_overflow,
+    is_usage_overflow,
+    memory_read_tool,
+    memory_tools,
+    read_path_tool,
+)
+from timeline._formats import reply_blocks
+from timeline._io import ImportedConversation, import_conversation, import_messages
+from timeline._model import (
+    AsyncIndexStore,
     AsyncSummarizerError,
+    Block,
+    BlockTypeSpec,
     BudgetError,
+    CheckpointInfo,
     CodecError,
     ConflictError,
     ContextOverflowError,
     CorruptRecordError,
     DriverError,
     DuplicateBlockIdError,
+    Embedder,
     EmptyPromptError,
+    IndexStore,
     InvalidBlockError,
     NotFoundError,
     OrphanToolResultError,
     PinnedOverBudgetError,
     PolicyError,
+    SearchHit,
     StoreError,
     StoreUnavailableError,
     TimelineError,
-    TokenizerUnavailableError,
-    ToolNameError,
-    UnknownPathError,
-)
-from timeline.model.names import provider_call_id, provider_tool_name
-from timeline.model.persistence import (
-    AsyncIndexStore,
-    CheckpointInfo,
-    Embedder,
-    IndexStore,
-    SearchHit,
     TimelineSnapshot,
     TimelineState,
+    TokenizerUnavailableError,
+    ToolNameError,
+    ToolSpec,
+    UnknownPathError,
+    block_type,
+    decode_block,
+    encode_block,
+    name_home,
+    provider_call_id,
+    provider_tool_name,
+    register_block_type,
+    tool_specs,
 )
-from timeline.model.tools import ToolSpec, tool_specs
-from timeline.render.context import RenderedContext
-from timeline.tokens import HeuristicCounter, TiktokenCounter, TokenCounter, warm_up
+from timeline._render import RenderedContext
+from timeline._tokens import (
+    HeuristicCounter,
+    TiktokenCounter,
+    TokenCounter,
+    payload_tokens,
+    warm_up,
+)
 
 __all__ = [
     "AsyncCacheWarmSummarizer",
@@ -76,35 +120,46 @@ __all__ = [
     "CheckpointInfo",
     "ClearingPolicy",
     "CodecError",
+    "CodingSession",
     "CompactionDigest",
     "CompactionPolicy",
     "CompactionPreview",
     "CompactionStats",
     "ConflictError",
     "ContextOverflowError",
+    "ContextUsage",
     "CorruptRecordError",
     "DriverError",
+    "DriverEvent",
     "DuplicateBlockIdError",
     "Embedder",
     "EmptyPromptError",
+    "FunctionTool",
     "HeuristicCounter",
+    "ImportedConversation",
     "IndexStore",
     "InvalidBlockError",
     "InventorySummarizer",
     "LLMSummarizer",
+    "MEMORY_TOOL_SPECS",
+    "ModelCall",
+    "ModelReply",
     "NativeCompaction",
     "NoBudgetWarning",
     "NotFoundError",
     "OrphanToolResultError",
     "PinnedOverBudgetError",
     "PolicyError",
+    "ReactDriver",
     "RecallPolicy",
     "RenderedContext",
+    "ScriptedModel",
     "SearchHit",
     "SlidingWindowSummarizer",
     "StoreError",
     "StoreUnavailableError",
     "Summarizer",
+    "SummaryKind",
     "SummaryRequest",
     "TiktokenCounter",
     "Timeline",
@@ -113,20 +168,39 @@ __all__ = [
     "TimelineState",
     "TokenCounter",
     "TokenizerUnavailableError",
+    "Tool",
+    "ToolCallRequest",
     "ToolNameError",
+    "ToolOutput",
     "ToolSpec",
     "TruncateSummarizer",
+    "TurnResult",
     "UnknownPathError",
+    "block_type",
     "blocks",
+    "compact_context_tool",
     "context_window_for",
     "decode_block",
+    "demo_tools",
     "encode_block",
+    "function_tool",
+    "import_conversation",
+    "import_messages",
     "is_context_overflow",
     "is_usage_overflow",
+    "memory_read_tool",
+    "memory_tools",
+    "payload_tokens",
     "provider_call_id",
     "provider_tool_name",
+    "read_path_tool",
     "register_block_type",
+    "reply_blocks",
     "sequential_ids",
     "tool_specs",
     "warm_up",
 ]
+
+
+name_home(__name__, __all__, globals())
+del _html, name_home

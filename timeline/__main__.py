@@ -1,5 +1,5 @@
 """``python -m timeline`` runs the CLI."""
 
-from timeline.cli import main
+from timeline._cli import main
 
 raise SystemExit(main())

@@ -1,32 +1,36 @@
-"""Constructors for the known block types (public path; they live in
-:mod:`timeline.model.constructors`, :mod:`timeline.model.media` and
-:mod:`timeline.model.native`)."""
+"""Constructors for the known block types: ``blocks.user_prompt("...")``,
+``blocks.tool_call(name, arguments)``, ``blocks.tool_result(call_id, text)`` and the rest,
+including media, provider thinking and reasoning, and opaque provider content."""
 
-from timeline.model.constructors import (
+from timeline._model import (
+    anthropic_compaction,
+    anthropic_system_message,
+    anthropic_thinking,
     assistant_completion,
     canonical_json,
     custom,
+    media_file,
+    media_url,
+    name_home,
     note,
+    openai_compaction,
+    openai_reasoning,
     plan,
     plan_history,
+    provider_block,
     summary,
     tool_call,
     tool_result,
     turn_header,
     user_attachment,
     user_prompt,
-)
-from timeline.model.media import media_file, media_url
-from timeline.model.native import (
-    anthropic_compaction,
-    anthropic_system_message,
-    openai_compaction,
-    provider_block,
+    with_native,
 )
 
 __all__ = [
     "anthropic_compaction",
     "anthropic_system_message",
+    "anthropic_thinking",
     "assistant_completion",
     "canonical_json",
     "custom",
@@ -34,6 +38,7 @@ __all__ = [
     "media_url",
     "note",
     "openai_compaction",
+    "openai_reasoning",
     "plan",
     "plan_history",
     "provider_block",
@@ -43,4 +48,8 @@ __all__ = [
     "turn_header",
     "user_attachment",
     "user_prompt",
+    "with_native",
 ]
+
+name_home(__name__, __all__, globals())
+del name_home

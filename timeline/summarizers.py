@@ -1,6 +1,6 @@
-"""Summarizers (public path; they live in :mod:`timeline.compaction.summarizers`)."""
+"""Summarizers (public path; they live in :mod:`timeline._compaction.summarizers`)."""
 
-from timeline.compaction.summarizers import (
+from timeline._compaction import (
     AsyncCacheWarmSummarizer,
     AsyncLLMSummarizer,
     AsyncSummarizer,

@@ -21,7 +21,7 @@ import index_store
 from benchmarks.recall.baselines import Mirror
 from benchmarks.recall.model import Ask, Call, Question, Say, Session, Turn
 from timeline import CompactionPolicy, TiktokenCounter, Timeline, blocks
-from timeline.model.block import CONV_RANGE_SUMMARY
+from timeline._model.block import CONV_RANGE_SUMMARY
 
 BM25_SHARE = 0.3
 """The share of the budget the recency + BM25 baseline gives to its hits."""

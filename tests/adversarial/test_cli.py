@@ -20,8 +20,8 @@ from adversarial.cli_files import (
     VALID_FILES,
     file_cases,
 )
-from timeline.cli import main
-from timeline.io.importers import import_messages
+from timeline._cli import main
+from timeline._io.importers import import_messages
 
 
 @pytest.fixture

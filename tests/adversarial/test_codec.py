@@ -10,7 +10,7 @@ import msgspec
 import pytest
 
 from timeline import Block, CodecError, TimelineError, blocks, decode_block, encode_block
-from timeline.model.codec import SCHEMA_VERSION, decode_record, encode_record
+from timeline._model.codec import SCHEMA_VERSION, decode_record, encode_record
 
 GOOD = Block(
     type="react.tool.result",

@@ -11,9 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from timeline import CompactionPolicy, HeuristicCounter, Timeline, blocks
-from timeline.compaction.digest import cap_request
-from timeline.compaction.summarizers.base import block_line
-from timeline.compaction.truncation import cut_at_word
+from timeline._compaction.digest import cap_request
+from timeline._compaction.summarizers.base import block_line
+from timeline._compaction.truncation import cut_at_word
 
 WORD = st.text(alphabet="abcdefgh", min_size=1, max_size=12)
 

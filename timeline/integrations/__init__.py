@@ -14,8 +14,7 @@ and says which extra to install when the framework is missing.
 
 from __future__ import annotations
 
-from timeline.model.errors import TimelineError
-from timeline.model.extras import install_hint
+from timeline._model import TimelineError, install_hint, name_home
 
 __all__ = ["IntegrationError", "InvalidItemError", "MissingExtraError", "missing_extra"]
 
@@ -38,7 +37,10 @@ class MissingExtraError(TimelineError, ImportError):
 
 def missing_extra(framework: str, extra: str) -> MissingExtraError:
     """The error for an integration whose framework is not installed, with the install
-    line that works where this package runs (:func:`~timeline.model.extras.install_hint`)."""
+    line that works where this package runs (:func:`~timeline._model.extras.install_hint`)."""
     return MissingExtraError(
         f"timeline.integrations needs {framework}, which is not installed: {install_hint(extra)}"
     )
+
+
+name_home(__name__, __all__, globals())

@@ -12,15 +12,21 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from timeline.formats._plan import MISSING_RESULT_TEXT, Part, part_text, plan_messages
+from timeline._formats import MISSING_RESULT_TEXT, Part, part_text, plan_messages
+from timeline._model import (
+    CONV_RANGE_SUMMARY,
+    Block,
+    InvalidBlockError,
+    anthropic_compaction,
+    anthropic_thinking,
+    given_call_id,
+    native_item,
+    provider_block,
+    reasoning_item,
+)
+from timeline._model import constructors as B
+from timeline._render import RenderedContext
 from timeline.integrations import IntegrationError, missing_extra
-from timeline.model import constructors as B
-from timeline.model.block import CONV_RANGE_SUMMARY, Block
-from timeline.model.call_ids import given_call_id
-from timeline.model.errors import InvalidBlockError
-from timeline.model.native import anthropic_compaction, native_item, provider_block
-from timeline.model.reasoning import anthropic_thinking, reasoning_item
-from timeline.render.context import RenderedContext
 
 try:
     from langchain_core.messages import (

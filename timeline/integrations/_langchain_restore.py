@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from timeline.core.timeline import Timeline
+from timeline._core import Timeline
+from timeline._model import CONV_RANGE_SUMMARY, REACT_TOOL_RESULT, TURN_HEADER, Block, NotFoundError
+from timeline._render import RenderedContext
 from timeline.integrations import missing_extra
 from timeline.integrations._langchain_messages import (
     ID_PREFIX,
@@ -25,9 +27,6 @@ from timeline.integrations._langchain_messages import (
     summary_message,
     to_langchain,
 )
-from timeline.model.block import CONV_RANGE_SUMMARY, REACT_TOOL_RESULT, TURN_HEADER, Block
-from timeline.model.errors import NotFoundError
-from timeline.render.context import RenderedContext
 
 try:
     from langchain_core.messages import BaseMessage, ToolMessage

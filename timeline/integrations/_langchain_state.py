@@ -21,7 +21,10 @@ import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Literal
 
-from timeline.core.timeline import Timeline
+from timeline._core import Timeline
+from timeline._model import CONV_RANGE_SUMMARY, REACT_TOOL_CALL, Block, call_names
+from timeline._model import constructors as B
+from timeline._render import RenderedContext
 from timeline.integrations import IntegrationError, missing_extra
 from timeline.integrations._langchain_messages import (
     ID_PREFIX,
@@ -34,10 +37,6 @@ from timeline.integrations._langchain_messages import (
     to_langchain,
     with_cache_control,
 )
-from timeline.model import constructors as B
-from timeline.model.block import CONV_RANGE_SUMMARY, REACT_TOOL_CALL, Block
-from timeline.model.call_ids import call_names
-from timeline.render.context import RenderedContext
 
 try:
     from langchain_core.messages import (

@@ -18,12 +18,12 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from timeline.compaction.summarizers import AsyncLLMSummarizer, LLMSummarizer, SummaryRequest
+from timeline._compaction import AsyncLLMSummarizer, LLMSummarizer, SummaryRequest
+from timeline._model import TURN_HEADER, Block
+from timeline._render import RenderedContext
 from timeline.integrations import missing_extra
 from timeline.integrations._langchain_messages import SUMMARY_PREFIX, held_message, to_langchain
 from timeline.integrations._langchain_state import internal_calls
-from timeline.model.block import TURN_HEADER, Block
-from timeline.render.context import RenderedContext
 
 try:
     from langchain_core.language_models import BaseChatModel

@@ -6,7 +6,7 @@ are marked ``meta["oa_part"]``), so the session gives back exactly what it was g
 The blocks are what the timeline counts, compacts, summarizes and searches. Hosted-tool,
 MCP, computer-use and other items the library does not model become opaque provider
 blocks (``provider.item``, or ``provider.input`` for what the client sends back, see
-:mod:`timeline.model.native`): their text form searchable and summarized, a call never
+:mod:`timeline._model.native`): their text form searchable and summarized, a call never
 cut from its output; a ``compaction`` item (provider-native compaction) a
 ``provider.compaction`` block. Items that fit no block (an output whose call is not in
 the live history, a call id used twice) become ``openai.item`` blocks holding the item as
@@ -24,18 +24,24 @@ from typing import Any
 
 import msgspec
 
-from timeline.formats._plan import CONVERSATION_START_TEXT, MISSING_RESULT_TEXT
-from timeline.formats.openai import to_openai_responses
+from timeline._formats import CONVERSATION_START_TEXT, MISSING_RESULT_TEXT, to_openai_responses
+from timeline._model import (
+    REACT_TOOL_CALL,
+    REASONING_MIME,
+    TURN_HEADER,
+    Block,
+    EmptyPromptError,
+    InvalidBlockError,
+    check_json,
+    given_call_id,
+    openai_compaction,
+    openai_reasoning,
+    provider_block,
+    register_block_type,
+)
+from timeline._model import constructors as B
+from timeline._render import RenderedContext
 from timeline.integrations import InvalidItemError
-from timeline.model import constructors as B
-from timeline.model.block import REACT_TOOL_CALL, TURN_HEADER, Block
-from timeline.model.block_types import register_block_type
-from timeline.model.call_ids import given_call_id
-from timeline.model.errors import EmptyPromptError, InvalidBlockError
-from timeline.model.json_text import check_json
-from timeline.model.native import openai_compaction, provider_block
-from timeline.model.reasoning import REASONING_MIME, openai_reasoning
-from timeline.render.context import RenderedContext
 
 __all__ = [
     "ITEM",

@@ -19,14 +19,18 @@ from typing import Any
 
 import msgspec
 
-from timeline.formats._plan import MISSING_RESULT_TEXT, Part, part_text, plan_messages
+from timeline._formats import MISSING_RESULT_TEXT, Part, part_text, plan_messages
+from timeline._model import (
+    REACT_TOOL_CALL,
+    REACT_TOOL_RESULT,
+    REASONING_MIME,
+    Block,
+    given_call_id,
+    register_block_type,
+)
+from timeline._model import constructors as B
+from timeline._render import RenderedContext
 from timeline.integrations import IntegrationError, missing_extra
-from timeline.model import constructors as B
-from timeline.model.block import REACT_TOOL_CALL, REACT_TOOL_RESULT, Block
-from timeline.model.block_types import register_block_type
-from timeline.model.call_ids import given_call_id
-from timeline.model.reasoning import REASONING_MIME
-from timeline.render.context import RenderedContext
 
 try:
     from pydantic_ai.messages import (

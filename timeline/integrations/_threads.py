@@ -22,11 +22,9 @@ from typing import Any, TypeVar
 
 import attrs
 
-from timeline.compaction.policy import CompactionPolicy
-from timeline.core.persist import afetch, fetch
-from timeline.core.timeline import Timeline
-from timeline.model.errors import ConflictError, NotFoundError
-from timeline.model.persistence import IndexStore
+from timeline._compaction import CompactionPolicy
+from timeline._core import Timeline, afetch, fetch
+from timeline._model import ConflictError, IndexStore, NotFoundError
 
 __all__ = ["ConversationLock", "TimelineCache", "lock_for", "open_store", "store_key"]
 

@@ -12,8 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from timeline.model.errors import InvalidBlockError
-from timeline.model.tools import ToolSpec, tool_specs
+from timeline._model import InvalidBlockError, ToolSpec, tool_specs
 
 __all__ = ["host_tool_specs"]
 

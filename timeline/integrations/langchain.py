@@ -26,16 +26,15 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Literal
 
-from timeline.compaction.policy import CompactionPolicy
-from timeline.core.timeline import Timeline
-from timeline.driver.memory_tools import TOOL_SPECS, compact_context_tool
+from timeline._compaction import CompactionPolicy
+from timeline._core import Timeline
+from timeline._driver import TOOL_SPECS, compact_context_tool
+from timeline._model import IndexStore, ToolSpec
+from timeline._render import RenderedContext
 from timeline.integrations import IntegrationError, missing_extra
 from timeline.integrations._failures import raising_failures, watched
 from timeline.integrations._threads import TimelineCache, open_store, store_key
 from timeline.integrations._tools import host_tool_specs
-from timeline.model.persistence import IndexStore
-from timeline.model.tools import ToolSpec
-from timeline.render.context import RenderedContext
 
 try:
     from langchain.agents.middleware import AgentMiddleware, ModelRequest
@@ -45,6 +44,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised without the extra
     raise missing_extra("langchain", "langchain") from exc
 
+from timeline._model import name_home
 from timeline.integrations._langchain_messages import from_langchain, to_langchain
 from timeline.integrations._langchain_restore import restored
 from timeline.integrations._langchain_state import (
@@ -329,3 +329,6 @@ class TimelineMiddleware(AgentMiddleware):
         async with lock.ahold():
             await self.timelines.acommit(thread, record)
         return response
+
+
+name_home(__name__, __all__, globals())

@@ -28,8 +28,21 @@ from typing import Any
 
 import msgspec
 
-from timeline.compaction.policy import CompactionPolicy
-from timeline.core.timeline import Timeline
+from timeline._compaction import CompactionPolicy
+from timeline._core import Timeline
+from timeline._model import (
+    CONV_RANGE_SUMMARY,
+    REACT_TOOL_CALL,
+    TURN_HEADER,
+    Block,
+    ConflictError,
+    IndexStore,
+    InvalidBlockError,
+    ToolSpec,
+    call_names,
+    name_home,
+)
+from timeline._render import RenderedContext
 from timeline.integrations import missing_extra
 from timeline.integrations._openai_items import (
     ITEM,
@@ -47,12 +60,6 @@ from timeline.integrations._openai_items import (
 )
 from timeline.integrations._threads import TimelineCache, open_store, store_key
 from timeline.integrations._tools import host_tool_specs
-from timeline.model.block import CONV_RANGE_SUMMARY, REACT_TOOL_CALL, TURN_HEADER, Block
-from timeline.model.call_ids import call_names
-from timeline.model.errors import ConflictError, InvalidBlockError
-from timeline.model.persistence import IndexStore
-from timeline.model.tools import ToolSpec
-from timeline.render.context import RenderedContext
 
 try:
     from agents.memory.session import _CompactionSnapshot
@@ -343,3 +350,6 @@ def _plain_view(tl: Timeline) -> RenderedContext:
     """The live history without rendering it (what is stored, in order)."""
     blocks = tuple(tl.blocks)
     return RenderedContext("", blocks, (), lambda: 0, None, len(blocks))
+
+
+name_home(__name__, __all__, globals())

@@ -24,8 +24,20 @@ from typing import Any, cast
 
 import msgspec
 
-from timeline.compaction.policy import CompactionPolicy
-from timeline.core.timeline import Timeline
+from timeline._compaction import CompactionPolicy
+from timeline._core import Timeline
+from timeline._model import (
+    REACT_TOOL_CALL,
+    REACT_TOOL_RESULT,
+    TURN_HEADER,
+    Block,
+    IndexStore,
+    TimelineSnapshot,
+    ToolSpec,
+    name_home,
+)
+from timeline._model import constructors as B
+from timeline._render import RenderedContext
 from timeline.integrations import IntegrationError, missing_extra
 from timeline.integrations._pydantic_ai_messages import (
     FP,
@@ -41,11 +53,6 @@ from timeline.integrations._pydantic_ai_messages import (
 )
 from timeline.integrations._threads import TimelineCache, open_store, store_key
 from timeline.integrations._tools import host_tool_specs
-from timeline.model import constructors as B
-from timeline.model.block import REACT_TOOL_CALL, REACT_TOOL_RESULT, TURN_HEADER, Block
-from timeline.model.persistence import IndexStore, TimelineSnapshot
-from timeline.model.tools import ToolSpec
-from timeline.render.context import RenderedContext
 
 try:
     from pydantic_ai.capabilities import ProcessHistory
@@ -272,3 +279,6 @@ class TimelineHistory:
         with self._lock.hold():
             self.timelines.commit(self.conversation_id, lambda tl: self._mirror(tl, messages))
             return self.timeline.version
+
+
+name_home(__name__, __all__, globals())

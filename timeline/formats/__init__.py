@@ -1,1 +1,0 @@
-"""Provider payload formatters over a shared, always-valid message plan."""
