@@ -83,7 +83,7 @@ def wilson(killed: int, checked: int) -> tuple[float, float]:
 def subpackage(name: str) -> str:
     """``timeline._core.persist.x_apersist__mutmut_3`` -> ``core``."""
     parts = name.split(".")
-    return parts[1] if len(parts) > 2 else parts[0]
+    return parts[1].lstrip("_") if len(parts) > 2 else parts[0]
 
 
 def meta_files() -> list[Path]:

@@ -58,7 +58,7 @@ def test_a_render_is_a_span_with_its_figures(spans: Any) -> None:
     assert attributes["timeline.tokens"] == view.tokens
     assert attributes["timeline.blocks"] == len(view.blocks)
     assert attributes["timeline.budget"] == 50_000
-    assert attributes["timeline._cache.checkpoints"] == len(view.cache_points)
+    assert attributes["timeline.cache.checkpoints"] == len(view.cache_points)
     assert attributes["timeline.compacted"] is False
     assert named(spans, "timeline.compaction") == []
 
@@ -134,10 +134,10 @@ def test_a_usage_report_is_a_span_with_the_cache_figures(spans: Any) -> None:
     assert dict(span.attributes) == {
         "timeline.conversation_id": "c1",
         "timeline.prompt_tokens": 510,
-        "timeline._cache.read_tokens": 0,
-        "timeline._cache.write_tokens": 500,
-        "timeline._cache.hit": False,
-        "timeline._cache.break": "none",
+        "timeline.cache.read_tokens": 0,
+        "timeline.cache.write_tokens": 500,
+        "timeline.cache.hit": False,
+        "timeline.cache.break": "none",
     }
 
 

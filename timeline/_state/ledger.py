@@ -1,11 +1,10 @@
 """The one owner of a timeline's blocks and of everything derived from them.
 
-A :class:`Ledger` holds the blocks in order (summaries in place) and the indexes derived
-from them: blocks by id, tool-call ids (:class:`~timeline._model.call_ids.CallIds`), the
-latest summary, pinned and carried blocks, the blocks new since the last persist, the
-timeline state that is persisted, and the visible stream. Nothing else changes them:
-appends, hiding, pinning, compaction, restore and persistence each call one method here,
-which updates every derived index it affects. Readers get read-only views.
+A :class:`Ledger` holds the blocks in order (summaries in place) and what is derived from
+them: blocks by id, tool-call ids, the latest summary, pinned and carried blocks, the
+blocks new since the last persist, the persisted state and the visible stream. Appends,
+hiding, pinning, compaction, restore and persistence each call one method here, which
+updates every index it affects; nothing else changes them. Readers get read-only views.
 
 ``incremental=False`` makes it the reference engine: nothing is remembered from one call
 to the next (token memo, stream), so every figure is derived from scratch.

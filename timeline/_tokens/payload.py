@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from timeline._tokens import TiktokenCounter, TokenCounter
+from timeline._tokens.counters import TiktokenCounter, TokenCounter
 from timeline._tokens.walk import PART_TOKENS, walk
 
 __all__ = ["MESSAGE_TOKENS", "PART_TOKENS", "payload_tokens"]
