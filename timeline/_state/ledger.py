@@ -5,9 +5,7 @@ them: blocks by id, tool-call ids, the latest summary, pinned and carried blocks
 blocks new since the last persist, the persisted state and the visible stream. Appends,
 hiding, pinning, compaction, restore and persistence each call one method here, which
 updates every index it affects; nothing else changes them. Readers get read-only views.
-
-``incremental=False`` makes it the reference engine: nothing is remembered from one call
-to the next (token memo, stream), so every figure is derived from scratch.
+``incremental=False`` makes it the reference engine: nothing is remembered between calls.
 """
 
 from __future__ import annotations
@@ -389,8 +387,7 @@ class Ledger:
     def loaded(
         self, version: int, snapshot: TimelineSnapshot, store: IndexStore | None = None
     ) -> None:
-        """Take over a window stored in ``store`` (``Timeline.load``; the policy stored
-        beside its state is the timeline's, not the ledger's)."""
+        """Take over a window stored in ``store`` (its stored policy is the timeline's)."""
         state = snapshot.state
         if state.policy is not None:
             state = msgspec.structs.replace(state, policy=None)
