@@ -117,8 +117,7 @@ class Ledger:
 
     @property
     def calls(self) -> CallIds:
-        """The tool-call ids held and the names callers give them (read-only: change
-        them through the ledger)."""
+        """The tool-call ids held and the names callers give them (read-only)."""
         return self._calls
 
     def cost(self, block: Block) -> int:
@@ -138,8 +137,7 @@ class Ledger:
         return stream
 
     def begin_call(self) -> None:
-        """Start of a render, estimate or compaction: the reference engine forgets
-        everything it would otherwise reuse."""
+        """Start of a render, estimate or compaction (the reference engine forgets all)."""
         if not self.incremental:
             self.memo.reset()
             self._stream.version = -1
