@@ -101,8 +101,7 @@ class CompactionPolicy:
     the system prompt leaves (the summary included); the last ``keep_recent_turns`` turns
     are kept whole when they fit in that share. ``max_blocks`` also triggers on the
     visible block count.
-    ``emergency_keep_ratio`` is the share of the budget ``force_sanitize`` keeps (1/5 by
-    default: well under the normal keep, since the estimate just proved too low).
+    ``emergency_keep_ratio``: the budget share ``force_sanitize`` keeps (less than usual).
     """
 
     max_tokens: int | None = attrs.field(default=None, validator=positive_or_none)
