@@ -3,7 +3,7 @@
 A summary block's ``meta`` repeats most of the previous summary's: the cumulative digest
 (requests, files, searches, plans) and the sections its text is written from. The stores
 keep a summary's ``meta`` as a delta against the previous summary of the conversation,
-so each summary's new part is stored once (#28 item 4); :func:`apply` rebuilds the exact
+so each summary's new part is stored once; :func:`apply` rebuilds the exact
 value. A delta is plain data too, so it is encoded like everything else:
 
 - ``[0]``: the same value as the base;

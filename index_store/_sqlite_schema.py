@@ -8,18 +8,18 @@ again. Schema 4:
 
 - ``blocks.seq`` is ``conv_no * 2**32 + position``: one conversation's rows are one range
   of the table and of the search index, so a search (a rowid range inside the FTS5 query),
-  ``load`` and ``turn_log`` read what the conversation holds, whatever else the store holds
-  (#28 item 1). ``conv_no`` comes from ``conversations`` (AUTOINCREMENT: never reused).
+  ``load`` and ``turn_log`` read what the conversation holds, whatever else the store holds.
+  ``conv_no`` comes from ``conversations`` (AUTOINCREMENT: never reused).
 - a block row names its conversation by that number alone (``seq >> 32``): no id in the
   row, and the indexes by block id, turn and path are expressions of ``seq``. A store of
   tiny blocks of conversations named by UUIDs took about 150 bytes a block more with the
-  id in every row and in every index (schema 3; #28 item 6).
+  id in every row and in every index (schema 3).
 - bodies are framed rows (:mod:`index_store._rows`): a checksum over the row and its key
   columns, the block without what the columns hold, summaries as deltas.
 - the triggers are plain SQL: they only queue the changed rows in ``fts_pending`` (with
   the body the index holds for them), and the library brings the index up to date before
   it writes or searches. So the ``sqlite3`` shell, or any program, can update and delete
-  rows without the library's functions (#29 item 4).
+  rows without the library's functions.
 """
 
 from __future__ import annotations

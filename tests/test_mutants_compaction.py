@@ -1,6 +1,6 @@
 """Edges of ``timeline._compaction`` (the summarizers' transcript lines, the clearing
 tier's placeholders, what the digest remembers of a search), written against mutants of
-the sampled mutation campaign (docs/testing.md, "Sampled campaign") that the broader
+the sampled mutation campaign (docs/dev/mutation-testing.md, "Sampled campaign") that the broader
 tests let through; each was checked to fail with its mutant applied."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Edges of ``timeline._model`` and the Timeline's own checks, written against mutants of
-the sampled mutation campaign (docs/testing.md, "Sampled campaign") that the broader
+the sampled mutation campaign (docs/dev/mutation-testing.md, "Sampled campaign") that the broader
 tests let through; each was checked to fail with its mutant applied."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Edges of ``timeline._render`` and ``timeline._formats`` (the HTML page, usage, payloads,
 replies), written against mutants of the sampled mutation campaign
-(docs/testing.md, "Sampled campaign") that the broader tests let through; each was
+(docs/dev/mutation-testing.md, "Sampled campaign") that the broader tests let through; each was
 checked to fail with its mutant applied."""
 
 from __future__ import annotations

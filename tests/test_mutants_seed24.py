@@ -1,6 +1,6 @@
-"""Behaviours the survivors of the seed-24 mutation draw (docs/testing.md, "A fresh draw
-with the new tests") showed untested; each test was checked to fail with its mutant
-applied by hand to the library file."""
+"""Behaviours the survivors of the seed-24 mutation draw
+(docs/dev/mutation-testing.md, "A fresh draw with the new tests") showed untested; each
+test was checked to fail with its mutant applied by hand to the library file."""
 
 from __future__ import annotations
 

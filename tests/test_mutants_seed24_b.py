@@ -1,7 +1,7 @@
-"""More behaviours the survivors of the seed-24 mutation draw (docs/testing.md, "A fresh
-draw with the new tests") showed untested: the second part, for the survivors the first
-pass left unanalysed. Each test was checked to fail with its mutant applied by hand to
-the library file."""
+"""More behaviours the survivors of the seed-24 mutation draw
+(docs/dev/mutation-testing.md, "A fresh draw with the new tests") showed untested: the
+second part, for the survivors the first pass left unanalysed. Each test was checked to
+fail with its mutant applied by hand to the library file."""
 
 from __future__ import annotations
 

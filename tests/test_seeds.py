@@ -1,4 +1,5 @@
-"""Each seed's configuration, as docs/seeds.md writes it, behaves as its seed says."""
+"""Each other agent's configuration, as docs/coming-from-another-agent.md writes it,
+behaves as that agent's documentation says."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from timeline._cli.inspect import context_report
 from timeline._compaction.policy import NO_BUDGET, compaction_status
 from timeline._compaction.summarizers import SummaryRequest
 
-SEEDS_MD = Path(__file__).parent.parent / "docs" / "seeds.md"
+PAGE = Path(__file__).parent.parent / "docs" / "coming-from-another-agent.md"
 TURN_CHARS = 8_000  # 2,000 heuristic tokens per turn
 
 
@@ -43,12 +44,13 @@ def _kept_tokens(tl: Timeline) -> int:
     return sum(tl.block_tokens(b) for b in view.blocks if b.type != "conv.range.summary")
 
 
-def test_docs_seeds_blocks_run() -> None:
-    """Every python block of docs/seeds.md runs as written."""
-    codes = re.findall(r"```python\n(.*?)```", SEEDS_MD.read_text(), re.DOTALL)
-    assert len(codes) == 5
+def test_the_pages_blocks_run() -> None:
+    """Every python block of docs/coming-from-another-agent.md runs as written: one per
+    agent (five) and the no-window case."""
+    codes = re.findall(r"```python\n(.*?)```", PAGE.read_text(), re.DOTALL)
+    assert len(codes) == 6
     for code in codes:
-        exec(compile(code, "seeds.md", "exec"), {})
+        exec(compile(code, PAGE.name, "exec"), {})
 
 
 SEED_000 = {

@@ -1,6 +1,7 @@
 """Compaction: choose the cut, build the summary requests, run summarizers safely.
 
-The v2 algorithm with DESIGN §5's rules made exact. The modules:
+The cut keeps recent context and never separates a tool call from its results; the
+summary replaces what is before it. The modules:
 
 * :mod:`~timeline._compaction.stats`: what a compaction did (:class:`CompactionStats`) and
   where it cuts (:class:`CutPlan`);

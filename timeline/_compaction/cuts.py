@@ -89,7 +89,7 @@ _SYSTEM_AUTHORS: Final = frozenset({"system", "tool"})
 def cut_boundary(block: Block) -> Boundary:
     """How good a cut before ``block`` is: ``"turn"``, ``"message"`` or ``"none"`` (never).
 
-    The type's registered boundary first; otherwise the author decides (upstream v2): a
+    The type's registered boundary first; otherwise the author decides: a
     block by the user, the assistant or any custom author is a message boundary even
     when its type is a custom one, a system- or tool-authored block never a cut. Tool
     results and summaries are never cuts."""
@@ -166,7 +166,7 @@ def _keep_target(
     elif force:
         keep = min(policy.emergency_keep_ratio * context_budget, 0.5 * total)
     elif policy.keep_recent_tokens is not None:
-        keep = policy.keep_recent_tokens  # seed 000: the recent context kept verbatim
+        keep = policy.keep_recent_tokens  # the recent context kept verbatim
     else:
         # the prompt after the cut (the fixed part, the summary and what stays verbatim)
         # sits at keep_ratio of the budget whatever protects the recent turns, so the next

@@ -101,7 +101,7 @@ class CompactionPolicy:
     the system prompt leaves (the summary included); the last ``keep_recent_turns`` turns
     are kept whole when they fit in that share. ``max_blocks`` also triggers on the
     visible block count.
-    ``emergency_keep_ratio`` is the keep used by ``force_sanitize`` (seed 004: 1/5).
+    ``emergency_keep_ratio``: the budget share ``force_sanitize`` keeps (less than usual).
     """
 
     max_tokens: int | None = attrs.field(default=None, validator=positive_or_none)
@@ -123,12 +123,12 @@ class CompactionPolicy:
     summary_timeout_seconds: float | None = attrs.field(default=None, validator=opt_seconds)
     tool_classification: Mapping[str, str] | None = attrs.field(default=None, validator=opt_str_map)
     keep_recent_tokens: int | None = attrs.field(default=None, validator=positive_or_none)
-    """Seed 000: tokens of recent context kept verbatim (instead of ``keep_ratio``)."""
+    """Tokens of recent context kept verbatim (instead of ``keep_ratio``)."""
     cache_ttl_seconds: float | None = attrs.field(default=None, validator=positive_float)
     """Tool results older than this (outside the recent turns) are pruned before a summary."""
     on_summary_failure: OnSummaryFailure = attrs.field(default="fallback", validator=failure_policy)
     """A failed summarizer: ``"fallback"`` to the inventory summary, or ``"skip"`` the
-    compaction (upstream v2)."""
+    compaction."""
     clearing: ClearingPolicy | None = attrs.field(
         default=None, validator=opt_instance(ClearingPolicy)
     )
@@ -232,10 +232,10 @@ class CompactionPolicy:
     ) -> CompactionPolicy:
         """Load from an untrusted mapping (TOML, JSON, env); errors name the bad path.
 
-        Accepts the policy fields directly or seed 000's layout
+        Accepts the policy fields directly or the layout of a ``compaction`` section
         ``{"compaction": {...}, "context_window": ..., "model": ...}`` where the top-level
         window and model fill what the ``compaction`` section leaves out. In that layout
-        compaction triggers, as seed 000 says, when the context passes
+        compaction triggers when the context passes
         ``context_window - reserve_tokens`` (``trigger_ratio`` 1.0 unless given).
         """
         if not isinstance(config, Mapping):

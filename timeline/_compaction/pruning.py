@@ -1,4 +1,4 @@
-"""Cache-TTL pruning (upstream v2): hide tool results older than the prompt cache's TTL.
+"""Cache-TTL pruning: hide tool results older than the prompt cache's TTL.
 
 A provider's prompt cache expires after its TTL; past it, an old tool result costs full
 price on every call. Before compacting, such results (outside the protected recent turns

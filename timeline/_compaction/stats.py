@@ -28,9 +28,9 @@ compacted: its compaction block became the summary)."""
 class CompactionStats:
     """What one compaction did (passed to the hooks and returned on ``view.compaction``).
 
-    ``tokens_after`` is None in the ``on_before_compaction`` call. The seed 002
-    ``CompactionResult`` counts are ``original_block_count`` / ``compacted_block_count``
-    (visible blocks before / after).
+    ``tokens_after`` is None in the ``on_before_compaction`` call. The visible blocks
+    before and after are ``original_block_count`` / ``compacted_block_count`` (the names
+    other context managers' compaction results use).
     """
 
     reason: CompactionReason

@@ -4,7 +4,7 @@ Whatever the summarizer (inventory, LLM, sliding window, truncate), every summar
 the library inserts reads, in order:
 
 1. ``## Active Work Reminder``: the request being worked on at the cut, the last action
-   before it, the next step and the paths to read back (upstream v2);
+   before it, the next step and the paths to read back;
 2. the summarizer's text;
 3. ``## Tagged Notes``: every ``[P]``/``[D]``/``[S]`` line so far, verbatim;
 4. the split-turn context: ``## Turn Context (split turn)`` for an older turn, or for the

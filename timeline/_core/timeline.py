@@ -68,7 +68,7 @@ def sequential_ids(kind: str, seq: int) -> str:
 
 @attrs.define(eq=False)
 class Timeline(Compacting):
-    """A conversation as a timeline of typed blocks (see DESIGN §3-§7)."""
+    """A conversation as a timeline of typed blocks: append, render, compact, persist."""
 
     conversation_id: str
     policy: CompactionPolicy = attrs.field(
@@ -238,11 +238,11 @@ class Timeline(Compacting):
     # -- snapshots ---------------------------------------------------------------------
 
     def snapshot(self) -> TimelineSnapshot:
-        """Everything in memory, as plain data (seed 002 ``CreateSnapshot``)."""
+        """Everything in memory, as plain data, for :meth:`restore` or a checkpoint."""
         return self._ledger.snapshot(self.conversation_id)
 
     def restore(self, snapshot: TimelineSnapshot) -> None:
-        """Replace the in-memory timeline with ``snapshot`` (seed 002 ``RestoreSnapshot``).
+        """Replace the in-memory timeline with ``snapshot``.
 
         Blocks of the snapshot count as new for the next persist; the store skips the ones
         it already holds unchanged. The snapshot is checked like an append (field types,
@@ -252,7 +252,7 @@ class Timeline(Compacting):
         self._ledger.restored(check_snapshot(snapshot, self.conversation_id))
 
     def clear(self) -> None:
-        """Drop every block from memory (seed 002 ``Clear``); the counters go on, so ids
+        """Drop every block from memory; the counters go on, so ids
         stay unique, and the store keeps the turn log."""
         self._ledger.cleared()
 
@@ -293,7 +293,7 @@ class Timeline(Compacting):
         force_sanitize: bool = False,
         tail: Sequence[Block] = (),
     ) -> RenderedContext:
-        """The prompt for the next model call (DESIGN §4): compacts first when the estimate
+        """The prompt for the next model call: compacts first when the estimate
         is over the trigger or ``force_sanitize`` is set (the retry after the provider said
         the prompt was too long), then slices, hides, truncates and places checkpoints.
         ``tools`` (definitions or :class:`~timeline.ToolSpec`) count against the budget

@@ -185,7 +185,7 @@ def is_context_overflow(error: object) -> bool:
 
 
 def is_usage_overflow(prompt_tokens: int | None, context_window: int | None) -> bool:
-    """Silent overflow (seed 004): the provider reports as many prompt tokens as the
+    """Silent overflow: the provider reports as many prompt tokens as the
     window holds, so it probably truncated the input without an error."""
     if not prompt_tokens or not context_window:
         return False

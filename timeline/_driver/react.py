@@ -73,8 +73,8 @@ class ToolOutput:
 
 @attrs.frozen
 class ContextUsage:
-    """Seed 000's snapshot: estimated tokens, last reported usage, tokens added since,
-    and (seed 004) the context window they are measured against (None when unknown)."""
+    """Where the context stands: estimated tokens, last reported usage, tokens added since,
+    and the context window they are measured against (None when unknown)."""
 
     tokens: int
     usage_tokens: int
@@ -155,7 +155,7 @@ class ReactDriver:
     context_window: int | None = None
     on_event: Callable[[DriverEvent], object] | None = None
     checkpoint_every: int | None = None
-    """Save a named checkpoint to the store every N model calls (seed 002)."""
+    """Save a named checkpoint to the store every N model calls, to resume from."""
     tail: Callable[[], Sequence[Block]] | None = None
     max_overflow_retries: int = 3
     """Forced re-renders after a context-overflow error, each one ladder step smaller."""
@@ -360,7 +360,8 @@ class ReactDriver:
 
     def _complete_calls(self, reply: ModelReply) -> tuple[list[_Call], int]:
         """Each call's params (arguments that are not a JSON object kept whole as
-        ``{"_raw": text}``); drop calls cut off by the length limit (seed 003)."""
+        ``{"_raw": text}``); drop calls cut off by the length limit (their arguments are
+        incomplete)."""
         out: list[_Call] = []
         dropped = 0
         for call in reply.tool_calls:

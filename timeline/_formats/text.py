@@ -1,4 +1,4 @@
-"""v2's document rendering: ``[TURN id]``, ``[USER MESSAGE]``... as text or one message."""
+"""The document rendering: ``[TURN id]``, ``[USER MESSAGE]``... as text or one message."""
 
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ def to_text(system: str, blocks: Sequence[Block]) -> str:
 def to_document(
     system: str, blocks: Sequence[Block], cache_points: Sequence[int], system_cached: bool
 ) -> dict[str, Any]:
-    """v2's layout: the stream as ONE user message of parts (Anthropic shape); binary
+    """The document layout: the stream as ONE user message of parts (Anthropic shape); binary
     attachments become image/document parts; checkpoints carry ``cache_control``."""
     points = set(cache_points)
     content: list[dict[str, Any]] = []

@@ -171,8 +171,8 @@ def block_type(type: str) -> BlockTypeSpec:
     return spec
 
 
-# upstream v2's plan blocks: registered (not built in), so a framework may still
-# re-register them with its own label or role
+# plan blocks: registered (not built in), so a framework may still re-register them
+# with its own label or role
 register_block_type(REACT_PLAN, role="assistant", boundary="message", label="[PLAN]")
 register_block_type(
     REACT_PLAN_HISTORY, role="user", label="[PLAN HISTORY]", default_author="system"

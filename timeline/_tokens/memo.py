@@ -21,8 +21,8 @@ LINES_HELD: Final = 256
 HIDDEN_HELD: Final = 4096
 """Hidden forms whose costs :meth:`BlockTokenMemo.hidden` remembers (then it starts over)."""
 """Summary lines whose counts a memo generation remembers (:meth:`BlockTokenMemo.summary_text`)."""
-"""Per-block framing overhead (role markers, part separators), as in seed 003: the 3 a
-message and 1 a content part that :func:`timeline._tokens.payload.payload_tokens` counts."""
+"""Per-block framing overhead (role markers, part separators): the 3 a message and 1 a
+content part that :func:`timeline._tokens.payload.payload_tokens` counts."""
 
 
 @attrs.define

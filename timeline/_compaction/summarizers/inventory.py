@@ -1,11 +1,12 @@
 """The deterministic inventory summarizer (the default; no model).
 
-Fills seed 000's structured sections from the blocks and the digest, merges them with
-the previous summary's sections section by section (nothing from an earlier summary is
-dropped unless the size cap forces the oldest progress lines out), and lists every user
-request verbatim up to a per-request cap so no request disappears across compactions,
-unless even the shortest cap would break ``max_tokens``: then the older requests fold
-(counted, still in the turn log). The summary never exceeds ``max_tokens`` (chars/4).
+Fills the structured sections (Goal, Progress, Key Decisions...) from the blocks and the
+digest, merges them with the previous summary's sections section by section (nothing
+from an earlier summary is dropped unless the size cap forces the oldest progress lines
+out), and lists every user request verbatim up to a per-request cap so no request
+disappears across compactions, unless even the shortest cap would break ``max_tokens``:
+then the older requests fold (counted, still in the turn log). The summary never exceeds
+``max_tokens`` (chars/4).
 
 The previous sections come as data (``request.previous_sections``), and the summary's own
 sections go back as data (:meth:`InventorySummarizer.summarize_sections`): a summary's

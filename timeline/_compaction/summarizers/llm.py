@@ -1,6 +1,6 @@
 """A summarizer over any ``complete(system, prompt) -> str`` model callable.
 
-Prompts follow seeds 000/004 in our own words: the transcript goes inside
+The prompts ask for a structured summary: the transcript goes inside
 ``<conversation>`` tags (escaped so content cannot close them, and with every line of a
 message after its first indented, so content cannot start a message of its own, see
 ``block_line``), the model is told not to

@@ -1,4 +1,4 @@
-"""Seed 002's sliding-window summarizer: first N and last M blocks, the middle counted."""
+"""The sliding-window summarizer: first N and last M blocks, the middle counted."""
 
 from __future__ import annotations
 

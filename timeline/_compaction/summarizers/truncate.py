@@ -1,4 +1,4 @@
-"""Seed 004's (Opal's) ``:truncate`` strategy: a count of what was compacted, no model."""
+"""A count of what was compacted, by author, and the file lists: a summary with no model."""
 
 from __future__ import annotations
 
