@@ -191,9 +191,8 @@ def test_a_long_text_counts_as_its_words(unit: str) -> None:
     """A long text is split into words a piece at a time (memory that does not grow with
     its length): its counts are those of all its words at once, whatever a piece's edge
     falls on."""
-    from collections import Counter
-
     import importlib
+    from collections import Counter
 
     search_text = importlib.import_module("timeline._model.search_text")
 
