@@ -30,7 +30,6 @@ from timeline.core.hiding import (
     set_hidden,
 )
 from timeline.core.usage import CacheBreakHook
-from timeline.formats.incremental import PayloadCache
 from timeline.model.block import CONV_RANGE_SUMMARY, Block
 from timeline.model.constructors import turn_header
 from timeline.model.errors import InvalidBlockError, NotFoundError
@@ -77,9 +76,9 @@ class Timeline(Compacting):
     """A model name: when the policy knows no budget, the registry's context window for
     it gives one (``context_window_for``)."""
     incremental: bool = attrs.field(default=True, kw_only=True)
-    """False: the reference engine. Every render counts, streams and builds payloads from
-    scratch (no memo, no upper bounds, no splice, no payload reuse); the same decisions
-    and output, much slower. The differential tests run both side by side."""
+    """False: the reference engine. Every render counts and streams from scratch (no
+    memo, no upper bounds, no splice); the same decisions and output, much slower. The
+    differential tests run both side by side."""
     _ledger: Ledger = attrs.field(init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
@@ -129,11 +128,6 @@ class Timeline(Compacting):
     def token_memo(self) -> BlockTokenMemo:
         """The per-block token memo (exposes ``calls`` and ``chars_tokenized``)."""
         return self._ledger.memo
-
-    @property
-    def payload_cache(self) -> PayloadCache:
-        """Message plans and provider items of the last payloads, reused by the next ones."""
-        return self._ledger.payloads
 
     def block_tokens(self, block: Block) -> int:
         """Exact prompt tokens of ``block`` as rendered (hidden: its replacement)."""

@@ -9,7 +9,6 @@ import attrs
 
 from timeline.compaction import CompactionStats
 from timeline.formats.anthropic import CacheTTLs, cache_control, to_anthropic, tools_ttl
-from timeline.formats.incremental import PayloadCache
 from timeline.formats.openai import prompt_cache_key_for, to_openai, to_openai_responses
 from timeline.formats.text import to_document, to_text
 from timeline.formats.tools import anthropic_tools, chat_tools, responses_tools
@@ -51,8 +50,6 @@ class RenderedContext:
         default=None, repr=False, eq=False
     )
     """Computes :attr:`block_tokens`."""
-    payloads: PayloadCache | None = attrs.field(default=None, repr=False, eq=False)
-    """The timeline's payload memo (``None``: every payload is built from scratch)."""
     compaction_trigger: int | None = None
     """Prompt tokens at which the policy compacts (None without a budget)."""
     conversation_id: str = ""
@@ -119,16 +116,11 @@ class RenderedContext:
         provider's 5 minutes). A breakpoint never gets a shorter TTL than a later one
         (Anthropic's rule for mixed TTLs).
 
-        Built incrementally (``timeline.formats.incremental``) and the caller's own: every
-        dict and list in it is new, so changing it changes no other payload."""
-        if self.payloads is not None:
-            payload = self.payloads.anthropic(
-                self.system, self.blocks, self.cache_points, self.system_cached, cache_ttl
-            )
-        else:
-            payload = to_anthropic(
-                self.system, self.blocks, self.cache_points, self.system_cached, cache_ttl
-            )
+        Built from the blocks at every call, and the caller's own: every dict and list in
+        it is new, so changing it changes no other payload."""
+        payload = to_anthropic(
+            self.system, self.blocks, self.cache_points, self.system_cached, cache_ttl
+        )
         return self._with_tools(payload, cache_ttl)
 
     def _with_tools(self, payload: dict[str, Any], cache_ttl: CacheTTLs) -> dict[str, Any]:
@@ -153,10 +145,7 @@ class RenderedContext:
         instead: ``{"messages": [...], "tools": [...]}`` when the render had tools, with
         ``"prompt_cache_key"`` when asked (a key, or True for this conversation's stable
         :attr:`prompt_cache_key`)."""
-        if self.payloads is not None:
-            messages = self.payloads.openai(self.system, self.blocks)
-        else:
-            messages = to_openai(self.system, self.blocks)
+        messages = to_openai(self.system, self.blocks)
         key = self._cache_key(prompt_cache_key)
         if key is None and not self.tools:
             return messages
@@ -178,10 +167,7 @@ class RenderedContext:
 
         As :meth:`to_openai`, the request's keyword arguments when it has more than its
         input: ``{"input": [...], "tools": [...], "prompt_cache_key": ...}``."""
-        if self.payloads is not None:
-            items = self.payloads.openai_responses(self.system, self.blocks)
-        else:
-            items = to_openai_responses(self.system, self.blocks)
+        items = to_openai_responses(self.system, self.blocks)
         key = self._cache_key(prompt_cache_key)
         if key is None and not self.tools:
             return items

@@ -19,7 +19,6 @@ import attrs
 import msgspec
 
 from timeline.cache.breaks import SentRequest
-from timeline.formats.incremental import PayloadCache
 from timeline.model.block import CONV_RANGE_SUMMARY, Block
 from timeline.model.block_types import block_type
 from timeline.model.call_ids import CallIds
@@ -40,8 +39,6 @@ class Ledger:
 
     memo: BlockTokenMemo
     incremental: bool = True
-    payloads: PayloadCache = attrs.field(factory=PayloadCache)
-    """Message plans and provider items of the last payloads, reused by the next ones."""
     recall: RecallMemo = attrs.field(factory=RecallMemo)
     """What the last renders recalled, reused while nothing it depends on changed."""
     notes: RenderNotes = attrs.field(factory=RenderNotes, init=False)
@@ -287,7 +284,7 @@ class Ledger:
     def fork(self) -> Ledger:
         """A copy to try a change on (a dry run): its own blocks, state, indexes and
         stream; the same token memo and prepared summary."""
-        other = Ledger(self.memo, incremental=self.incremental, payloads=PayloadCache())
+        other = Ledger(self.memo, incremental=self.incremental)
         pinned = list(self._carry.pinned)
         other._install(self._blocks, msgspec.structs.replace(self._state, pinned=pinned))
         other._version = self._version
