@@ -309,8 +309,8 @@ def _peer_section(runs: _Runs) -> list[str]:
         "### End to end: append + render + provider payload, per request",
         "",
         "Timed from the first event appended after the previous request to the payload in "
-        "hand. Ours: `append` + `render` + `to_anthropic()` / `to_openai()` (built "
-        "incrementally). LangChain: `SummarizationMiddleware` (memoized counter) + its own "
+        "hand. Ours: `append` + `render` + `to_anthropic()` / `to_openai()`. LangChain: "
+        "`SummarizationMiddleware` (memoized counter) + its own "
         "conversion (langchain-anthropic `_format_messages`, timed on every "
         f"{end_to_end.ANTHROPIC_PEER_SAMPLE}th request; `convert_to_openai_messages`).",
         "",

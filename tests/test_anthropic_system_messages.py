@@ -14,7 +14,6 @@ from provider_rules import anthropic_errors, chat_errors, responses_errors
 import index_store
 from timeline import CompactionPolicy, HeuristicCounter, InvalidBlockError, Timeline, blocks
 from timeline._formats.anthropic import to_anthropic
-from timeline._formats.incremental import PayloadCache
 from timeline._io.importers import import_conversation
 from timeline._model.block import Block
 from timeline._model.native import PROVIDER_MESSAGE, native_item
@@ -214,21 +213,6 @@ class TestCheckpoints:
             "type": "ephemeral",
             "ttl": "1h",
         }
-        assert PayloadCache().anthropic("", shown, [at, len(shown) - 1], False, "1h") == payload
-
-    @pytest.mark.parametrize("points", [[0], [2], [3], [4], [5], [2, 4], [3, 5]])
-    def test_the_incremental_payload_puts_checkpoints_where_the_full_one_does(
-        self, points: list[int]
-    ) -> None:
-        """A plan message holding a system message is several payload messages: a
-        checkpoint after it lands on the message it is on (the cache maps plan messages
-        to payload messages), first built and again from the kept plan."""
-        shown = _stream()
-        cache = PayloadCache()
-        for n in (len(shown) - 1, len(shown)):  # the second call extends the first plan
-            inner = [p for p in points if p < n]
-            expected = to_anthropic("", shown[:n], inner, False)
-            assert cache.anthropic("", shown[:n], inner, False) == expected
 
 
 class TestBudgetCompactionStore:

@@ -96,36 +96,6 @@ def test_a_block_of_exactly_the_text_limit_is_shown_whole() -> None:
     assert "[... 1 more characters: store.read(" in tl.render("sys").to_html()
 
 
-def test_the_payload_cache_counters_only_grow_across_a_full_plan() -> None:
-    """``reused_messages`` counts over the cache's life: a full plan (after a change in
-    the middle of the stream) adds the messages it carried over, never resets it."""
-    tl = Timeline(
-        "p",
-        token_counter=HeuristicCounter(),
-        policy=CompactionPolicy(max_tokens=1_500, keep_recent_turns=3),
-    )
-    cache = tl.payload_cache
-    for t in range(12):
-        tl.begin_turn()
-        tl.append(blocks.user_prompt(f"request {t}: fix module {t} " + "detail " * 20))
-        call = tl.append(blocks.tool_call("read_file", {"path": f"m{t}.py"}))
-        tl.append(blocks.tool_result(call.call_id or "", f"source of m{t} " * 10))
-        tl.render("sys").to_openai()
-        tl.append(blocks.assistant_completion(f"Fixed module {t}."))
-    view = tl.render("sys")
-    view.to_openai()
-    reused, built, full = cache.reused_messages, cache.built_messages, cache.full_plans
-    assert reused > 0
-    prompt = view.blocks[6]  # a prompt of a kept turn: hiding it replans from scratch
-    assert prompt.type == "user.prompt"
-    tl.hide([prompt.path])
-    payload = tl.render("sys").to_openai()
-    assert cache.full_plans == full + 1
-    # every message of the payload but the system one was built or carried over
-    carried = cache.reused_messages - reused
-    assert carried > 0 and carried + cache.built_messages - built == len(payload) - 1
-
-
 @pytest.mark.parametrize("detail", ["low", "high", "original"])
 def test_an_image_keeps_the_detail_it_asks_for_in_responses(detail: str) -> None:
     tl = Timeline("i", policy=CompactionPolicy(max_tokens=50_000))

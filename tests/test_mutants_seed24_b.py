@@ -24,8 +24,7 @@ from timeline._compaction.summary_state import (
 )
 from timeline._compaction.summary_text import SPLIT_TURN_HEADING
 from timeline._compaction.textscan import first_line
-from timeline._formats._kept_plan import KeptPlan
-from timeline._formats._plan import plan_messages, plan_rest
+from timeline._formats._plan import plan_messages
 from timeline._model.reasoning import anthropic_thinking
 from timeline._state.stream import VisibleStream
 from timeline._tokens import BlockTokenMemo
@@ -120,17 +119,6 @@ def test_thinking_at_the_very_end_of_the_prompt_is_not_sent() -> None:
     assert [p.kind for p in last.parts] == ["text"]
 
 
-def test_the_rest_of_a_stream_ending_on_thinking_has_its_open_end_there() -> None:
-    """A stream's rest ending on thinking has its open end at that thinking block (an
-    assistant reply appended later brings it back), numbered from ``start``; without it
-    the incremental plan would keep a plan that dropped the thinking for good."""
-    rest = plan_rest(_numbered(blocks.user_prompt("Hi"), _thinking()), "anthropic", 5, "assistant")
-    assert rest is not None
-    messages, tail = rest
-    assert [m.role for m in messages] == ["user"]
-    assert tail == 6
-
-
 def test_a_stream_resolves_its_largest_bounds_first() -> None:
     """With ``enough``, a stream replaces its upper bounds by exact costs largest first
     (each exact count then takes the most slack off the total); left in append order,
@@ -164,35 +152,6 @@ def test_clearing_tool_inputs_spares_the_newest_calls() -> None:
     policy = ClearingPolicy(keep_tool_results=1, clear_tool_inputs=True, clear_thinking=False)
     found = clearing_candidates(stream, 0, policy, carried=frozenset(), current_turn="", cleared={})
     assert [(c.index, c.reason) for c in found] == [(0, "input"), (1, "old")]
-
-
-def _kept(stream: list[Block]) -> KeptPlan:
-    plan = KeptPlan(blocks=tuple(stream))
-    plan.add(plan_messages(stream))
-    return plan
-
-
-def test_a_kept_plan_records_a_result_shown_as_text_under_its_call_id() -> None:
-    """A result whose call is not visible is shown as text; the kept plan records it by
-    call id, so a call appended later makes the incremental planner plan afresh instead
-    of pairing the call with a result it already showed as text."""
-    stream = _numbered(
-        blocks.user_prompt("Go on."), blocks.tool_result("c9", "done", tool_id="run")
-    )
-    assert _kept(stream).text_results == {"c9": 1}
-
-
-def test_a_kept_plan_marks_every_message_from_an_unanswered_call_on_as_open() -> None:
-    """``open_before`` says a call in the messages so far still has no result (no clean
-    cut after them); it is a running flag of booleans, set from the message holding the
-    synthetic "no result recorded" result on."""
-    stream = _numbered(
-        blocks.user_prompt("Run it."), blocks.tool_call("run", {"cmd": "make"}, call_id="c1")
-    )
-    plan = _kept(stream)
-    assert plan.waits[-1] is True
-    assert plan.open_before[0] is False
-    assert plan.open_before[-1] is True
 
 
 @pytest.mark.parametrize(

@@ -34,22 +34,16 @@ from timeline._core.hiding import (
     set_hidden,
 )
 from timeline._core.usage import CacheBreakHook
-from timeline._formats import PayloadCache
-from timeline._model import (
-    CONV_RANGE_SUMMARY,
-    Block,
-    CacheBreak,
-    IndexStore,
-    InvalidBlockError,
-    NotFoundError,
-    TimelineSnapshot,
-    check_identifier,
-    check_render_args,
-    check_snapshot,
-    tool_specs,
-    turn_header,
-)
-from timeline._render import Clock, Hook, IdFactory, RenderedContext, pipeline
+from timeline._model import CONV_RANGE_SUMMARY, Block
+from timeline._model import turn_header
+from timeline._model import InvalidBlockError, NotFoundError
+from timeline._model import check_identifier
+from timeline._model import CacheBreak, IndexStore, TimelineSnapshot
+from timeline._model import tool_specs
+from timeline._model import check_render_args, check_snapshot
+from timeline._render import pipeline
+from timeline._render import RenderedContext
+from timeline._render import Clock, Hook, IdFactory
 from timeline._state import Ledger
 from timeline._tokens import BlockTokenMemo, TiktokenCounter, TokenCounter
 
@@ -86,9 +80,9 @@ class Timeline(Compacting):
     """A model name: when the policy knows no budget, the registry's context window for
     it gives one (``context_window_for``)."""
     incremental: bool = attrs.field(default=True, kw_only=True)
-    """False: the reference engine. Every render counts, streams and builds payloads from
-    scratch (no memo, no upper bounds, no splice, no payload reuse); the same decisions
-    and output, much slower. The differential tests run both side by side."""
+    """False: the reference engine. Every render counts and streams from scratch (no
+    memo, no upper bounds, no splice); the same decisions and output, much slower. The
+    differential tests run both side by side."""
     _ledger: Ledger = attrs.field(init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
@@ -138,11 +132,6 @@ class Timeline(Compacting):
     def token_memo(self) -> BlockTokenMemo:
         """The per-block token memo (exposes ``calls`` and ``chars_tokenized``)."""
         return self._ledger.memo
-
-    @property
-    def payload_cache(self) -> PayloadCache:
-        """Message plans and provider items of the last payloads, reused by the next ones."""
-        return self._ledger.payloads
 
     def block_tokens(self, block: Block) -> int:
         """Exact prompt tokens of ``block`` as rendered (hidden: its replacement)."""

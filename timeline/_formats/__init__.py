@@ -15,9 +15,6 @@ from timeline._formats.anthropic import (
     to_anthropic,
     tools_ttl,
 )
-from timeline._formats.incremental import (
-    PayloadCache,
-)
 from timeline._formats.openai import (
     prompt_cache_key_for,
     to_openai,
@@ -44,13 +41,11 @@ from timeline._formats.tools import (
 )
 
 __all__ = [
-    "reply_blocks",
     "CONVERSATION_START_TEXT",
     "CacheTTLs",
     "MISSING_RESULT_TEXT",
     "ModelReply",
     "Part",
-    "PayloadCache",
     "ToolCallRequest",
     "Usage",
     "anthropic_tools",
@@ -63,6 +58,7 @@ __all__ = [
     "plan_messages",
     "prompt_cache_key_for",
     "read_usage",
+    "reply_blocks",
     "responses_tools",
     "to_anthropic",
     "to_document",

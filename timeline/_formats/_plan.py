@@ -55,10 +55,7 @@ __all__ = [
     "b64",
     "media_kind",
     "part_text",
-    "plan_head",
     "plan_messages",
-    "plan_rest",
-    "plan_stream",
     "result_items",
 ]
 
@@ -85,16 +82,16 @@ def _final_stripped(parts: list[Part]) -> list[Part]:
     return parts
 
 
-def _settle(out: list[tuple[str, list[Part]]], final: bool = True) -> list[tuple[str, list[Part]]]:
+def _settle(out: list[tuple[str, list[Part]]]) -> list[tuple[str, list[Part]]]:
     """Thinking/reasoning only travels with the assistant content it preceded: drop it
-    from assistant messages holding nothing else and (``final``: nothing follows) from
-    the end of the final one, then merge the same-role neighbours this leaves."""
+    from assistant messages holding nothing else and from the end of the final one
+    (nothing follows it), then merge the same-role neighbours this leaves."""
     for k, (role, parts) in enumerate(out):
         if role == "assistant" and all(p.kind == "reasoning" for p in parts):
             out[k] = (role, [])
     while out and not out[-1][1]:
         out.pop()
-    if final and out and out[-1][0] == "assistant":
+    if out and out[-1][0] == "assistant":
         parts = out[-1][1]
         while parts and parts[-1].kind == "reasoning":
             parts.pop()
@@ -109,28 +106,21 @@ def _settle(out: list[tuple[str, list[Part]]], final: bool = True) -> list[tuple
     return merged
 
 
-def _results(
-    blocks: Sequence[Block], start: int
-) -> tuple[set[str], dict[str, list[tuple[int, Block]]]]:
+def _results(blocks: Sequence[Block]) -> tuple[set[str], dict[str, list[tuple[int, Block]]]]:
     """The call ids of ``blocks`` and, for each, its results with their indices."""
     call_ids = {b.call_id for b in blocks if block_type(b.type).render == "tool_call" and b.call_id}
     results: dict[str, list[tuple[int, Block]]] = {}
-    for i, b in enumerate(blocks, start):
+    for i, b in enumerate(blocks):
         if block_type(b.type).render == "tool_result" and b.call_id in call_ids:
             results.setdefault(b.call_id or "", []).append((i, b))
     return call_ids, results
 
 
-def _raw_plan(
-    blocks: Sequence[Block], provider: str | None, start: int
-) -> tuple[list[tuple[str, list[Part]]], int]:
-    """The messages before settling, and the index of the first of the calls the blocks
-    end on (a call following them would join those as a parallel call, even when their
-    results came before them), or -1."""
-    call_ids, results = _results(blocks, start)
+def _raw_plan(blocks: Sequence[Block], provider: str | None) -> list[tuple[str, list[Part]]]:
+    """The messages before settling."""
+    call_ids, results = _results(blocks)
     out: list[tuple[str, list[Part]]] = []
     pending: list[Block] = []
-    first_pending = -1
     previous_kind = ""
 
     def push(role: str, part: Part) -> None:
@@ -149,7 +139,7 @@ def _raw_plan(
                 push("user", Part("tool_result", call, -1, ()))
         pending.clear()
 
-    for i, b in enumerate(blocks, start):
+    for i, b in enumerate(blocks):
         spec = block_type(b.type)
         if spec.render == "header":
             continue
@@ -168,7 +158,6 @@ def _raw_plan(
             previous_kind = kind
             push("assistant", Part("tool_call", b, i))
             if b.call_id:
-                first_pending = first_pending if pending else i
                 pending.append(b)
             continue
         previous_kind = kind
@@ -177,9 +166,8 @@ def _raw_plan(
         flush()
         for part in content_parts(b, i, provider):
             push(spec.role, part)
-    waiting = first_pending if pending and previous_kind == "tool_call" else -1
     flush()
-    return out, waiting
+    return out
 
 
 def _finish(out: list[tuple[str, list[Part]]]) -> list[Message]:
@@ -199,77 +187,15 @@ def _lead(out: list[tuple[str, list[Part]]]) -> None:
         out[0][1].insert(0, part)
 
 
-def _open_end(raw: list[tuple[str, list[Part]]], waiting: int) -> int:
-    """The first block of the stream's open end, whose parts blocks appended after the
-    stream can still change (-1: none): the calls it ends on (``waiting``: a following
-    call joins them), and the thinking/reasoning parts ending the last raw message when
-    that is an assistant message (:func:`_settle` drops them only because nothing follows;
-    assistant content appended after them keeps them). Either can come before blocks
-    shown in the last message: a result is pulled forward to its call, and thinking
-    between the two goes after it; a result can come before its call (a pinned block)."""
-    tail = waiting
-    if raw and raw[-1][0] == "assistant":
-        for p in reversed(raw[-1][1]):
-            if p.kind != "reasoning":
-                break
-            tail = p.index if tail < 0 else min(tail, p.index)
-    return tail
-
-
-def plan_stream(blocks: Sequence[Block], provider: str | None = None) -> tuple[list[Message], int]:
-    """:func:`plan_messages` and the first block of the stream's open end (-1: none, see
-    :func:`_open_end`), for a plan that later blocks extend."""
-    raw, waiting = _raw_plan(blocks, provider, 0)
-    tail = _open_end(raw, waiting)
-    out = _settle(raw)
-    _lead(out)
-    if not out:
-        raise EmptyPromptError("nothing to send: the rendered timeline holds no message")
-    if out[-1][0] == "assistant":
-        out[-1] = ("assistant", _final_stripped(out[-1][1]))
-    return _finish(out), tail
-
-
 def plan_messages(blocks: Sequence[Block], provider: str | None = None) -> list[Message]:
     """Alternating messages for ``blocks`` (the rendered stream, tail included).
 
     Thinking/reasoning blocks are planned only for the ``provider`` they came from
     (``"anthropic"`` or ``"responses"``) and only ahead of other assistant content."""
-    return plan_stream(blocks, provider)[0]
-
-
-def plan_head(blocks: Sequence[Block], provider: str | None = None) -> list[Message] | None:
-    """The messages of ``blocks`` as the start of a longer stream (numbered from 0): what
-    :func:`plan_messages` gives for them minus what only the end of a stream gets (no
-    trailing reasoning dropped, no final text stripped). None when the blocks that follow
-    could change them: nothing to send, calls at the end still waiting (a following call
-    would join them) or only reasoning at the end (a following assistant message would
-    keep it). The caller still merges the last message with the next one when both are
-    user messages, and must not append an assistant message after an assistant one."""
-    raw, waiting = _raw_plan(blocks, provider, 0)
-    if waiting >= 0 or (raw and all(p.kind == "reasoning" for p in raw[-1][1])):
-        return None  # a following assistant message would keep that reasoning
-    out = _settle(raw, final=False)
+    out = _settle(_raw_plan(blocks, provider))
     _lead(out)
-    return _finish(out) if out else None
-
-
-def plan_rest(
-    blocks: Sequence[Block], provider: str | None, start: int, after: str
-) -> tuple[list[Message], int] | None:
-    """The messages of ``blocks``, numbered from ``start``, as the rest of a stream whose
-    earlier blocks end on a message of role ``after`` (no conversation-start marker, the
-    final text stripped as :func:`plan_messages` strips it), and the first block of its
-    open end as :func:`plan_stream` gives it; None when the rest would join that message
-    (its first message has that role, or had before a lone reasoning message was
-    dropped) or holds nothing to send."""
-    raw, waiting = _raw_plan(blocks, provider, start)
-    if not raw or raw[0][0] == after:
-        return None
-    tail = _open_end(raw, waiting)
-    out = _settle(raw)
-    if not out or out[0][0] == after:
-        return None
+    if not out:
+        raise EmptyPromptError("nothing to send: the rendered timeline holds no message")
     if out[-1][0] == "assistant":
         out[-1] = ("assistant", _final_stripped(out[-1][1]))
-    return _finish(out), tail
+    return _finish(out)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from timeline._model.block import (
     ASSISTANT_COMPLETION,
+    Block,
     CONV_RANGE_SUMMARY,
     CONV_RECALLED,
     PLAN_LATEST,
@@ -15,7 +16,6 @@ from timeline._model.block import (
     TURN_HEADER,
     USER_ATTACHMENT,
     USER_PROMPT,
-    Block,
 )
 from timeline._model.block_types import (
     BlockTypeSpec,
@@ -24,8 +24,8 @@ from timeline._model.block_types import (
     register_block_type,
 )
 from timeline._model.call_ids import (
-    SOURCE_CALL_ID,
     CallIds,
+    SOURCE_CALL_ID,
     call_names,
     given_call_id,
 )
@@ -74,7 +74,9 @@ from timeline._model.errors import (
 from timeline._model.extras import (
     install_hint,
 )
-from timeline._model.homes import name_home
+from timeline._model.homes import (
+    name_home,
+)
 from timeline._model.json_text import (
     MAX_DEPTH,
     check_identifier,
@@ -87,8 +89,8 @@ from timeline._model.media import (
     AUDIO_FORMATS,
     DOCUMENT_TYPES,
     IMAGE_TYPES,
-    UNRECOGNISED,
     MediaKind,
+    UNRECOGNISED,
     file_extension,
     media_file,
     media_kind,
@@ -129,11 +131,11 @@ from timeline._model.persistence import (
     UsageRecord,
 )
 from timeline._model.ranking import (
-    K1,
     B,
     Bm25,
     Bm25Index,
     Corpus,
+    K1,
     fuse,
     idf,
 )
@@ -176,7 +178,6 @@ from timeline._model.validate import (
 )
 
 __all__ = [
-    "name_home",
     "ANTHROPIC_FIELDS",
     "ASSISTANT_COMPLETION",
     "AUDIO_FORMATS",
@@ -277,6 +278,7 @@ __all__ = [
     "media_kind",
     "media_ref",
     "media_url",
+    "name_home",
     "native_item",
     "native_provider",
     "no_json_constant",

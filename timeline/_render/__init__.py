@@ -18,12 +18,12 @@ from timeline._render.settings import (
 )
 
 __all__ = [
-    "draw_pages_with",
     "Clock",
     "Hook",
     "IdFactory",
     "RenderedContext",
     "Settings",
     "TOOLS_PROMPT_TOKENS",
+    "draw_pages_with",
     "timestamp",
 ]

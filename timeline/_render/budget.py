@@ -148,7 +148,6 @@ def finish(
         tools=prep.tools,
         tools_tokens=prep.tools_tokens,
         count_block_tokens=block_tokens,
-        payloads=ledger.payloads if ledger.incremental else None,
         compaction_trigger=trigger,
         conversation_id=settings.conversation_id,
         native=None if settings.policy.native is None else settings.policy.native_params,

@@ -8,22 +8,13 @@ from typing import Any, Literal, overload
 import attrs
 
 from timeline._compaction import CompactionStats
-from timeline._formats import (
-    CacheTTLs,
-    PayloadCache,
-    anthropic_tools,
-    cache_control,
-    chat_tools,
-    prompt_cache_key_for,
-    responses_tools,
-    to_anthropic,
-    to_document,
-    to_openai,
-    to_openai_responses,
-    to_text,
-    tools_ttl,
-)
-from timeline._model import Block, PolicyError, ToolSpec
+from timeline._formats import CacheTTLs, cache_control, to_anthropic, tools_ttl
+from timeline._formats import prompt_cache_key_for, to_openai, to_openai_responses
+from timeline._formats import to_document, to_text
+from timeline._formats import anthropic_tools, chat_tools, responses_tools
+from timeline._model import Block
+from timeline._model import PolicyError
+from timeline._model import ToolSpec
 
 __all__ = ["RenderedContext", "draw_pages_with"]
 
@@ -69,8 +60,6 @@ class RenderedContext:
         default=None, repr=False, eq=False
     )
     """Computes :attr:`block_tokens`."""
-    payloads: PayloadCache | None = attrs.field(default=None, repr=False, eq=False)
-    """The timeline's payload memo (``None``: every payload is built from scratch)."""
     compaction_trigger: int | None = None
     """Prompt tokens at which the policy compacts (None without a budget)."""
     conversation_id: str = ""
@@ -137,16 +126,11 @@ class RenderedContext:
         provider's 5 minutes). A breakpoint never gets a shorter TTL than a later one
         (Anthropic's rule for mixed TTLs).
 
-        Built incrementally (``timeline._formats.incremental``) and the caller's own: every
-        dict and list in it is new, so changing it changes no other payload."""
-        if self.payloads is not None:
-            payload = self.payloads.anthropic(
-                self.system, self.blocks, self.cache_points, self.system_cached, cache_ttl
-            )
-        else:
-            payload = to_anthropic(
-                self.system, self.blocks, self.cache_points, self.system_cached, cache_ttl
-            )
+        Built from the blocks at every call, and the caller's own: every dict and list in
+        it is new, so changing it changes no other payload."""
+        payload = to_anthropic(
+            self.system, self.blocks, self.cache_points, self.system_cached, cache_ttl
+        )
         return self._with_tools(payload, cache_ttl)
 
     def _with_tools(self, payload: dict[str, Any], cache_ttl: CacheTTLs) -> dict[str, Any]:
@@ -171,10 +155,7 @@ class RenderedContext:
         instead: ``{"messages": [...], "tools": [...]}`` when the render had tools, with
         ``"prompt_cache_key"`` when asked (a key, or True for this conversation's stable
         :attr:`prompt_cache_key`)."""
-        if self.payloads is not None:
-            messages = self.payloads.openai(self.system, self.blocks)
-        else:
-            messages = to_openai(self.system, self.blocks)
+        messages = to_openai(self.system, self.blocks)
         key = self._cache_key(prompt_cache_key)
         if key is None and not self.tools:
             return messages
@@ -196,10 +177,7 @@ class RenderedContext:
 
         As :meth:`to_openai`, the request's keyword arguments when it has more than its
         input: ``{"input": [...], "tools": [...], "prompt_cache_key": ...}``."""
-        if self.payloads is not None:
-            items = self.payloads.openai_responses(self.system, self.blocks)
-        else:
-            items = to_openai_responses(self.system, self.blocks)
+        items = to_openai_responses(self.system, self.blocks)
         key = self._cache_key(prompt_cache_key)
         if key is None and not self.tools:
             return items

@@ -16,17 +16,11 @@ import attrs
 import msgspec
 
 from timeline._cache import SentRequest
-from timeline._formats import PayloadCache
-from timeline._model import (
-    CONV_RANGE_SUMMARY,
-    Block,
-    CallIds,
-    IndexStore,
-    TimelineError,
-    TimelineSnapshot,
-    TimelineState,
-    block_type,
-)
+from timeline._model import CONV_RANGE_SUMMARY, Block
+from timeline._model import block_type
+from timeline._model import CallIds
+from timeline._model import TimelineError
+from timeline._model import IndexStore, TimelineSnapshot, TimelineState
 from timeline._state.archive import RecallMemo
 from timeline._state.carry import CarriedIds, Carry
 from timeline._state.notes import RenderNotes
@@ -42,8 +36,6 @@ class Ledger:
 
     memo: BlockTokenMemo
     incremental: bool = True
-    payloads: PayloadCache = attrs.field(factory=PayloadCache)
-    """Message plans and provider items of the last payloads, reused by the next ones."""
     recall: RecallMemo = attrs.field(factory=RecallMemo)
     """What the last renders recalled, reused while nothing it depends on changed."""
     notes: RenderNotes = attrs.field(factory=RenderNotes, init=False)
@@ -287,7 +279,7 @@ class Ledger:
     def fork(self) -> Ledger:
         """A copy to try a change on (a dry run): its own blocks, state, indexes and
         stream; the same token memo and prepared summary."""
-        other = Ledger(self.memo, incremental=self.incremental, payloads=PayloadCache())
+        other = Ledger(self.memo, incremental=self.incremental)
         pinned = list(self._carry.pinned)
         other._install(self._blocks, msgspec.structs.replace(self._state, pinned=pinned))
         other._version = self._version
