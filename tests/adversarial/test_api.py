@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from adversarial.api_cases import all_cases
-from adversarial.cases import Case, base, outcome, params, recovers
+from tests.adversarial.api_cases import all_cases
+from tests.adversarial.cases import Case, base, outcome, params, recovers
 from index_store import MemoryStore
 
 

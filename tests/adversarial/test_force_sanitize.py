@@ -8,9 +8,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from conftest import FixedClock
+from tests.helpers.clock import FixedClock
 
-from adversarial.cases import load
+from tests.adversarial.cases import load
 from index_store import MemoryStore
 from timeline import (
     BudgetError,

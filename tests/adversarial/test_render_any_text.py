@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adversarial.cases import base, load
+from tests.adversarial.cases import base, load
 from index_store import MemoryStore
 from timeline import blocks
 

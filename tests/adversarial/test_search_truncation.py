@@ -6,7 +6,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import STORE_KINDS, FixedClock, open_store
+from tests.helpers.clock import FixedClock
+from tests.helpers.stores import STORE_KINDS, open_store
 from hypothesis import given
 from hypothesis import strategies as st
 

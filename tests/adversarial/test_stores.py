@@ -10,9 +10,9 @@ from typing import Any
 
 import msgspec
 import pytest
-from conftest import STORE_KINDS, open_store
+from tests.helpers.stores import STORE_KINDS, open_store
 
-from adversarial.cases import base, load, new_tl, recovers
+from tests.adversarial.cases import base, load, new_tl, recovers
 from index_store._common import encode_block_row, encode_window_row
 from timeline import (
     CorruptRecordError,

@@ -19,7 +19,7 @@ import json
 import sys
 from pathlib import Path
 
-from conftest import FixedClock
+from tests.helpers.clock import FixedClock
 from test_store_migrations import POLICY, observe
 
 import index_store
