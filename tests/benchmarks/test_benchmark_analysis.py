@@ -10,7 +10,7 @@ from typing import Any
 from benchmarks import tiers
 from benchmarks.__main__ import _figures, _tier_figures
 
-ANALYSIS = Path(__file__).parent.parent / "benchmarks" / "ANALYSIS.md"
+ANALYSIS = Path(__file__).parent.parent.parent / "benchmarks" / "ANALYSIS.md"
 
 
 def fake_run() -> dict[str, Any]:

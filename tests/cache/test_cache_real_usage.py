@@ -13,7 +13,9 @@ from timeline import CompactionPolicy, Timeline, blocks
 from timeline.tokens import TiktokenCounter
 
 RECORDED = json.loads(
-    (Path(__file__).parent / "data" / "real_usage" / "anthropic_cache_messages.json").read_text()
+    (
+        Path(__file__).parent.parent / "data" / "real_usage" / "anthropic_cache_messages.json"
+    ).read_text()
 )
 COUNTER = TiktokenCounter()
 

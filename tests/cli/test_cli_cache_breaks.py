@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 import index_store
-from tests.test_cache_breaks import SYSTEM, Provider, conversation, step
-from tests.test_cli import cli
+from tests.helpers.cache_breaks import SYSTEM, Provider, conversation, step
+from tests.helpers.cli import cli
 
 
 def _stored(tmp_path: Path) -> Path:

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 import index_store
-from tests.test_cli import ANTHROPIC_MESSAGES, OPENAI_MESSAGES, cli
+from tests.helpers.cli import ANTHROPIC_MESSAGES, OPENAI_MESSAGES, cli
 from timeline import CompactionPolicy, Timeline, blocks
 from timeline.cli.demo import DEMO_SYSTEM_PROMPT
 

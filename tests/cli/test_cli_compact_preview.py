@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_cli import LONG_MESSAGES, cli, import_file, tool_heavy_messages
+from tests.helpers.cli import LONG_MESSAGES, cli, import_file, tool_heavy_messages
 
 
 def _imported(tmp_path: Path, messages: object) -> Path:

@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests.helpers.stores import PG_DSN
 
 from index_store.postgres import shown_dsn
-from tests.test_cli import cli, cli_on_tty
+from tests.helpers.cli import cli, cli_on_tty
+from tests.helpers.stores import PG_DSN
 
 
 @pytest.mark.slow

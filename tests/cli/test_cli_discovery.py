@@ -1,6 +1,6 @@
 """The CLI as a newcomer meets it: help, version, list, --json shapes, quiet pipes, colour,
 wording, errors in flag terms, and the demo's safety around existing conversations
-(the demo itself: tests/test_cli_demo.py)."""
+(the demo itself: tests/cli/test_cli_demo.py)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.test_cli import LONG_MESSAGES, OPENAI_MESSAGES, cli, import_file
+from tests.helpers.cli import LONG_MESSAGES, OPENAI_MESSAGES, cli, import_file
 from timeline.cli import _parser, flag_terms
 from timeline.render.usage import percent_shares, plural
 

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.helpers.samples import PNG_1x1 as PNG
 
 import index_store
+from tests.helpers.samples import PNG_1x1 as PNG
 from timeline import CompactionPolicy, Timeline, blocks
 from timeline.cli import main
 from timeline.model.reasoning import anthropic_thinking, openai_reasoning

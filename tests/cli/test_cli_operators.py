@@ -96,7 +96,7 @@ def test_missing_extra_hint_works_from_a_clone() -> None:
     message = str(missing_extra("langchain", "langchain"))
     assert "block-timeline[langchain]'" not in message
     clone = message.split("pip install -e ", 1)[1]
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parent.parent.parent
     (target,) = shlex.split(clone)
     assert target == f"{root}[langchain]"
     assert (root / "pyproject.toml").is_file()
@@ -118,7 +118,7 @@ def test_missing_extra_hint_outside_a_checkout_names_the_packages(
     assert sorted(shlex.split(line)) == ["langchain<2,>=1.5.2", "langgraph<2,>=1.2.24"]
 
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parent.parent / "data"
 
 
 def test_the_window_state_keeps_the_last_budget_and_system_prompt(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import index_store
-from tests.test_cli import OPENAI_MESSAGES, cli, import_file
+from tests.helpers.cli import OPENAI_MESSAGES, cli, import_file
 from timeline import Timeline, blocks
 from timeline.cli.output import printable
 

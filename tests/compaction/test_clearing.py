@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 import index_store
+from tests.helpers.clearing import SYSTEM, read, shown
 from timeline import (
     ClearingPolicy,
     CompactionPolicy,
@@ -21,20 +22,11 @@ from timeline import (
 from timeline.model.block import CONV_RANGE_SUMMARY
 from timeline.model.reasoning import anthropic_thinking
 
-SYSTEM = "You are a coding agent."
 Make = Callable[..., Timeline]
 
 
 def policy(budget: int = 4_000, **clearing: Any) -> CompactionPolicy:
     return CompactionPolicy(max_tokens=budget, clearing=ClearingPolicy(**clearing))
-
-
-def read(tl: Timeline, path: str, chars: int, tool: str = "read_file") -> str:
-    """A call of ``tool`` on ``path`` and its result of ``chars`` characters; the result's
-    path."""
-    call = tl.append(blocks.tool_call(tool, {"path": path}))
-    body = f"contents of {path}\n" + "x" * chars
-    return tl.append(blocks.tool_result(call.call_id or "", body, tool_id=tool)).path
 
 
 def turn(tl: Timeline, prompt: str, paths: list[str], chars: int = 2_600) -> list[str]:
@@ -43,11 +35,6 @@ def turn(tl: Timeline, prompt: str, paths: list[str], chars: int = 2_600) -> lis
     out = [read(tl, p, chars) for p in paths]
     tl.append(blocks.assistant_completion(f"done with {prompt}"))
     return out
-
-
-def shown(tl: Timeline) -> dict[str, str]:
-    """Each rendered block's path and the text it shows (the last render's)."""
-    return {b.path: b.text for b in tl.render(SYSTEM).blocks}
 
 
 def summaries(tl: Timeline) -> list[str]:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import pytest
 
+from tests.helpers.conversations import coding_turn, summaries
 from timeline import (
     BudgetError,
     CompactionPolicy,
@@ -17,21 +17,6 @@ from timeline import (
 )
 from timeline.compaction import SPLIT_TURN_HEADING
 from timeline.render.prepare import system_cost
-
-
-def coding_turn(tl: Timeline, i: int, result_chars: int = 900, calls: int = 1) -> None:
-    tl.begin_turn()
-    tl.append(blocks.user_prompt(f"Task {i}: fix module m{i}.py"))
-    made = [
-        tl.append(blocks.tool_call("read_file", {"path": f"m{i}_{k}.py"})) for k in range(calls)
-    ]
-    for c in made:
-        tl.append(blocks.tool_result(c.call_id or "", "x" * result_chars, tool_id="read_file"))
-    tl.append(blocks.assistant_completion(f"Fixed m{i}.py."))
-
-
-def summaries(tl: Timeline) -> list[Any]:
-    return [b for b in tl.blocks if b.type == "conv.range.summary"]
 
 
 class TestV2Coverage:
@@ -52,7 +37,7 @@ class TestV2Coverage:
     def test_split_turn_prefix_summary(self, make_tl: Callable[..., Timeline]) -> None:
         """A cut inside a long (finished) turn summarizes its prefix under 'Turn Context
         (split turn)'; the running turn gets a mid-turn checkpoint instead (see
-        test_upstream_v2)."""
+        test_mid_turn_checkpoints)."""
         tl = make_tl(policy=CompactionPolicy(max_tokens=3_000, keep_recent_turns=1))
         coding_turn(tl, 0)
         long_turn = tl.begin_turn()

@@ -12,8 +12,8 @@ from datetime import timedelta
 
 import msgspec
 import pytest
-from test_compaction import coding_turn
 
+from tests.helpers.conversations import coding_turn
 from timeline import (
     ClearingPolicy,
     CompactionPolicy,
@@ -242,7 +242,7 @@ def test_a_compaction_that_cleared_nothing_reports_no_freed_tokens(
 def test_a_ttl_pruning_that_was_enough_is_reported_as_the_clear_tier() -> None:
     """Pruning results past the cache TTL is the cheapest tier: the stats of a pruning
     that brought the prompt under the trigger name the "clear" tier and no summary."""
-    from tests.test_upstream_v2_checkpoints import ttl_timeline
+    from tests.helpers.checkpoints import ttl_timeline
 
     tl, clock = ttl_timeline()
     clock.now += timedelta(minutes=10)
@@ -334,7 +334,7 @@ def test_a_first_sentence_ends_at_its_mark() -> None:
 def test_clearing_reads_the_policy_tool_classification(make_tl: Callable[..., Timeline]) -> None:
     """A tool the policy classifies as a write supersedes an earlier read of its path
     (the clearing tier asks the policy's ``tool_classification``, not the defaults only)."""
-    from test_clearing import read, shown
+    from tests.helpers.clearing import read, shown
 
     clearing = ClearingPolicy(keep_tool_results=3, dedupe_reads=True)
     classified = {"put_file": "write"}

@@ -22,7 +22,7 @@ from timeline.cli.inspect import context_report
 from timeline.compaction.policy import NO_BUDGET, compaction_status
 from timeline.compaction.summarizers import SummaryRequest
 
-SEEDS_MD = Path(__file__).parent.parent / "docs" / "seeds.md"
+SEEDS_MD = Path(__file__).parent.parent.parent / "docs" / "seeds.md"
 TURN_CHARS = 8_000  # 2,000 heuristic tokens per turn
 
 

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from tests.helpers.clock import FixedClock
-from test_compaction import coding_turn
 
 import index_store
+from tests.helpers.clock import FixedClock
+from tests.helpers.conversations import coding_turn
 from timeline import (
     ClearingPolicy,
     CompactionPolicy,
@@ -23,7 +23,7 @@ from timeline import (
     Timeline,
 )
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parent.parent / "data"
 
 POLICY = CompactionPolicy(
     max_tokens=3_000,

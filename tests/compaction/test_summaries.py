@@ -8,10 +8,10 @@ from collections.abc import Callable
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.helpers.summary_sections import parse_sections
 from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.json import JSONSnapshotExtension
 
+from tests.helpers.summary_sections import parse_sections
 from timeline import (
     AsyncLLMSummarizer,
     CompactionPolicy,

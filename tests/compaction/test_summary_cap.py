@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.helpers.summary_sections import parse_sections
 
+from tests.helpers.summary_sections import parse_sections
 from timeline import CompactionPolicy, SummaryRequest, Timeline, blocks
 from timeline.compaction.digest import build_digest
 from timeline.compaction.summarizers.base import SummaryResult, estimate_tokens

@@ -11,8 +11,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.helpers.summary_sections import parse_sections
 
+from tests.helpers.summary_sections import parse_sections
 from timeline import (
     CompactionPolicy,
     LLMSummarizer,

@@ -29,7 +29,7 @@ from timeline.compaction.digest import CompactionDigest
 from timeline.compaction.summarizers.llm import build_prompt, escape
 from timeline.model.block import CONV_RANGE_SUMMARY, Block
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parent.parent / "data"
 POLICY = CompactionPolicy(max_tokens=60_000, keep_recent_turns=1)
 
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import contextlib
 
-from tests.helpers import open_samples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
-from tests.helpers.provider_rules import anthropic_errors, chat_errors, responses_errors
 
+from tests.helpers import open_samples
+from tests.helpers.provider_rules import anthropic_errors, chat_errors, responses_errors
 from timeline import (
     BudgetError,
     CompactionPolicy,

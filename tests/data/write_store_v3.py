@@ -19,7 +19,7 @@ import json
 import sys
 from pathlib import Path
 
-from tests.helpers.clock import FixedClock
+from conftest import FixedClock
 from test_store_migrations import POLICY, observe
 
 import index_store

@@ -2,7 +2,7 @@
 
 A hypothesis state machine drives random sequences of every operation that changes a
 timeline or reads from it through ``Timeline(incremental=True)`` and
-``Timeline(incremental=False)`` (see ``tests/differential.py``) and compares every output:
+``Timeline(incremental=False)`` (see ``tests/helpers/differential.py``) and compares every output:
 blocks, tokens, stats, errors and all five payloads. Any difference is a bug in a fast
 path (token memo and upper bounds, the kept visible stream and its summary splice, the
 payload cache). ``docs/testing.md`` says how to run it longer.
@@ -14,15 +14,15 @@ from collections.abc import Sequence
 from typing import Any
 
 import msgspec
-from tests.helpers import open_samples
 import pytest
-from tests.helpers.differential import EnginePair, assert_same_stats, observe, stats_data
-from tests.helpers.differential_setup import Setup, Shown
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
-from tests.helpers.samples import PNG_1x1
 
+from tests.helpers import open_samples
+from tests.helpers.differential import EnginePair, assert_same_stats, observe, stats_data
+from tests.helpers.differential_setup import Setup, Shown
+from tests.helpers.samples import PNG_1x1
 from timeline import (
     Block,
     ClearingPolicy,

@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from test_render import check_anthropic
 
 import index_store
+from tests.helpers.payload_checks import check_anthropic
 from timeline import ClearingPolicy, CompactionPolicy, SummaryRequest, Timeline, blocks
 from timeline.driver import ModelReply, ReactDriver, ToolCallRequest
 from timeline.driver.memory_tools import TOOL_SPECS, compact_context_tool, memory_tools

@@ -6,9 +6,10 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
-from test_render import check_anthropic
 
 import index_store
+from tests.helpers.driver import make
+from tests.helpers.payload_checks import check_anthropic
 from timeline import CompactionPolicy, ContextOverflowError, HeuristicCounter, Timeline
 from timeline.driver import DriverEvent, ModelReply, ReactDriver, ToolCallRequest, ToolOutput, Usage
 from timeline.driver.scripted import (
@@ -21,10 +22,6 @@ from timeline.driver.scripted import (
 from timeline.render.context import RenderedContext
 
 SYSTEM = "You are a coding agent. " * 20
-
-
-def make(budget: int = 16_000, **policy: Any) -> Timeline:
-    return Timeline("d", policy=CompactionPolicy(max_tokens=budget, **policy))
 
 
 def run(driver: ReactDriver, session: CodingSession, turns: int) -> list[Any]:

@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from tests.helpers.provider_rules import anthropic_errors, chat_errors, responses_errors
 
 import index_store
+from tests.helpers.provider_rules import anthropic_errors, chat_errors, responses_errors
 from timeline import CompactionPolicy, HeuristicCounter, InvalidBlockError, Timeline, blocks
 from timeline.formats.anthropic import to_anthropic
 from timeline.formats.incremental import PayloadCache

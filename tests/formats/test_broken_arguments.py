@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.adversarial.cli_files import ARGUMENTS_TEXTS
-from tests.helpers.provider_rules import anthropic_errors, chat_errors, responses_errors
 
 import index_store
+from tests.adversarial.cli_files import ARGUMENTS_TEXTS
+from tests.helpers.provider_rules import anthropic_errors, chat_errors, responses_errors
 from timeline import Timeline
 from timeline.cli import main
 from timeline.driver import ModelReply, ReactDriver, ToolCallRequest

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from tests.helpers.provider_rules import CALL_ID_RE, anthropic_errors, chat_errors, responses_errors
 
 import index_store
+from tests.helpers.provider_rules import CALL_ID_RE, anthropic_errors, chat_errors, responses_errors
 from timeline import (
     HeuristicCounter,
     OrphanToolResultError,

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from hypothesis import given, settings, target
 from hypothesis import strategies as st
-from tests.helpers.timeline_gen import _Gen
 
+from tests.helpers.timeline_gen import _Gen
 from timeline import CompactionPolicy, HeuristicCounter, RenderedContext, Timeline, blocks
 from timeline.formats.anthropic import to_anthropic
 from timeline.formats.openai import to_openai, to_openai_responses
@@ -97,7 +97,7 @@ def test_an_append_plans_only_the_new_messages() -> None:
 def test_mutating_a_payload_top_level_leaves_the_next_one_intact() -> None:
     """The payload dict and its lists are fresh each call: clearing, appending or
     replacing messages does not reach the next payload (and nothing inside is shared
-    either: ``tests/test_payload_ownership.py``)."""
+    either: ``tests/formats/test_payload_ownership.py``)."""
     tl = Timeline(
         "mut", token_counter=HeuristicCounter(), policy=CompactionPolicy(max_tokens=10**6)
     )

@@ -7,9 +7,9 @@ from typing import Any
 
 import msgspec
 import pytest
-from tests.helpers.provider_rules import anthropic_errors, chat_errors, responses_errors
 
 import index_store
+from tests.helpers.provider_rules import anthropic_errors, chat_errors, responses_errors
 from timeline import Block, CompactionPolicy, HeuristicCounter, InvalidBlockError, Timeline, blocks
 from timeline.model.native import (
     NATIVE_MIME,

@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from tests.helpers.provider_rules import anthropic_errors, responses_errors
 
+from tests.helpers.provider_rules import anthropic_errors, responses_errors
 from timeline import CompactionPolicy, Timeline
 from timeline.io.importers import import_conversation
 from timeline.render.context import RenderedContext

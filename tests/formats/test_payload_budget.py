@@ -6,8 +6,8 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.helpers.samples import PNG_1x1
 
+from tests.helpers.samples import PNG_1x1
 from timeline import BudgetError, CompactionPolicy, RecallPolicy, Timeline, blocks
 from timeline.model.errors import EmptyPromptError
 from timeline.render.context import RenderedContext

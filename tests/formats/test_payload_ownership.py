@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from tests.helpers.samples import PNG_1x1
 from tests.helpers.timeline_gen import _Gen
-
 from timeline import CompactionPolicy, HeuristicCounter, RenderedContext, Timeline, blocks
 from timeline.formats.anthropic import to_anthropic
 from timeline.formats.openai import to_openai, to_openai_responses

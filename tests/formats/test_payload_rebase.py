@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from hypothesis import given, settings, target
 from hypothesis import strategies as st
-from tests.helpers.samples import PNG_1x1
 
+from tests.helpers.samples import PNG_1x1
 from timeline import blocks
 from timeline.formats.anthropic import to_anthropic
 from timeline.formats.incremental import PayloadCache

@@ -12,7 +12,6 @@ from typing import Any
 
 from tests.helpers.provider_rules import anthropic_errors, chat_errors, responses_errors
 from tests.helpers.samples import PNG_1x1
-
 from timeline import Block, CompactionPolicy, HeuristicCounter, Timeline, blocks
 from timeline.compaction.policy import NoBudgetWarning
 from timeline.driver import ModelReply

@@ -1,5 +1,5 @@
 """Every payload format is valid for its provider: strict SDK param types plus the rules
-the types cannot express (tests/provider_rules.py), on thousands of generated timelines."""
+the types cannot express (tests/helpers/provider_rules.py), on thousands of generated timelines."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
 from tests.helpers.provider_rules import anthropic_errors, chat_errors, responses_errors
 from tests.helpers.samples import PNG_1x1
 from tests.helpers.timeline_gen import IMPORTS, SVG, payload_cases
-
 from timeline import EmptyPromptError, HeuristicCounter, InvalidBlockError, Timeline, blocks
 from timeline.model.names import provider_call_id, provider_tool_name
 from timeline.tokens.payload import payload_tokens

@@ -10,8 +10,8 @@ from anthropic.types import Message
 from anthropic.types.beta import BetaMessage
 from openai.types.chat import ChatCompletion
 from openai.types.responses import Response
-from tests.helpers.provider_rules import anthropic_errors, chat_errors, responses_errors
 
+from tests.helpers.provider_rules import anthropic_errors, chat_errors, responses_errors
 from timeline import HeuristicCounter, Timeline, blocks
 from timeline.driver import ModelReply, ReactDriver
 from timeline.formats.reply import reply_blocks

@@ -13,6 +13,7 @@ from typing import Any
 import anthropic
 import openai
 import pytest
+
 from tests.helpers.timeline_gen import payload_cases
 
 ANTHROPIC_REPLY = {

@@ -8,8 +8,8 @@ import json
 from typing import Any
 
 import pytest
-from tests.helpers.provider_rules import anthropic_errors, chat_errors, responses_errors
 
+from tests.helpers.provider_rules import anthropic_errors, chat_errors, responses_errors
 from timeline import (
     CompactionPolicy,
     HeuristicCounter,

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from tests.helpers.clock import FixedClock
 from tests.helpers.samples import PNG_1x1
-
 from timeline import CompactionPolicy, HeuristicCounter, Timeline, blocks, register_block_type
 
 SYSTEM = "You are a careful coding agent."

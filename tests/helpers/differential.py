@@ -1,4 +1,4 @@
-"""Two engines, one conversation: the helpers behind ``tests/test_differential.py``.
+"""Two engines, one conversation: the helpers behind ``tests/differential/test_differential.py``.
 
 :class:`EnginePair` holds an incremental timeline and a reference one
 (``Timeline(incremental=False)``: no token memo or upper bounds, the visible stream and
@@ -16,10 +16,10 @@ from typing import Any, Final, TypeVar
 
 import attrs
 import msgspec
-from tests.helpers.differential_setup import ManualClock, Setup
 from hypothesis import event, reject
 
 import index_store
+from tests.helpers.differential_setup import ManualClock, Setup
 from timeline import NoBudgetWarning, RenderedContext, Timeline, TimelineError, TimelineSnapshot
 from timeline.compaction import CompactionStats
 from timeline.model.block import Block
@@ -32,7 +32,7 @@ FORMATS: Final = ("anthropic", "openai", "responses", "text", "document", "anthr
 KNOWN: Final[frozenset[str]] = frozenset()
 """Divergences found in code this harness may not fix, tolerated (narrowly) so the
 harness guards everything else meanwhile; each gets a strict xfail reproduction in
-``tests/test_differential_regressions.py`` and an entry here, both removed with the fix.
+``tests/differential/test_engine_divergences.py`` and an entry here, both removed with the fix.
 The names the checks below know: ``tokens_after_bound`` (a compaction's ``tokens_after``
 may be an upper bound), ``partial_pin`` (a refused ``pin`` may leave blocks pinned: the
 case is rejected there), ``stale_pinned_tokens`` (a block carried no more may still count

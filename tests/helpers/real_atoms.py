@@ -1,5 +1,5 @@
 """The pieces of content of a provider conversation, to check that each reaches a payload
-unchanged (tests/test_real_conversations.py).
+unchanged (tests/io/test_real_conversations.py).
 
 A conversation (Anthropic ``messages``, Chat ``messages`` or Responses ``input``) becomes a
 list of atoms: each text with its role, each tool call (id, name, arguments), each tool

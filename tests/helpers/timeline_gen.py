@@ -22,7 +22,6 @@ from typing import Any
 
 from tests.helpers import open_samples
 from tests.helpers.samples import PNG_1x1
-
 from timeline import (
     CompactionPolicy,
     HeuristicCounter,

@@ -9,7 +9,7 @@ from pathlib import Path
 import grimp
 import pytest
 
-ROOT = Path(__file__).parent.parent
+ROOT = Path(__file__).parent.parent.parent
 PACKAGES = ("timeline", "index_store")
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60

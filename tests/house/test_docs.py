@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).parent.parent
+ROOT = Path(__file__).parent.parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 PRELUDE = r'''
@@ -139,7 +139,7 @@ def test_snapshot_testing_example_builds() -> None:
 
 def test_overflow_corpus_size_is_stated_right() -> None:
     """docs/overflow.md states the overflow test corpus's real size."""
-    from test_overflow import NOT_OVERFLOWS, OVERFLOWS
+    from tests.helpers.overflow_errors import NOT_OVERFLOWS, OVERFLOWS
 
     text = (ROOT / "docs" / "overflow.md").read_text()
     total, yes, no = (len(OVERFLOWS) + len(NOT_OVERFLOWS), len(OVERFLOWS), len(NOT_OVERFLOWS))

@@ -14,7 +14,7 @@ import pytest
 
 @pytest.fixture(scope="module")
 def sample() -> ModuleType:
-    path = Path(__file__).resolve().parent.parent / "scripts" / "mutation_sample.py"
+    path = Path(__file__).resolve().parent.parent.parent / "scripts" / "mutation_sample.py"
     spec = importlib.util.spec_from_file_location("mutation_sample", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

@@ -18,7 +18,7 @@ import pytest
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent.parent.parent
 LEFT_OUT = shutil.ignore_patterns(
     ".git", ".venv", "venv", "__pycache__", ".hypothesis", ".mypy_cache", ".ruff_cache",
     ".pytest_cache", "mutants", ".ci-artifacts", "*.db", "*.db-*", "*.html", "dist", "build",

@@ -23,15 +23,14 @@ from typing import Any
 import pytest
 
 import index_store
-from tests.test_cli import cli
-from timeline import Block, CompactionPolicy, Timeline, blocks
-from timeline.cli.html_view import timeline_html
+from tests.helpers.cli import cli
+from tests.helpers.html_page import conversation, history, png, stored_page
+from timeline import CompactionPolicy, Timeline, blocks
 from timeline.cli.inspect import usage_report
 from timeline.model.search_text import query_terms
 from timeline.render.usage import CATEGORIES
 
-RESULT = "line of tool output with some words in it\n" * 40
-VENDOR = Path(__file__).parent / "data" / "vendor" / "axe-core"
+VENDOR = Path(__file__).parent.parent / "data" / "vendor" / "axe-core"
 
 
 class _Elements(HTMLParser):
@@ -63,58 +62,6 @@ def parse(page: str) -> _Elements:
 
 def elements(page: str, cls: str) -> list[dict[str, str]]:
     return [attrs for _, classes, attrs in parse(page).found if cls in classes]
-
-
-def history(page: str) -> list[dict[str, str]]:
-    """The page's compressed history entries, decoded as the page's script does."""
-    match = re.search(r'id="history-data">([^<]*)</script>', page)
-    if match is None or not match.group(1):
-        return []
-    entries: list[dict[str, str]] = json.loads(zlib.decompress(base64.b64decode(match.group(1))))
-    return entries
-
-
-def png(width: int = 4, height: int = 3) -> bytes:
-    """A small valid PNG (red pixels)."""
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        body = kind + data
-        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
-
-    rows = b"".join(b"\x00" + b"\xff\x00\x00" * width for _ in range(height))
-    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return (
-        b"\x89PNG\r\n\x1a\n"
-        + chunk(b"IHDR", header)
-        + chunk(b"IDAT", zlib.compress(rows))
-        + chunk(b"IEND", b"")
-    )
-
-
-def conversation(turns: int = 6) -> tuple[Timeline, Any]:
-    """A persisted conversation with compactions, a hidden, a pinned and a cleared block,
-    an image, a custom block type and an error result."""
-    store = index_store.open("memory://")
-    tl = Timeline("c", policy=CompactionPolicy(max_tokens=1_500))
-    for t in range(turns):
-        tl.begin_turn()
-        tl.append(blocks.user_prompt(f"request {t}: look at file_{t}.py"), pin=t == 0)
-        call = tl.append(blocks.tool_call("read_file", {"path": f"file_{t}.py", "limit": 40}))
-        result = f"<script>x</script> {t}\n{RESULT}"
-        tl.append(blocks.tool_result(call.call_id or "", result, is_error=t == 2))
-        tl.append(blocks.assistant_completion(f"file_{t}.py is fine"))
-        if t == turns - 1:
-            tl.append(blocks.user_attachment(name="shot.png", mime="image/png", data=png()))
-            tl.append(Block(type="stage.gate", text="gate passed: all checks green\nmore"))
-            tl.append(blocks.note("old output cleared", cleared=True))
-            tl.hide([call.path.replace(".in.json", ".out.json")], "(hidden output)")
-        tl.render("sys")
-        tl.persist(store)
-    return tl, store
-
-
-def stored_page(tl: Timeline, store: Any) -> str:
-    return timeline_html(tl, "sys", log=store.turn_log("c"), summaries=store.summaries("c"))
 
 
 def test_view_to_html_has_a_turn_per_turn_and_a_block_per_block() -> None:
@@ -220,7 +167,7 @@ def test_a_result_pruned_by_the_cache_ttl_is_marked_as_such() -> None:
     caller hid says "hidden")."""
     from datetime import timedelta
 
-    from tests.test_upstream_v2_checkpoints import ttl_timeline
+    from tests.helpers.checkpoints import ttl_timeline
 
     tl, clock = ttl_timeline()
     clock.now += timedelta(minutes=10)

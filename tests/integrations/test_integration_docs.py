@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).parent.parent
+ROOT = Path(__file__).parent.parent.parent
 EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
 NEEDS = {
     "langchain_agent": "langchain.agents",

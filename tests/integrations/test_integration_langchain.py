@@ -25,9 +25,9 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import Field
-from tests.helpers.samples import PNG_1x1
 
 import index_store
+from tests.helpers.samples import PNG_1x1
 from timeline import CompactionPolicy, TiktokenCounter, Timeline, blocks
 from timeline.integrations import IntegrationError
 from timeline.integrations.langchain import TimelineMiddleware, from_langchain, to_langchain

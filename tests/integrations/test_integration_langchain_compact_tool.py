@@ -7,8 +7,8 @@ from __future__ import annotations
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
-from test_integration_langchain_state import LOREM, check_request, recording, search
 
+from tests.helpers.langchain import LOREM, check_request, recording, search
 from timeline import CompactionPolicy
 from timeline.integrations.langchain import TimelineMiddleware
 

@@ -7,64 +7,22 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 pytest.importorskip("langchain.agents")
 
 from langchain.agents import create_agent
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph.message import add_messages
-from pydantic import Field
 
+from tests.helpers.langchain import LOREM, Recording, check_request, recording, search
 from timeline import CompactionPolicy, InvalidBlockError
 from timeline.integrations.langchain import TimelineMiddleware, mirror
 
 WIDE = CompactionPolicy(max_tokens=100_000)
-LOREM = " lorem"
-
-
-class Recording(GenericFakeChatModel):
-    """Answers from its script; records every request it was sent."""
-
-    seen: list[list[BaseMessage]] = Field(default_factory=list)
-
-    def bind_tools(self, tools: Any, **kwargs: Any) -> Recording:
-        return self
-
-    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> Any:
-        self.seen.append(list(messages))
-        return super()._generate(messages, *args, **kwargs)
-
-
-def recording(*replies: AIMessage) -> Recording:
-    return Recording(messages=iter(replies))
-
-
-def check_request(messages: list[BaseMessage]) -> None:
-    """What every provider requires: each tool message answers a call of the AI
-    message right before it (or of the tool messages following that one), and every
-    call is answered before anything else comes."""
-    open_calls: set[str] = set()
-    for m in messages:
-        if isinstance(m, ToolMessage):
-            assert m.tool_call_id in open_calls, f"{m.tool_call_id} answers no open call"
-            open_calls.discard(m.tool_call_id)
-            continue
-        assert not open_calls, f"calls {open_calls} unanswered before a {m.type} message"
-        if isinstance(m, AIMessage):
-            open_calls = {c["id"] for c in m.tool_calls if c["id"]}
-    assert not open_calls
-
-
-@tool
-def search(i: int) -> str:
-    """Search the archive."""
-    return "r" + LOREM * 50
 
 
 def test_a_look_alike_summary_id_is_the_users_message() -> None:

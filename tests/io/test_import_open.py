@@ -8,8 +8,8 @@ import base64
 from typing import Any
 
 import pytest
-from tests.helpers.provider_rules import anthropic_errors, chat_errors, responses_errors
 
+from tests.helpers.provider_rules import anthropic_errors, chat_errors, responses_errors
 from timeline import InvalidBlockError
 from timeline.io.importers import import_conversation
 from timeline.model.native import PROVIDER_COMPACTION, PROVIDER_INPUT, PROVIDER_ITEM

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from tests.helpers.provider_rules import anthropic_errors, chat_errors, responses_errors
 from tests.helpers.samples import PNG_1x1
-
 from timeline import HeuristicCounter, InvalidBlockError, Timeline, blocks
 from timeline.io.importers import import_conversation
 from timeline.model.reasoning import anthropic_thinking, openai_reasoning

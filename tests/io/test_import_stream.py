@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.test_cli import ANTHROPIC_MESSAGES, OPENAI_MESSAGES, cli_on_tty, import_file
+from tests.helpers.cli import ANTHROPIC_MESSAGES, OPENAI_MESSAGES, cli_on_tty, import_file
 from timeline.io.importers import import_messages
 from timeline.io.stream import import_file as stream_file
 from timeline.model.errors import InvalidBlockError

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.test_cli import ANTHROPIC_MESSAGES, OPENAI_MESSAGES, cli
+from tests.helpers.cli import ANTHROPIC_MESSAGES, OPENAI_MESSAGES, cli
 from timeline import Timeline, blocks
 from timeline.io.stream import import_stream
 from timeline.io.streamed import StreamedImport

@@ -12,6 +12,8 @@ from typing import Any
 
 import msgspec
 import pytest
+
+import index_store
 from tests.helpers.provider_rules import (
     RESPONSES_INPUT,
     anthropic_errors,
@@ -20,8 +22,6 @@ from tests.helpers.provider_rules import (
     sdk_errors,
 )
 from tests.helpers.real_atoms import anthropic_atoms, chat_atoms, missing, responses_atoms, strip
-
-import index_store
 from timeline import BudgetError, CompactionPolicy, Timeline
 from timeline.cli import main as cli_main
 from timeline.compaction.policy import NoBudgetWarning
@@ -31,7 +31,7 @@ from timeline.model.native import native_item, native_provider
 from timeline.model.reasoning import reasoning_item, reasoning_provider
 from timeline.render.context import RenderedContext
 
-REAL = Path(__file__).parent / "data" / "real"
+REAL = Path(__file__).parent.parent / "data" / "real"
 MANIFEST: list[dict[str, Any]] = json.loads((REAL / "manifest.json").read_text())
 CASES = [pytest.param(m, id=m["file"]) for m in MANIFEST]
 BUDGETS = (None, 20_000, 3_000, 800)

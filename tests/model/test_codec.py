@@ -6,13 +6,13 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from tests.helpers.samples import SAMPLE_BLOCKS
 
 from index_store._common import decode_snapshot_row
+from tests.helpers.samples import SAMPLE_BLOCKS
 from timeline import CodecError, decode_block, encode_block
 from timeline.model.codec import SCHEMA_VERSION, decode_record, encode_record
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parent.parent / "data"
 
 
 @pytest.mark.parametrize("fmt", ["json", "msgpack"])

@@ -8,10 +8,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from tests.helpers.clock import FixedClock
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.helpers.clock import FixedClock
 from timeline import (
     BudgetError,
     CompactionPolicy,

@@ -13,8 +13,8 @@ from typing import Any
 import attrs
 import msgspec
 import pytest
-from test_compaction import coding_turn
 
+from tests.helpers.conversations import coding_turn
 from timeline import (
     CompactionPolicy,
     EmptyPromptError,
@@ -288,7 +288,7 @@ def test_a_long_path_argument_is_cut_in_a_cleared_placeholder() -> None:
 
 
 def test_earlier_compactions_in_the_history_are_numbered_in_order() -> None:
-    from tests.test_html_view import conversation, history, stored_page
+    from tests.helpers.html_page import conversation, history, stored_page
 
     tl, store = conversation(turns=8)
     heads = [e["h"] for e in history(stored_page(tl, store)) if e["k"] == "compaction"]
@@ -301,7 +301,7 @@ def test_earlier_compactions_in_the_history_are_numbered_in_order() -> None:
 def test_an_escalated_arender_renders_what_render_does() -> None:
     """The async escalation finishes as the sync one (an unforced finish): the same
     prompt, and the next render compacts nothing more."""
-    from tests.test_render_escalation import STEPS, _step, _timeline
+    from tests.helpers.escalation import STEPS, _step, _timeline
 
     views = []
     for run_async in (False, True):
@@ -366,7 +366,7 @@ def test_usage_category_shares_are_of_the_budget() -> None:
 
 
 def test_the_history_holds_one_entry_per_earlier_turn() -> None:
-    from tests.test_html_view import conversation, history, stored_page
+    from tests.helpers.html_page import conversation, history, stored_page
 
     tl, store = conversation(turns=8)
     entries = [e for e in history(stored_page(tl, store)) if e["k"] == "turn"]

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.helpers.payload_checks import check_anthropic
 from timeline import Block, CompactionPolicy, HeuristicCounter, InvalidBlockError, Timeline, blocks
-from timeline.cache import MAX_BREAKPOINTS
 
 
 def test_render_without_compaction_never_changes_the_timeline(
@@ -143,29 +143,6 @@ def build(ops: list[Any], budget: int) -> Timeline:
             tl.append(blocks.tool_result(c.call_id or "", "x" * op[1]))
         tl.render("You are terse.")
     return tl
-
-
-def check_anthropic(payload: dict[str, Any], tail_ids: int) -> None:
-    messages = payload["messages"]
-    assert messages[0]["role"] == "user"
-    breakpoints = sum(1 for s in payload.get("system", []) if "cache_control" in s)
-    for i, m in enumerate(messages):
-        if i:
-            assert m["role"] != messages[i - 1]["role"], "roles must alternate"
-        kinds = [p["type"] for p in m["content"]]
-        breakpoints += sum(1 for p in m["content"] if "cache_control" in p)
-        results = [p["tool_use_id"] for p in m["content"] if p["type"] == "tool_result"]
-        if results:
-            assert kinds[: len(results)] == ["tool_result"] * len(results), "results first"
-            prev = messages[i - 1]["content"]
-            uses = [p["id"] for p in prev if p["type"] == "tool_use"]
-            assert sorted(results) == sorted(uses), "results answer the previous calls"
-        uses = [p["id"] for p in m["content"] if p["type"] == "tool_use"]
-        if uses:
-            nxt = messages[i + 1]["content"]
-            answered = [p["tool_use_id"] for p in nxt if p["type"] == "tool_result"]
-            assert sorted(uses) == sorted(answered), "every call answered right after"
-    assert breakpoints <= MAX_BREAKPOINTS
 
 
 def check_openai(messages: list[dict[str, Any]]) -> None:

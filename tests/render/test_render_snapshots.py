@@ -6,9 +6,10 @@ import json
 from typing import Any
 
 import pytest
-from tests.helpers.canonical import SYSTEM, canonical_timeline
 from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.json import JSONSnapshotExtension
+
+from tests.helpers.canonical import SYSTEM, canonical_timeline
 
 
 @pytest.fixture

@@ -5,32 +5,15 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
-from tests.helpers.clock import FixedClock
-from tests.helpers.stores import open_store
-from test_store_conformance import POLICY, load, new_tl, work
 
 import index_store._pg_async as pg_async
+from tests.helpers.clock import FixedClock
+from tests.helpers.store_work import POLICY, arun, load, new_tl, work
+from tests.helpers.stores import open_store
 from timeline import AsyncIndexStore, ConflictError, HeuristicCounter, Timeline, blocks
-
-T = TypeVar("T")
-
-
-def arun(store: Any, main: Callable[[], Awaitable[T]]) -> T:
-    """Run ``main`` on a fresh loop and close the store's async pool before it ends."""
-
-    async def wrapped() -> T:
-        try:
-            return await main()
-        finally:
-            aclose = getattr(store, "aclose", None)
-            if aclose is not None:
-                await aclose()
-
-    return asyncio.run(wrapped())
 
 
 async def aload(store: Any, cid: str = "c1") -> Timeline:

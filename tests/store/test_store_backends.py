@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.helpers.stores import PG_DSN
 
 import index_store
 from index_store.sqlite import SCHEMA_VERSION
+from tests.helpers.stores import PG_DSN
 from timeline import StoreUnavailableError
 
 

@@ -6,41 +6,16 @@ import json
 from typing import Any
 
 import pytest
-from tests.helpers.clock import FixedClock
 
+from tests.helpers.store_work import load, new_tl, work
 from timeline import (
-    CompactionPolicy,
     ConflictError,
     CorruptRecordError,
     DuplicateBlockIdError,
-    HeuristicCounter,
     NotFoundError,
-    Timeline,
     blocks,
 )
 from timeline.driver.memory_tools import memory_read_tool, read_path_tool
-
-POLICY = CompactionPolicy(max_tokens=2_500, keep_recent_turns=1)
-
-
-def new_tl(cid: str = "c1") -> Timeline:
-    return Timeline(cid, policy=POLICY, token_counter=HeuristicCounter(), clock=FixedClock())
-
-
-def load(store: Any, cid: str = "c1") -> Timeline:
-    return Timeline.load(
-        store, cid, policy=POLICY, token_counter=HeuristicCounter(), clock=FixedClock()
-    )
-
-
-def work(tl: Timeline, turns: int, start: int = 0) -> None:
-    for i in range(start, start + turns):
-        tl.begin_turn()
-        tl.append(blocks.user_prompt(f"turn {i}: investigate the flaky retry logic in worker {i}"))
-        c = tl.append(blocks.tool_call("read_file", {"path": f"src/worker_{i}.py"}))
-        tl.append(blocks.tool_result(c.call_id or "", f"def retry_{i}():\n    pass\n" * 25))
-        tl.append(blocks.assistant_completion(f"Worker {i} retries without backoff."))
-        tl.render("sys")
 
 
 def test_persist_then_load_renders_identically(store: Any) -> None:

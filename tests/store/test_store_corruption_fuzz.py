@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.helpers.clock import FixedClock
 
 import index_store
+from tests.helpers.clock import FixedClock
 from timeline import (
     Block,
     CompactionPolicy,

@@ -11,16 +11,16 @@ import time
 from pathlib import Path
 
 import pytest
-from tests.helpers.crash_child import make, step
-from tests.helpers.stores import PG_DSN
 
 import index_store
 from index_store._common import encode_snapshot_row
+from tests.helpers.crash_child import make, step
+from tests.helpers.stores import PG_DSN
 from timeline import Timeline
 
 pytestmark = pytest.mark.slow  # the crash loops and concurrent processes
 
-CHILD = str(Path(__file__).parent / "_crash_child.py")
+CHILD = str(Path(__file__).parent.parent / "helpers" / "crash_child.py")
 KILLS = 30
 
 

@@ -9,9 +9,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from tests.helpers.clock import FixedClock
 
 import index_store
+from tests.helpers.clock import FixedClock
 from timeline import Embedder, HeuristicCounter, StoreUnavailableError, Timeline, blocks
 
 CONCEPTS = {

@@ -19,10 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.helpers.stores import open_store
-from test_store_async import arun
-from test_store_conformance import load, new_tl, work
 
+from tests.helpers.store_work import arun, load, new_tl, work
+from tests.helpers.stores import open_store
 from timeline import StoreError, Timeline
 
 Disarm = Callable[[], None]

@@ -8,12 +8,12 @@ import random
 from typing import Any
 
 import pytest
-from tests.helpers.clock import FixedClock
-from tests.helpers.stores import PG_DSN, open_store
-from tests.helpers.search_reference import hits
 
 import index_store
 import index_store._pg_search as pg_search
+from tests.helpers.clock import FixedClock
+from tests.helpers.search_reference import hits
+from tests.helpers.stores import PG_DSN, open_store
 from timeline import CompactionPolicy, HeuristicCounter, Timeline, blocks
 
 SLOW_PLANNER = "-c enable_indexscan=off -c enable_bitmapscan=off -c statement_timeout=20000"

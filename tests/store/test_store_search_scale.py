@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from tests.helpers.clock import FixedClock
 
+from tests.helpers.clock import FixedClock
 from timeline import CompactionPolicy, HeuristicCounter, Timeline, blocks
 
 POLICY = CompactionPolicy(max_tokens=1_000_000, keep_recent_turns=1)

@@ -8,9 +8,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from tests.helpers.clock import FixedClock
-
 import index_store
+from tests.helpers.clock import FixedClock
 from timeline import CompactionPolicy, HeuristicCounter, Timeline, blocks
 
 POLICY = CompactionPolicy(max_tokens=1_000_000, keep_recent_turns=1)

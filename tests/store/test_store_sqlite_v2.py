@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.helpers.clock import FixedClock
-from tests.helpers.search_reference import assert_searches_as_written_now
 
 import index_store
 from index_store._common import decode_block_row, encode_block_row
+from tests.helpers.clock import FixedClock
+from tests.helpers.search_reference import assert_searches_as_written_now
 from timeline import (
     Block,
     CompactionPolicy,
@@ -23,7 +23,7 @@ from timeline import (
     blocks,
 )
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parent.parent / "data"
 POLICY = CompactionPolicy(max_tokens=1_500, keep_recent_turns=1)
 
 

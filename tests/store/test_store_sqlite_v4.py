@@ -11,13 +11,12 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from tests.helpers.clock import FixedClock
-from test_store_migrations import expected, observe
-
 import index_store
+from tests.helpers.clock import FixedClock
+from tests.helpers.migrations import expected, observe
 from timeline import CompactionPolicy, HeuristicCounter, Timeline, blocks
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parent.parent / "data"
 UUID = "0b9f6c2e-4d1a-4c8e-9f3b-7a5d2e6c1f80"
 
 

@@ -13,12 +13,12 @@ from typing import Any
 
 import msgspec
 import pytest
-from tests.helpers.clock import CountingCounter
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from tests.helpers.samples import PNG_1x1
 
 import index_store
+from tests.helpers.clock import CountingCounter
+from tests.helpers.samples import PNG_1x1
 from timeline import (
     Block,
     CompactionPolicy,

@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from tests.helpers.clock import CountingCounter
-
 from timeline import Block, CompactionPolicy, TiktokenCounter, Timeline, blocks
 from timeline.formats.text import block_text
 from timeline.tokens import BLOCK_OVERHEAD_TOKENS, BlockTokenMemo

@@ -3,22 +3,12 @@ out by hand (one token per character, so each figure below can be checked by rea
 
 from __future__ import annotations
 
-import base64
-import struct
 from typing import Any
 
+from tests.helpers.token_payloads import PNG_B64, Chars
 from timeline.tokens.payload import payload_tokens
 
-PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR" + struct.pack(">II", 300, 250)
 """A PNG header of 300x250 pixels: 100 image tokens (24 bytes: 8 as bytes)."""
-PNG_B64 = base64.b64encode(PNG).decode()
-
-
-class Chars:
-    """One token per character."""
-
-    def count(self, text: str) -> int:
-        return len(text)
 
 
 class PerCall:

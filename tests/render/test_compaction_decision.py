@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from test_compaction import summaries
-from test_upstream_v2_checkpoints import StepClock, exchange
-
+from tests.helpers.checkpoints import StepClock, exchange
+from tests.helpers.conversations import summaries
 from timeline import CompactionPolicy, HeuristicCounter, Timeline, blocks
 
 PRUNED_NOTE = "cache-TTL pruning brought the prompt under the trigger; no summary"

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import base64
 
-from test_tokens_payload import PNG_B64, Chars
-
+from tests.helpers.token_payloads import PNG_B64, Chars
 from timeline.tokens.walk import REFERENCE_TOKENS, walk
 
 COUNT = Chars().count

@@ -8,9 +8,9 @@ import asyncio
 from typing import Any
 
 import pytest
-from test_compaction import coding_turn
 
 import index_store
+from tests.helpers.conversations import coding_turn
 from timeline import NotFoundError, StoreError, Timeline, blocks
 
 

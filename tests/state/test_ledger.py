@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from test_compaction import coding_turn
 
 import index_store
+from tests.helpers.conversations import coding_turn
 from timeline import CompactionPolicy, OrphanToolResultError, Timeline, blocks
 
 

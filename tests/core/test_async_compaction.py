@@ -9,8 +9,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from test_compaction import coding_turn
 
+from tests.helpers.conversations import coding_turn
 from timeline import (
     CompactionPolicy,
     InvalidBlockError,

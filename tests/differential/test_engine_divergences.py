@@ -1,6 +1,6 @@
 """Divergences the differential harness found between the incremental engine and the
 reference (#23), each as its smallest reproduction. While a bug stands its test is marked
-``xfail(strict=True)`` (with a matching tolerance in ``tests/differential.py``,
+``xfail(strict=True)`` (with a matching tolerance in ``tests/helpers/differential.py``,
 ``KNOWN``); the fix removes both. All of these are fixed.
 """
 

@@ -1,6 +1,6 @@
 """Upstream v2 behaviours: actionable summary, plan carry, digest from tool results, cut
 points by author, summary failure policy, and the snapshots of all of them (the mid-turn
-checkpoint and TTL pruning are tested in test_upstream_v2_checkpoints.py)."""
+checkpoint and TTL pruning are tested in test_mid_turn_checkpoints.py)."""
 
 from __future__ import annotations
 
@@ -14,10 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.json import JSONSnapshotExtension
-from test_compaction import coding_turn, summaries
-from test_upstream_v2_checkpoints import StepClock, exchange, mid_turn_timeline, ttl_timeline
 
 import index_store
+from tests.helpers.checkpoints import StepClock, exchange, mid_turn_timeline, ttl_timeline
+from tests.helpers.conversations import coding_turn, summaries
 from timeline import (
     AsyncSummarizerError,
     Block,

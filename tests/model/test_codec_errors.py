@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from test_driver import make
 
+from tests.helpers.driver import make
 from timeline import CodecError, ContextOverflowError, blocks, encode_block
 from timeline.driver import ModelReply, ReactDriver
 from timeline.driver.scripted import ProviderError

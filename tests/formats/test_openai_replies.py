@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from openai.types.chat import ChatCompletion
 from openai.types.responses import Response
-from test_replies import CHAT, RESPONSE
 
+from tests.helpers.replies import CHAT, RESPONSE
 from timeline import InvalidBlockError
 from timeline.driver import ModelReply
 from timeline.formats.reply import ToolCallRequest
