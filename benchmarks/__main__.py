@@ -336,7 +336,7 @@ def _tier_section(tr: dict[str, Any]) -> list[str]:
         "through the simulated Anthropic cache of `benchmarks/cache_sim.py` (written from "
         "the provider's documented rules: 5-minute writes 1.25x, 1-hour writes 2x, reads "
         "0.1x, a 20-block lookback, 1,024-token minimum; its reads and writes match usage "
-        "the provider recorded, `tests/test_cache_real_usage.py`); 'incl. summary requests' "
+        "the provider recorded, `tests/cache/test_cache_real_usage.py`); 'incl. summary requests' "
         "adds "
         "the summarizer's own model calls, billed through the same cache (the peers' "
         "summary prompt is a fresh transcript, ours with `CacheWarmSummarizer` the "

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
 
-import index_store
+from tests.helpers.clock import FixedClock
+from tests.helpers.stores import STORE_KINDS, open_store
 from timeline import HeuristicCounter, Timeline
 
 # Hypothesis profiles (docs/testing.md). Under CI (the CI variable set, as .ci/run does)
@@ -67,31 +67,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             )
 
 
-class FixedClock:
-    """Ticks one second per call from 2026-01-01T00:00:00Z."""
-
-    def __init__(self) -> None:
-        self.now = datetime(2026, 1, 1, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        self.now += timedelta(seconds=1)
-        return self.now
-
-
-class CountingCounter:
-    """Wraps a counter and counts calls and characters (tokenizer work)."""
-
-    def __init__(self, inner: Any = None) -> None:
-        self.inner = inner or HeuristicCounter()
-        self.calls = 0
-        self.chars = 0
-
-    def count(self, text: str) -> int:
-        self.calls += 1
-        self.chars += len(text)
-        return int(self.inner.count(text))
-
-
 @pytest.fixture
 def make_tl() -> Callable[..., Timeline]:
     def make(conversation_id: str = "c1", **kw: Any) -> Timeline:
@@ -100,26 +75,6 @@ def make_tl() -> Callable[..., Timeline]:
         return Timeline(conversation_id, **kw)
 
     return make
-
-
-PG_DSN = os.environ.get("BLOCK_TIMELINE_PG_DSN")
-STORE_KINDS = ["memory", "sqlite", "postgres"]
-
-
-def open_store(kind: str, tmp_path: Path) -> Any:
-    if kind == "memory":
-        return index_store.open("memory://")
-    if kind == "sqlite":
-        return index_store.open(f"sqlite:///{tmp_path / 'store.db'}")
-    if not PG_DSN:
-        pytest.skip("PostgreSQL store tests need BLOCK_TIMELINE_PG_DSN (set by .ci/run)")
-    store = index_store.open(PG_DSN)
-    for cid in store.conversations():
-        store.delete(cid)
-    with store._tx() as cur:
-        cur.execute("DELETE FROM bt_blocks")
-        cur.execute("DELETE FROM bt_checkpoints")
-    return store
 
 
 @pytest.fixture(params=STORE_KINDS)

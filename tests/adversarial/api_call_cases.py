@@ -11,7 +11,7 @@ from typing import Any
 
 import msgspec
 
-from adversarial.cases import VALID, Case
+from tests.adversarial.cases import VALID, Case
 from timeline import (
     Block,
     CompactionPolicy,

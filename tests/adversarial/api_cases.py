@@ -14,8 +14,8 @@ from typing import Any
 
 import msgspec
 
-from adversarial.api_call_cases import argument_cases, nest, policy_cases, restore_cases
-from adversarial.cases import VALID, Case, new_tl
+from tests.adversarial.api_call_cases import argument_cases, nest, policy_cases, restore_cases
+from tests.adversarial.cases import VALID, Case, new_tl
 from timeline import (
     Block,
     InvalidBlockError,

@@ -7,8 +7,8 @@ from typing import Any
 
 import attrs
 import pytest
-from conftest import FixedClock
 
+from tests.helpers.clock import FixedClock
 from timeline import HeuristicCounter, Timeline, TimelineError, blocks
 
 VALID: Any = None

@@ -238,7 +238,7 @@ ARGUMENTS_TEXTS: dict[str, str] = {
 }
 """Tool-call arguments that are not a JSON object a block can hold. Models write such
 text and the APIs send it back as written, so an import keeps it (``{"_raw": text}``,
-the call's own form for its provider): tests/test_broken_arguments.py."""
+the call's own form for its provider): tests/formats/test_broken_arguments.py."""
 
 
 def file_cases() -> list[Any]:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from adversarial.api_cases import all_cases
-from adversarial.cases import Case, base, outcome, params, recovers
 from index_store import MemoryStore
+from tests.adversarial.api_cases import all_cases
+from tests.adversarial.cases import Case, base, outcome, params, recovers
 
 
 @pytest.mark.parametrize("case", params(all_cases()))

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 import index_store
-from adversarial.cases import load
-from adversarial.cli_files import (
+from tests.adversarial.cases import load
+from tests.adversarial.cli_files import (
     ANTHROPIC_BAD,
     GOOD_OPENAI,
     OPENAI_BAD,

@@ -8,10 +8,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from conftest import FixedClock
 
-from adversarial.cases import load
 from index_store import MemoryStore
+from tests.adversarial.cases import load
+from tests.helpers.clock import FixedClock
 from timeline import (
     BudgetError,
     CompactionPolicy,

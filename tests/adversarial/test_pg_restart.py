@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from adversarial.cases import load, new_tl
+from tests.adversarial.cases import load, new_tl
 from timeline import StoreUnavailableError, blocks
 
 pytestmark = pytest.mark.slow  # a PostgreSQL server restarted

@@ -6,8 +6,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adversarial.cases import base, load
 from index_store import MemoryStore
+from tests.adversarial.cases import base, load
 from timeline import blocks
 
 ANY_CHAR = st.one_of(

@@ -6,10 +6,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import STORE_KINDS, FixedClock, open_store
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.helpers.clock import FixedClock
+from tests.helpers.stores import STORE_KINDS, open_store
 from timeline import CompactionPolicy, HeuristicCounter, Timeline, blocks
 from timeline._compaction.digest import cap_request
 from timeline._compaction.summarizers.base import block_line

@@ -11,9 +11,9 @@ from timeline._cache.breaks import (
     min_cacheable_tokens,
 )
 from timeline._cache.checkpoints import (
-    CacheState,
     LOOKBACK,
     MAX_BREAKPOINTS,
+    CacheState,
     kind_positions,
     plan_checkpoints,
     positions,

@@ -34,16 +34,21 @@ from timeline._core.hiding import (
     set_hidden,
 )
 from timeline._core.usage import CacheBreakHook
-from timeline._model import CONV_RANGE_SUMMARY, Block
-from timeline._model import turn_header
-from timeline._model import InvalidBlockError, NotFoundError
-from timeline._model import check_identifier
-from timeline._model import CacheBreak, IndexStore, TimelineSnapshot
-from timeline._model import tool_specs
-from timeline._model import check_render_args, check_snapshot
-from timeline._render import pipeline
-from timeline._render import RenderedContext
-from timeline._render import Clock, Hook, IdFactory
+from timeline._model import (
+    CONV_RANGE_SUMMARY,
+    Block,
+    CacheBreak,
+    IndexStore,
+    InvalidBlockError,
+    NotFoundError,
+    TimelineSnapshot,
+    check_identifier,
+    check_render_args,
+    check_snapshot,
+    tool_specs,
+    turn_header,
+)
+from timeline._render import Clock, Hook, IdFactory, RenderedContext, pipeline
 from timeline._state import Ledger
 from timeline._tokens import BlockTokenMemo, TiktokenCounter, TokenCounter
 

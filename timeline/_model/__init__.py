@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from timeline._model.block import (
     ASSISTANT_COMPLETION,
-    Block,
     CONV_RANGE_SUMMARY,
     CONV_RECALLED,
     PLAN_LATEST,
@@ -16,6 +15,7 @@ from timeline._model.block import (
     TURN_HEADER,
     USER_ATTACHMENT,
     USER_PROMPT,
+    Block,
 )
 from timeline._model.block_types import (
     BlockTypeSpec,
@@ -24,8 +24,8 @@ from timeline._model.block_types import (
     register_block_type,
 )
 from timeline._model.call_ids import (
-    CallIds,
     SOURCE_CALL_ID,
+    CallIds,
     call_names,
     given_call_id,
 )
@@ -89,8 +89,8 @@ from timeline._model.media import (
     AUDIO_FORMATS,
     DOCUMENT_TYPES,
     IMAGE_TYPES,
-    MediaKind,
     UNRECOGNISED,
+    MediaKind,
     file_extension,
     media_file,
     media_kind,
@@ -131,11 +131,11 @@ from timeline._model.persistence import (
     UsageRecord,
 )
 from timeline._model.ranking import (
+    K1,
     B,
     Bm25,
     Bm25Index,
     Corpus,
-    K1,
     fuse,
     idf,
 )

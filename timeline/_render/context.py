@@ -8,13 +8,21 @@ from typing import Any, Literal, overload
 import attrs
 
 from timeline._compaction import CompactionStats
-from timeline._formats import CacheTTLs, cache_control, to_anthropic, tools_ttl
-from timeline._formats import prompt_cache_key_for, to_openai, to_openai_responses
-from timeline._formats import to_document, to_text
-from timeline._formats import anthropic_tools, chat_tools, responses_tools
-from timeline._model import Block
-from timeline._model import PolicyError
-from timeline._model import ToolSpec
+from timeline._formats import (
+    CacheTTLs,
+    anthropic_tools,
+    cache_control,
+    chat_tools,
+    prompt_cache_key_for,
+    responses_tools,
+    to_anthropic,
+    to_document,
+    to_openai,
+    to_openai_responses,
+    to_text,
+    tools_ttl,
+)
+from timeline._model import Block, PolicyError, ToolSpec
 
 __all__ = ["RenderedContext", "draw_pages_with"]
 

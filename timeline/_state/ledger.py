@@ -16,11 +16,16 @@ import attrs
 import msgspec
 
 from timeline._cache import SentRequest
-from timeline._model import CONV_RANGE_SUMMARY, Block
-from timeline._model import block_type
-from timeline._model import CallIds
-from timeline._model import TimelineError
-from timeline._model import IndexStore, TimelineSnapshot, TimelineState
+from timeline._model import (
+    CONV_RANGE_SUMMARY,
+    Block,
+    CallIds,
+    IndexStore,
+    TimelineError,
+    TimelineSnapshot,
+    TimelineState,
+    block_type,
+)
 from timeline._state.archive import RecallMemo
 from timeline._state.carry import CarriedIds, Carry
 from timeline._state.notes import RenderNotes
