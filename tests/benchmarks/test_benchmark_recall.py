@@ -63,9 +63,9 @@ def test_bm25_ranks_the_block_sharing_rare_words_first() -> None:
 def test_bm25_hit_on_a_call_finds_its_result() -> None:
     """The reference search counts a hit on a tool call as finding the call's result."""
     mirror = Mirror(HeuristicCounter())
-    mirror.add(None, 'bash {"cmd": "pytest tests/test_cache.py -q"}')
+    mirror.add(None, 'bash {"cmd": "pytest tests/cache/test_cache.py -q"}')
     mirror.add("out", "assert 123 == 456", result=True)
-    assert mirror.reference_ranks("what did pytest tests/test_cache.py say", ("out",)) == 1
+    assert mirror.reference_ranks("what did pytest tests/cache/test_cache.py say", ("out",)) == 1
 
 
 @pytest.mark.slow

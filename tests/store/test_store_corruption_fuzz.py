@@ -7,7 +7,7 @@ damage renamed what was asked for), never a wrong block or a raw exception; and 
 a reader refused, ``check_integrity()`` lists a problem.
 
 CI runs a short profile (``BT_STORE_FUZZ_SEEDS``, default 24 seeds); a longer run:
-``BT_STORE_FUZZ_SEEDS=2000 pytest tests/test_store_corruption_fuzz.py`` (see
+``BT_STORE_FUZZ_SEEDS=2000 pytest tests/store/test_store_corruption_fuzz.py`` (see
 docs/testing.md, "Store corruption fuzz")."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The combining marks of Unicode 14.0.0 (categories Mn, Mc, Me) as a regular
 expression character set: the characters that ``\\w`` leaves out but a word of many
 scripts is written with (Hindi, Thai, Hebrew points...). Written out, not computed at
-import (that takes a scan of every code point); ``tests/test_search_text.py`` checks it
+import (that takes a scan of every code point); ``tests/model/test_search_text.py`` checks it
 against :mod:`unicodedata`."""
 
 from __future__ import annotations

