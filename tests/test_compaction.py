@@ -16,7 +16,7 @@ from timeline import (
     blocks,
 )
 from timeline.compaction import SPLIT_TURN_HEADING
-from timeline.render.prepare import system_cost
+from timeline.render.prepare import framing_cost, system_cost
 
 
 def coding_turn(tl: Timeline, i: int, result_chars: int = 900, calls: int = 1) -> None:
@@ -262,9 +262,10 @@ def test_system_prompt_over_budget_is_a_typed_error(make_tl: Callable[..., Timel
     tl.append(blocks.user_prompt("hi"))
     with pytest.raises(BudgetError) as err:
         tl.render("x" * 1_000)
-    framed = system_cost(tl.token_memo, "x" * 1_000)  # its [SYSTEM] label and framing
-    assert (err.value.budget, err.value.required) == (100, framed)
-    assert 250 < framed < 290
+    framed = system_cost(tl.token_memo, "x" * 1_000)  # with its [SYSTEM] label
+    framing = framing_cost(tl.token_memo)
+    assert (err.value.budget, err.value.required) == (100, framed + framing)
+    assert 240 < framed < 280 and 0 < framing < 20
 
 
 def test_force_sanitize_compacts_under_the_trigger(make_tl: Callable[..., Timeline]) -> None:

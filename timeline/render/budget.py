@@ -96,8 +96,9 @@ def _check_pinned(settings: Settings, prep: Prep, stream: VisibleStream, budget:
     if need > budget:
         tools = f", tool definitions ({prep.tools_tokens})" if prep.tools else ""
         raise PinnedOverBudgetError(
-            f"system prompt ({prep.system_tokens}){tools} and pinned blocks "
-            f"({stream.pinned_tokens}) need {need} tokens but the budget is {budget}",
+            f"system prompt ({prep.system_tokens}), framing ({prep.framing_tokens}){tools} "
+            f"and pinned blocks ({stream.pinned_tokens}) need {need} tokens but the budget "
+            f"is {budget}",
             budget=budget,
             required=need,
             conversation_id=settings.conversation_id,
@@ -149,6 +150,7 @@ def finish(
         truncated_paths=tuple(truncated),
         system_cached=bool(prep.system),
         system_tokens=prep.system_tokens,
+        framing_tokens=prep.framing_tokens,
         tools=prep.tools,
         tools_tokens=prep.tools_tokens,
         count_block_tokens=block_tokens,

@@ -93,12 +93,13 @@ def _strip(view: View, prompt: Sequence[Item]) -> str:
             f'{view.tools_tokens:,} tokens"></span>'
         )
     if view.system:
-        width = 100 * view.system_tokens / scale
+        width = 100 * (view.system_tokens + view.framing_tokens) / scale
         parts.append(
             f'<span class="seg" style="width:{width:.3f}%;background:{_COLORS["system"]}" '
-            f'title="system prompt: {view.system_tokens:,} tokens"></span>'
+            f'title="system prompt: {view.system_tokens:,} tokens, framing: '
+            f'{view.framing_tokens:,}"></span>'
         )
-    offset = view.system_tokens + view.tools_tokens
+    offset = view.system_tokens + view.framing_tokens + view.tools_tokens
     ticks = []
     for item in prompt:
         b = item.block

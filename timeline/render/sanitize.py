@@ -71,9 +71,9 @@ def _budget(settings: Settings, prep: Prep, keep_tokens: int | None) -> int:
         budget = prep.fixed_tokens + 2 * keep_tokens
     if prep.fixed_tokens > budget:
         raise BudgetError(
-            f"the {_fixed_what(prep)} alone need{'s' if not prep.tools else ''} "
-            f"{prep.fixed_tokens} tokens but the budget is {budget}; shorten "
-            f"{'it' if not prep.tools else 'them'} or raise the budget",
+            f"the {_fixed_what(prep)} alone need {prep.fixed_tokens} tokens but the "
+            f"budget is {budget}; shorten the {'tools or the ' if prep.tools else ''}"
+            "system prompt or raise the budget",
             budget=budget,
             required=prep.fixed_tokens,
             conversation_id=settings.conversation_id,
@@ -82,8 +82,12 @@ def _budget(settings: Settings, prep: Prep, keep_tokens: int | None) -> int:
 
 
 def _fixed_what(prep: Prep) -> str:
-    """What the fixed part of the prompt is, in words."""
-    return "system prompt and tool definitions" if prep.tools else "system prompt"
+    """What the fixed part of the prompt is, in words and tokens."""
+    tools = f", tool definitions ({prep.tools_tokens})" if prep.tools else ""
+    return (
+        f"system prompt ({prep.system_tokens}){tools} and the prompt's framing "
+        f"({prep.framing_tokens})"
+    )
 
 
 def _warn_no_budget(ledger: Ledger, settings: Settings) -> None:

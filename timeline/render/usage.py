@@ -54,6 +54,7 @@ class View(SentRequest, Protocol):
 
 
 SYSTEM_ROW = "system prompt"
+"""The system prompt with the prompt's framing (``system_tokens + framing_tokens``)."""
 TOOLS_ROW = "tool definitions"
 """The request's tool definitions, with the provider's tool-use instructions."""
 CALIBRATION_ROW = "provider overhead"
@@ -158,7 +159,7 @@ def view_usage(view: View) -> dict[str, Any]:
     trigger = view.compaction_trigger
     rows: dict[str, list[int]] = {}
     if view.system:
-        rows[SYSTEM_ROW] = [0, view.system_tokens]
+        rows[SYSTEM_ROW] = [0, view.system_tokens + view.framing_tokens]
     if view.tools:
         rows[TOOLS_ROW] = [0, view.tools_tokens]
     for block, cost in zip(view.blocks, view.block_tokens, strict=True):
