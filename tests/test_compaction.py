@@ -324,14 +324,18 @@ def test_never_compacts_twice_without_new_content(make_tl: Callable[..., Timelin
 
 
 def test_manual_compact_reports_counts(make_tl: Callable[..., Timeline]) -> None:
-    """compact() returns seed 002's counts (original / compacted block counts)."""
+    """compact() returns seed 002's counts (visible blocks before / after) and how many
+    blocks the summary replaced; the old name of the count after still reads it."""
     tl = make_tl(policy=CompactionPolicy(max_tokens=50_000))
     for i in range(6):
         coding_turn(tl, i)
     stats = tl.compact("sys", keep_recent_tokens=200)
     assert stats is not None and stats.reason == "manual"
-    assert stats.original_block_count > (stats.compacted_block_count or 0)
-    assert stats.compacted_block_count == len(tl.render("sys").blocks)
+    assert stats.original_block_count > (stats.visible_block_count or 0)
+    assert stats.visible_block_count == len(tl.render("sys").blocks)
+    assert stats.compacted_blocks == stats.original_block_count - stats.visible_block_count + 1
+    with pytest.warns(DeprecationWarning, match="visible_block_count"):
+        assert stats.compacted_block_count == stats.visible_block_count
 
 
 def test_keep_recent_turns_only_when_they_fit(make_tl: Callable[..., Timeline]) -> None:

@@ -86,7 +86,7 @@ def cleared_stats(
     done = attrs.evolve(
         stats,
         tokens_after=raw_tokens(stream, prep) + overhead(ledger),
-        compacted_block_count=count,
+        visible_block_count=count,
         tier="clear",
     )
     _log.compaction_ended(settings.conversation_id, done)

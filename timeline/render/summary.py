@@ -181,7 +181,7 @@ def _apply(
         skipped = attrs.evolve(
             pending.stats,
             tokens_after=pending.stats.tokens_before,
-            compacted_block_count=pending.stats.original_block_count,
+            visible_block_count=pending.stats.original_block_count,
             summarizer_error=error,
             skipped=(
                 f"the summary ({cost} tokens) would not be smaller than the {replaced} "
@@ -199,7 +199,7 @@ def _apply(
     stats = attrs.evolve(
         pending.stats,
         tokens_after=raw_tokens(stream, prep) + overhead(ledger),
-        compacted_block_count=len(stream.blocks) + len(prep.tail),
+        visible_block_count=len(stream.blocks) + len(prep.tail),
         summary_block_count=pending.stats.summary_block_count + 1,
         summarizer_error=error,
         summary_path=summary.path,
@@ -221,7 +221,7 @@ def _conclude(
         pending.stats,
         tokens_after=pending.stats.tokens_before,
         compacted_blocks=0,
-        compacted_block_count=pending.stats.original_block_count,
+        visible_block_count=pending.stats.original_block_count,
         summarizer_error=error,
         skipped=f"summary failed ({error}); nothing compacted (on_summary_failure='skip')",
     )
