@@ -36,6 +36,7 @@ PUBLIC_NAMES = frozenset(
         "HeuristicCounter",
         "IndexStore",
         "InvalidBlockError",
+        "InvalidConversationIdError",
         "InventorySummarizer",
         "LLMSummarizer",
         "NativeCompaction",

@@ -33,7 +33,7 @@ from timeline.core.usage import CacheBreakHook
 from timeline.formats.incremental import PayloadCache
 from timeline.model.block import CONV_RANGE_SUMMARY, Block
 from timeline.model.constructors import turn_header
-from timeline.model.errors import InvalidBlockError, NotFoundError
+from timeline.model.errors import InvalidBlockError, InvalidConversationIdError, NotFoundError
 from timeline.model.json_text import check_identifier
 from timeline.model.persistence import CacheBreak, IndexStore, TimelineSnapshot
 from timeline.model.tools import tool_specs
@@ -84,8 +84,8 @@ class Timeline(Compacting):
 
     def __attrs_post_init__(self) -> None:
         if not isinstance(self.conversation_id, str) or not self.conversation_id:
-            raise InvalidBlockError("conversation_id must be a non-empty string")
-        check_identifier(self.conversation_id, "conversation_id")
+            raise InvalidConversationIdError("conversation_id must be a non-empty string")
+        check_identifier(self.conversation_id, "conversation_id", InvalidConversationIdError)
         if self.model is not None and not isinstance(self.model, str):
             raise InvalidBlockError(f"model must be a str, got {type(self.model).__name__}")
         if self.model is not None and self.policy.budget is None and self.policy.model is None:
