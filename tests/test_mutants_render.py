@@ -249,7 +249,7 @@ def test_a_render_records_the_system_prompt_tokens_in_the_state() -> None:
     tl, _ = _page()
     view = tl.render("You are a careful assistant. " * 20)
     assert view.system_tokens > 0
-    assert tl.snapshot().state.system_tokens == view.system_tokens + view.framing_tokens
+    assert tl.snapshot().state.last_render.fixed_tokens == view.system_tokens + view.framing_tokens
 
 
 def test_a_tail_that_is_no_sequence_names_its_type() -> None:

@@ -39,6 +39,7 @@ PUBLIC_NAMES = frozenset(
         "InvalidConversationIdError",
         "InventorySummarizer",
         "LLMSummarizer",
+        "LastRender",
         "NativeCompaction",
         "NoBudgetWarning",
         "NotFoundError",

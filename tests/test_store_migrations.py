@@ -73,6 +73,9 @@ def test_a_schema_2_sqlite_store_upgrades_to_schema_6(tmp_path: Path) -> None:
         assert unframed.fetchone() == (0,)
     assert versions == [1, 2, 3, 4, 5, 6]
     assert observe(f"sqlite:///{db}") == want  # reopened: nothing left to upgrade
+    # its state kept the last render's cost as a loose field: it is the last render's now
+    loaded = Timeline.load(index_store.open(f"sqlite:///{db}"), "conv-a", policy=POLICY)
+    assert loaded.snapshot().state.last_render.fixed_tokens == 20
 
 
 def test_a_schema_5_sqlite_store_gets_each_term_s_highest_count(tmp_path: Path) -> None:

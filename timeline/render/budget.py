@@ -11,7 +11,7 @@ from timeline.compaction import CompactionStats
 from timeline.compaction.truncation import truncate_to_fit
 from timeline.model.block import Block
 from timeline.model.errors import BudgetError, PinnedOverBudgetError
-from timeline.model.persistence import CacheState
+from timeline.model.persistence import CacheState, LastRender
 from timeline.render.context import RenderedContext
 from timeline.render.prepare import Prep, overhead, raw_tokens
 from timeline.render.settings import Settings
@@ -46,7 +46,7 @@ def forced_target(ledger: Ledger, settings: Settings, prep: Prep) -> int | None:
     if notes.raw_estimate is not None and notes.render_key == _render_key(ledger, prep):
         reference = notes.raw_estimate()
     else:
-        stream = ledger.stream()
+        stream = ledger.refresh_stream()
         stream.resolve()
         reference = raw_tokens(stream, prep)
     return int(min(budget, reference) * FORCED_RENDER_RATIO)
@@ -116,7 +116,7 @@ def finish(
 ) -> RenderedContext:
     """Fit the stream and the tail in the budget (``target``: a forced render's cap),
     place the checkpoints, and return the rendered context."""
-    stream = ledger.stream()
+    stream = ledger.refresh_stream()
     calibration = overhead(ledger)
     total = raw_tokens(stream, prep) + calibration
     budget = _budget(settings)
@@ -195,14 +195,14 @@ def _record(
     the cache checkpoints, the system prompt and tools and their cost, the budget and the
     compaction trigger (returned, in tokens; None without a budget)."""
     ratio = settings.policy.trigger_ratio if budget is not None else None
-    ledger.update_state(
-        cache=cache,
-        system_tokens=prep.fixed_tokens,
-        tools=prep.tools,
+    last = LastRender(
+        system=str(prep.system),  # plain text: a str subclass would not encode
+        fixed_tokens=prep.fixed_tokens,
         budget=budget,
         trigger_ratio=ratio,
-        system=str(prep.system),  # plain text: a str subclass would not encode
+        tools=prep.tools,
     )
+    ledger.rendered(cache, last)
     return int(ratio * budget) if ratio is not None and budget is not None else None
 
 

@@ -35,7 +35,7 @@ def native_plan(
     )
     if not any(block_type(b.type).render != "header" for b in compacted):
         return None
-    stream = ledger.stream()
+    stream = ledger.refresh_stream()
     stream.resolve()
     before = raw_tokens(stream, prep) + overhead(ledger)
     plan = CutPlan(

@@ -142,7 +142,7 @@ def prepare(
     ledger.begin_call()
     memo = ledger.memo
     blocks = _tail_blocks(tail, ledger.state.current_turn_id)
-    stream = ledger.stream()
+    stream = ledger.refresh_stream()
     framing = framing_cost(memo) + _missing_results(memo, stream, blocks)
     costs = [memo.rendered(b) for b in blocks]
     return Prep(
@@ -170,7 +170,7 @@ def cut_costs(ledger: Ledger, prep: Prep) -> tuple[list[int], int]:
     """Each block's rendered cost after the latest summary (0 before it), as the cut
     planner takes them, and the tokens no cut changes (system prompt, tail, calibration,
     pinned blocks from before the summary)."""
-    stream = ledger.stream()
+    stream = ledger.refresh_stream()
     blocks = ledger.blocks
     start = ledger.summary_index + 1
     costs = [0] * len(blocks)
@@ -188,7 +188,7 @@ def summary_cost(ledger: Ledger) -> int:
     index = ledger.summary_index
     if index < 0:
         return 0
-    stream = ledger.stream()
+    stream = ledger.refresh_stream()
     for pos in range(len(stream.source_index) - 1, -1, -1):
         if stream.source_index[pos] == index:
             return stream.costs[pos]

@@ -104,7 +104,7 @@ def _warn_no_budget(ledger: Ledger, settings: Settings) -> None:
 
 def _over_blocks(ledger: Ledger, settings: Settings) -> bool:
     limit = settings.policy.max_blocks
-    return limit is not None and len(ledger.stream().blocks) > limit
+    return limit is not None and len(ledger.refresh_stream().blocks) > limit
 
 
 def _reason(
@@ -112,7 +112,7 @@ def _reason(
 ) -> tuple[CompactionReason | None, int]:
     """Why this render compacts (None: it does not) and the estimate before it. Upper
     bounds are counted exactly only when a decision needs it, all at once."""
-    stream = ledger.stream()
+    stream = ledger.refresh_stream()
     # native mode: the provider compacts at the trigger; the library only past the budget
     ratio = 1.0 if settings.policy.native is not None else settings.policy.trigger_ratio
     trigger = ratio * budget
@@ -166,7 +166,7 @@ def _pruned_enough(
     pruned: int,
 ) -> CompactionStats | None:
     """The stats of a TTL pruning that brought the prompt under the trigger on its own."""
-    stream = ledger.stream()
+    stream = ledger.refresh_stream()
     stream.resolve()
     after = raw_tokens(stream, prep) + overhead(ledger)
     if reason not in ("tokens", "blocks") or after > trigger or _over_blocks(ledger, settings):
@@ -233,7 +233,7 @@ def _follow_ups(ledger: Ledger) -> dict[str, int]:
     ids = dict.fromkeys(i for i in ledger.carried if i not in pinned and i != plan)
     if not ids:
         return {}
-    stream = ledger.stream()
+    stream = ledger.refresh_stream()
     cost = {b.id: c for b, c in zip(stream.blocks, stream.costs, strict=True) if b.id in ids}
     return {i: cost[i] for i in ids if i in cost}
 
@@ -315,7 +315,7 @@ def plan_compaction(
         return None
     budget = _budget(settings, prep, keep_tokens)
     if manual:
-        stream = ledger.stream()
+        stream = ledger.refresh_stream()
         stream.resolve()
         reason: CompactionReason = "manual"
         est = raw_tokens(stream, prep) + overhead(ledger)
@@ -324,7 +324,7 @@ def plan_compaction(
         if due is None:
             return None
         reason = due
-    stream = ledger.stream()
+    stream = ledger.refresh_stream()
     stream.resolve()
     context = tuple(stream.blocks)
     pruned = _prune_ttl(ledger, settings)
@@ -345,7 +345,7 @@ def _native(ledger: Ledger, settings: Settings, prep: Prep) -> Pending | None:
     if found is None:
         return None
     plan, stats = found
-    stream = ledger.stream()
+    stream = ledger.refresh_stream()
     pending = _announce(ledger, settings, prep, plan, stats, tuple(stream.blocks))
     results = [summarize_sync(None, r, None) for r in pending.requests]
     main = pending.main_text if pending.main_text is not None else results[0]
@@ -373,7 +373,7 @@ def _tiers(
     keep target (a forced render always summarizes too; forced and manual compactions
     clear whatever they can, without ``clear_at_least_tokens``)."""
     reason = at.reason
-    original = len(ledger.stream().blocks) + len(prep.tail)
+    original = len(ledger.refresh_stream().blocks) + len(prep.tail)
     cleared, freed, after = clear_tier(ledger, settings, prep, at.force or reason == "manual")
     stats = CompactionStats.opening(
         reason,

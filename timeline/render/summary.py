@@ -42,7 +42,7 @@ def replaced_tokens(ledger: Ledger, cut: int, released: Sequence[str] = ()) -> i
     """Visible tokens a summary inserted at ``cut`` replaces: the previous summary and
     every visible block before the cut that is not carried past it (``released``:
     follow-ups it stops carrying)."""
-    stream = ledger.stream()
+    stream = ledger.refresh_stream()
     stream.resolve()
     carried = ledger.carried  # pinned blocks, the carried plan and follow-ups stay visible
     gone = set(released)
@@ -194,7 +194,7 @@ def _apply(
     if history is not None:
         seq, extra = history
     ledger.insert_summary(plan.cut, summary, cost, extra, seq)
-    stream = ledger.stream()
+    stream = ledger.refresh_stream()
     stream.resolve()  # exact, like the figures before it (only the new blocks may be bounds)
     stats = attrs.evolve(
         pending.stats,
@@ -216,7 +216,7 @@ def _conclude(
     if error is None or settings.policy.on_summary_failure == "fallback":
         return _apply(ledger, settings, prep, pending, results)
     # no retry before something new is appended: a failing model is not called per render
-    ledger.update_state(compacted_at_seq=ledger.state.block_seq)
+    ledger.hold_compaction()
     stats = attrs.evolve(
         pending.stats,
         tokens_after=pending.stats.tokens_before,

@@ -24,7 +24,15 @@ from timeline.model.block import CONV_RANGE_SUMMARY, Block
 from timeline.model.block_types import block_type
 from timeline.model.call_ids import CallIds
 from timeline.model.errors import TimelineError
-from timeline.model.persistence import IndexStore, TimelineSnapshot, TimelineState
+from timeline.model.persistence import (
+    CacheBreak,
+    CacheState,
+    IndexStore,
+    LastRender,
+    TimelineSnapshot,
+    TimelineState,
+    UsageRecord,
+)
 from timeline.state.archive import RecallMemo
 from timeline.state.carry import CarriedIds, Carry
 from timeline.state.notes import RenderNotes
@@ -123,9 +131,9 @@ class Ledger:
         """Exact prompt tokens of ``block`` as rendered (hidden: its replacement)."""
         return self._stream.cost(block)
 
-    def stream(self) -> VisibleStream:
-        """The visible stream, brought up to date (extended after appends, rebuilt after
-        anything else changed the structure)."""
+    def refresh_stream(self) -> VisibleStream:
+        """Bring the visible stream up to date (extended after appends, rebuilt after
+        anything else changed the structure) and return it."""
         stream = self._stream
         version = self._state.structure_version
         if stream.version != version:
@@ -259,11 +267,25 @@ class Ledger:
         if spliced and stream.splice_summary(self._blocks, at):
             stream.version = version
 
-    def update_state(self, **changes: object) -> None:
-        """Change fields of the persisted state that derive nothing (cache checkpoints,
-        the system prompt, its cost and the budget of the last render, the usage
-        calibration, the compaction marker)."""
-        self._state = msgspec.structs.replace(self._state, **changes)
+    def rendered(self, cache: CacheState, last: LastRender) -> None:
+        """A render finished: the cache checkpoints it leaves for the next one, and what
+        it was run with (persisted; derives nothing)."""
+        self._state = msgspec.structs.replace(self._state, cache=cache, last_render=last)
+
+    def usage_reported(self, usage: UsageRecord) -> None:
+        """The provider's usage report of the last render (the calibration of the next
+        estimates)."""
+        self._state = msgspec.structs.replace(self._state, usage=usage)
+
+    def cache_broke(self, found: CacheBreak, keep: int) -> None:
+        """A cache break was found: kept with the ``keep - 1`` latest before it."""
+        kept = [*self._state.cache_breaks[-(keep - 1) :], found] if keep > 1 else [found]
+        self._state = msgspec.structs.replace(self._state, cache_breaks=kept)
+
+    def hold_compaction(self) -> None:
+        """A compaction failed: none is tried again before something is appended (the
+        compaction marker moves to the current ``block_seq``)."""
+        self._state = msgspec.structs.replace(self._state, compacted_at_seq=self._state.block_seq)
 
     def note_render(
         self, key: tuple[int, ...], raw_estimate: Callable[[], int], sent: SentRequest
