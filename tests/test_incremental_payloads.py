@@ -62,16 +62,26 @@ def test_incremental_payloads_equal_payloads_from_scratch(seed: int, renders: in
         _check_render(g)
 
 
-def agent_session(tl: Timeline, turns: int) -> list[RenderedContext]:
+def agent_session(
+    tl: Timeline, turns: int, send: Callable[[RenderedContext], object] | None = None
+) -> list[RenderedContext]:
+    """A coding session's renders (``send``: called on each right after it, as an agent
+    sends its payload before the next render)."""
     views = []
+
+    def render() -> None:
+        views.append(tl.render("sys"))
+        if send is not None:
+            send(views[-1])
+
     for t in range(turns):
         tl.begin_turn()
         tl.append(blocks.user_prompt(f"request {t}: fix module {t}"))
-        views.append(tl.render("sys"))
+        render()
         call = tl.append(blocks.tool_call("read_file", {"path": f"m{t}.py"}))
-        views.append(tl.render("sys"))
+        render()
         tl.append(blocks.tool_result(call.call_id or "", f"source of m{t}"))
-        views.append(tl.render("sys"))
+        render()
         tl.append(blocks.assistant_completion(f"Fixed module {t}."))
     return views
 
@@ -83,9 +93,7 @@ def test_an_append_plans_only_the_new_messages() -> None:
     tl = Timeline(
         "inc", token_counter=HeuristicCounter(), policy=CompactionPolicy(max_tokens=10**6)
     )
-    for view in agent_session(tl, 20):
-        view.to_anthropic()
-        view.to_openai()
+    agent_session(tl, 20, lambda view: (view.to_anthropic(), view.to_openai()))
     cache = tl.payload_cache
     assert (cache.full_plans, cache.partial_plans) == (2 * 2, 2 * (60 - 2))  # 2 providers
     # then each payload plans 2 messages: the completion (it was the final message) and
@@ -112,6 +120,39 @@ def test_mutating_a_payload_top_level_leaves_the_next_one_intact() -> None:
     chat.clear()
     assert view.to_anthropic() == expected
     assert view.to_openai() == chat_expected
+
+
+def test_an_old_view_cannot_change_what_a_later_view_sends() -> None:
+    """Only the newest render's payloads use and update the timeline's payload memo: an
+    earlier view builds its own from scratch and leaves the memo as it was, and the new
+    view's payloads equal a fresh timeline's render of the same blocks."""
+
+    def session(conversation_id: str) -> Timeline:
+        tl = Timeline(
+            conversation_id,
+            token_counter=HeuristicCounter(),
+            policy=CompactionPolicy(max_tokens=10**6),
+        )
+        agent_session(tl, 3)
+        return tl
+
+    tl = session("old")
+    old = tl.render("sys")
+    old.to_anthropic()
+    tl.append(blocks.user_prompt("and module 9"))
+    new = tl.render("sys")
+    cache = tl.payload_cache
+    before = (cache.full_plans, cache.partial_plans, cache.planned_messages)
+    old_payloads = (old.to_anthropic(), old.to_openai(), old.to_openai_responses())
+    assert (cache.full_plans, cache.partial_plans, cache.planned_messages) == before
+    fresh = session("old")
+    fresh.append(blocks.user_prompt("and module 9"))
+    again = fresh.render("sys")
+    assert new.to_anthropic() == again.to_anthropic()
+    assert new.to_openai() == again.to_openai()
+    assert new.to_openai_responses() == again.to_openai_responses()
+    assert cache.partial_plans == before[1] + 1  # the memo extended from the old view's plan
+    assert old_payloads[0] == old.to_anthropic()  # the old view's own payloads as before
 
 
 @settings(max_examples=40, deadline=None)

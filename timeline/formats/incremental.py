@@ -33,6 +33,10 @@ it. The payload always equals the one built from scratch
 (``tests/test_incremental_payloads.py`` and ``tests/test_payload_rebase.py`` check that
 on random timelines and random heads, kept runs and rests).
 
+Only the newest render uses the cache (:meth:`PayloadCache.begin_render`): the payloads
+of an earlier view are built from scratch and leave it as it was, so keeping an old view
+and asking it again cannot change what a later one reuses.
+
 What the caller owns: everything. The cache keeps the items it built to itself, and
 every payload is a structural copy of them (:func:`msgspec.to_builtins`, one C-level
 pass: every dict and list new, the strings and numbers in them shared, since those cannot
@@ -110,6 +114,19 @@ class PayloadCache:
     """Messages of a full or rebased plan whose items came from the previous plan."""
     built_messages: int = 0
     """Messages whose items were built (once each: checkpoints go on the copy)."""
+    _render: int = 0
+    """The number of the newest render (:meth:`begin_render`)."""
+
+    def begin_render(self) -> int:
+        """A render that will build its payloads here: its number. From now on only it
+        does; a view of an earlier render builds its payloads from scratch, so it cannot
+        change what a later one reuses."""
+        self._render += 1
+        return self._render
+
+    def serves(self, render: int) -> bool:
+        """Render ``render`` is the newest: its payloads may use and update the cache."""
+        return render == self._render
 
     def clear(self) -> None:
         self._plans.clear()

@@ -155,6 +155,7 @@ def finish(
         tools_tokens=prep.tools_tokens,
         count_block_tokens=block_tokens,
         payloads=ledger.payloads if ledger.incremental else None,
+        payload_render=ledger.payloads.begin_render(),
         compaction_trigger=trigger,
         conversation_id=settings.conversation_id,
         native=None if settings.policy.native is None else settings.policy.native_params,

@@ -57,6 +57,9 @@ class RenderedContext:
     """Computes :attr:`block_tokens`."""
     payloads: PayloadCache | None = attrs.field(default=None, repr=False, eq=False)
     """The timeline's payload memo (``None``: every payload is built from scratch)."""
+    payload_render: int = attrs.field(default=0, repr=False, eq=False)
+    """This render's number in :attr:`payloads`: only the newest render's payloads use
+    and update the memo, an older view's are built from scratch."""
     compaction_trigger: int | None = None
     """Prompt tokens at which the policy compacts (None without a budget)."""
     conversation_id: str = ""
@@ -126,8 +129,9 @@ class RenderedContext:
 
         Built incrementally (``timeline.formats.incremental``) and the caller's own: every
         dict and list in it is new, so changing it changes no other payload."""
-        if self.payloads is not None:
-            payload = self.payloads.anthropic(
+        payloads = self._payloads()
+        if payloads is not None:
+            payload = payloads.anthropic(
                 self.system, self.blocks, self.cache_points, self.system_cached, cache_ttl
             )
         else:
@@ -135,6 +139,11 @@ class RenderedContext:
                 self.system, self.blocks, self.cache_points, self.system_cached, cache_ttl
             )
         return self._with_tools(payload, cache_ttl)
+
+    def _payloads(self) -> PayloadCache | None:
+        """The timeline's payload memo while this is its newest render, else None."""
+        payloads = self.payloads
+        return payloads if payloads is not None and payloads.serves(self.payload_render) else None
 
     def _with_tools(self, payload: dict[str, Any], cache_ttl: CacheTTLs) -> dict[str, Any]:
         """An Anthropic ``payload`` with this request's tools first (none: as it is)."""
@@ -158,8 +167,9 @@ class RenderedContext:
         instead: ``{"messages": [...], "tools": [...]}`` when the render had tools, with
         ``"prompt_cache_key"`` when asked (a key, or True for this conversation's stable
         :attr:`prompt_cache_key`)."""
-        if self.payloads is not None:
-            messages = self.payloads.openai(self.system, self.blocks)
+        payloads = self._payloads()
+        if payloads is not None:
+            messages = payloads.openai(self.system, self.blocks)
         else:
             messages = to_openai(self.system, self.blocks)
         key = self._cache_key(prompt_cache_key)
@@ -183,8 +193,9 @@ class RenderedContext:
 
         As :meth:`to_openai`, the request's keyword arguments when it has more than its
         input: ``{"input": [...], "tools": [...], "prompt_cache_key": ...}``."""
-        if self.payloads is not None:
-            items = self.payloads.openai_responses(self.system, self.blocks)
+        payloads = self._payloads()
+        if payloads is not None:
+            items = payloads.openai_responses(self.system, self.blocks)
         else:
             items = to_openai_responses(self.system, self.blocks)
         key = self._cache_key(prompt_cache_key)
