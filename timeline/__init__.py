@@ -7,8 +7,8 @@ from timeline import blocks
 from timeline.compaction import CompactionPreview, CompactionStats
 from timeline.compaction.clearing import ClearingPolicy
 from timeline.compaction.digest import CompactionDigest
-from timeline.compaction.native import NativeCompaction
 from timeline.compaction.policy import CompactionPolicy, NoBudgetWarning, context_window_for
+from timeline.compaction.provider_compaction import NativeCompaction
 from timeline.compaction.recall import RecallPolicy
 from timeline.compaction.summarizers import (
     AsyncCacheWarmSummarizer,

@@ -25,9 +25,9 @@ from timeline.model import log as _log
 from timeline.model.block import Block
 from timeline.model.errors import BudgetError, PolicyError
 from timeline.render.clearing import clear_tier, cleared_stats
-from timeline.render.native import native_plan
 from timeline.render.prepare import Prep, cut_costs, overhead, raw_tokens, summary_cost
 from timeline.render.prepared import Job, adopt
+from timeline.render.provider_compaction import provider_compaction_plan
 from timeline.render.settings import Settings
 from timeline.state.ledger import Ledger
 
@@ -48,7 +48,7 @@ class Pending:
     """The history summary when no history request is made (``requests`` is then only
     the turn-prefix request)."""
     reminder: str = ""
-    native: bool = False
+    by_provider: bool = False
     """The provider compacted: the summary is recorded whatever its size."""
     job: Job | None = None
     """The summaries, prepared ahead of the trigger (None: the summarizer makes them)."""
@@ -307,9 +307,9 @@ def plan_compaction(
     that was enough on its own, or None (no compaction). ``asynchronous``: on the async
     path (a summary prepared by a task can be awaited)."""
     policy = settings.policy
-    native = _native(ledger, settings, prep)
-    if native is not None:
-        return native
+    recorded = _provider_compaction(ledger, settings, prep)
+    if recorded is not None:
+        return recorded
     if not manual and not policy.active:
         _warn_no_budget(ledger, settings)
         return None
@@ -338,10 +338,10 @@ def plan_compaction(
     return _tiers(ledger, settings, prep, at)
 
 
-def _native(ledger: Ledger, settings: Settings, prep: Prep) -> Pending | None:
+def _provider_compaction(ledger: Ledger, settings: Settings, prep: Prep) -> Pending | None:
     """A provider compaction to record: announced, its summary the deterministic
     inventory of what it compacted (no model call: the provider has summarized)."""
-    found = native_plan(ledger, settings, prep)
+    found = provider_compaction_plan(ledger, settings, prep)
     if found is None:
         return None
     plan, stats = found
@@ -349,7 +349,7 @@ def _native(ledger: Ledger, settings: Settings, prep: Prep) -> Pending | None:
     pending = _announce(ledger, settings, prep, plan, stats, tuple(stream.blocks))
     results = [summarize_sync(None, r, None) for r in pending.requests]
     main = pending.main_text if pending.main_text is not None else results[0]
-    return attrs.evolve(pending, requests=(), main_text=main, native=True)
+    return attrs.evolve(pending, requests=(), main_text=main, by_provider=True)
 
 
 @attrs.frozen

@@ -167,13 +167,13 @@ def _apply(
     )
     turn = ledger.state.current_turn_id
     summary = _summary_block(pending, cut_block, content, error, sid, ts, turn)
-    if pending.native:  # the provider's compaction block it stands before
+    if pending.by_provider:  # the provider's compaction block it stands before
         summary = msgspec.structs.replace(
             summary, meta={**summary.meta, "provider_compaction_id": cut_block.id}
         )
     replaced = replaced_tokens(ledger, plan.cut, plan.released)
     cost = ledger.memo.uncached(summary)
-    if cost >= replaced and pending.stats.reason != "blocks" and not pending.native:
+    if cost >= replaced and pending.stats.reason != "blocks" and not pending.by_provider:
         # a summary at least as big as what it replaces would grow the prompt: skip it,
         # changing nothing, and do not plan it again until something is appended (unless
         # the block count triggered it: max_blocks bounds blocks, which it still reduces)

@@ -1,4 +1,4 @@
-"""Recording a provider-native compaction (:mod:`timeline.compaction.native`): the
+"""Recording a provider compaction (:mod:`timeline.compaction.provider_compaction`): the
 newest ``provider.compaction`` block of the policy's provider becomes the cut, and
 everything visible before it is compacted, as by a summary of our own."""
 
@@ -6,17 +6,17 @@ from __future__ import annotations
 
 from timeline.compaction import CompactionStats, CutPlan
 from timeline.compaction.cuts import valid_cuts
-from timeline.compaction.native import native_cut
+from timeline.compaction.provider_compaction import provider_compaction_cut
 from timeline.model.block import CONV_RANGE_SUMMARY
 from timeline.model.block_types import block_type
 from timeline.render.prepare import Prep, overhead, raw_tokens
 from timeline.render.settings import Settings
 from timeline.state.ledger import Ledger
 
-__all__ = ["native_plan"]
+__all__ = ["provider_compaction_plan"]
 
 
-def native_plan(
+def provider_compaction_plan(
     ledger: Ledger, settings: Settings, prep: Prep
 ) -> tuple[CutPlan, CompactionStats] | None:
     """The cut at the provider's compaction block and the stats announcing it (None: the
@@ -26,7 +26,7 @@ def native_plan(
         return None
     blocks = ledger.blocks
     start = ledger.summary_index + 1
-    cut = native_cut(blocks, start, native.provider)
+    cut = provider_compaction_cut(blocks, start, native.provider)
     if cut is None or not valid_cuts(blocks, start)[cut]:
         return None  # e.g. inside a tool call and its result: left as content
     pinned = ledger.pinned
