@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from tests.test_cli import LONG_MESSAGES, OPENAI_MESSAGES, cli, import_file
 from timeline.cli import _parser, flag_terms
-from timeline.render.usage import percent_shares, plural
+from timeline.render.breakdown import percent_shares, plural
 
 SUBCOMMANDS = (
     "demo",

@@ -26,9 +26,9 @@ import index_store
 from tests.test_cli import cli
 from timeline import Block, CompactionPolicy, Timeline, blocks
 from timeline.cli.html_view import timeline_html
-from timeline.cli.inspect import usage_report
+from timeline.cli.inspect import breakdown_report
 from timeline.model.search_text import query_terms
-from timeline.render.usage import CATEGORIES
+from timeline.render.breakdown import CATEGORIES
 
 RESULT = "line of tool output with some words in it\n" * 40
 VENDOR = Path(__file__).parent / "data" / "vendor" / "axe-core"
@@ -304,9 +304,9 @@ def test_colours_match_the_terminal() -> None:
     assert {c.name: c.color for c in CATEGORIES} == {c.name: palette[c.ansi] for c in CATEGORIES}
     tl, store = conversation()
     page = stored_page(tl, store)
-    from timeline.cli.inspect import context_usage
+    from timeline.cli.inspect import context_breakdown
 
-    text = usage_report(context_usage(tl, "sys"), color=True)
+    text = breakdown_report(context_breakdown(tl, "sys"), color=True)
     for name in ("tool results", "user", "summary"):
         (cat,) = [c for c in CATEGORIES if c.name == name]
         assert f"\x1b[{cat.ansi}m■\x1b[0m {name}" in text

@@ -25,7 +25,7 @@ from timeline.driver.memory_tools import memory_read_tool
 from timeline.driver.scripted import DEMO_TOOL_SPECS, CodingSession, ScriptedModel, demo_tools
 from timeline.model.block import CONV_RANGE_SUMMARY, USER_PROMPT
 from timeline.model.errors import TimelineError
-from timeline.render.usage import plural
+from timeline.render.breakdown import plural
 
 __all__ = [
     "DEMO_SOURCE",

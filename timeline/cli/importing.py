@@ -32,7 +32,7 @@ from timeline.model.errors import (
     TimelineError,
 )
 from timeline.model.persistence import TimelineState
-from timeline.render.usage import plural
+from timeline.render.breakdown import plural
 
 __all__ = ["FORMATS", "cmd_import", "detect_format"]
 

@@ -19,7 +19,7 @@ from typing import Any, Final
 from timeline.cli.output import color_enabled, emit_json, printable
 from timeline.cli.stored import open_store, require
 from timeline.model.search_text import query_terms, terms
-from timeline.render.usage import plural
+from timeline.render.breakdown import plural
 
 __all__ = ["COUNT_CAP", "cmd_search", "highlight"]
 

@@ -32,6 +32,7 @@ from importlib.resources import files
 from timeline.model.block import CONV_RANGE_SUMMARY, Block
 from timeline.model.block_types import block_type
 from timeline.model.search_text import STOP_WORDS, block_counts
+from timeline.render.breakdown import CATEGORIES, View, category_of, plural, token_breakdown
 from timeline.render.html_rows import (
     Item,
     compaction_html,
@@ -41,7 +42,6 @@ from timeline.render.html_rows import (
     turn_summary,
 )
 from timeline.render.html_top import next_prompt, toolbar
-from timeline.render.usage import CATEGORIES, View, category_of, plural, view_usage
 
 __all__ = ["Item", "context_html", "page", "query_script", "type_color", "view_items"]
 
@@ -281,7 +281,7 @@ def page(
             "(keys: / search, n and N matches, j and k turns, [ and ] compactions)</span></p>",
             toolbar(),
             "</header><main>",
-            next_prompt(view_usage(view), view, prompt),
+            next_prompt(token_breakdown(view), view, prompt),
             notes,
             '<section id="live" aria-labelledby="live-h">'
             f'<h2 id="live-h">Live window: the next prompt, in order '

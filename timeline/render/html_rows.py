@@ -21,7 +21,7 @@ from timeline.model.block import CONV_RANGE_SUMMARY, TURN_HEADER, Block
 from timeline.model.block_types import block_type
 from timeline.model.media import media_kind, media_ref
 from timeline.model.native import native_provider
-from timeline.render.usage import CATEGORIES, category_of, plural
+from timeline.render.breakdown import CATEGORIES, category_of, plural
 
 __all__ = [
     "IMAGE_LIMIT",

@@ -34,12 +34,12 @@ __all__ = [
     "category_of",
     "percent_shares",
     "plural",
-    "view_usage",
+    "token_breakdown",
 ]
 
 
 class View(SentRequest, Protocol):
-    """What the usage figures and the HTML page read of a rendered prompt: what a request
+    """What the token breakdown and the HTML page read of a rendered prompt: what a request
     showed, with its totals (:class:`~timeline.render.context.RenderedContext` has all
     of it)."""
 
@@ -151,7 +151,7 @@ def _categories(
     return out
 
 
-def view_usage(view: View) -> dict[str, Any]:
+def token_breakdown(view: View) -> dict[str, Any]:
     """Usage of one rendered prompt by block type (``types`` ordered by tokens) and by
     bar category (``categories``, in bar order; shares of the budget), with the
     compaction ``trigger`` in tokens when the policy has one and the ``calibration`` of
@@ -203,11 +203,11 @@ def view_usage(view: View) -> dict[str, Any]:
     }
 
 
-def calibration_note(usage: dict[str, Any]) -> str:
+def calibration_note(breakdown: dict[str, Any]) -> str:
     """The calibration from the provider's last usage report, in words ("" without one):
     what it is, never a share of the prompt."""
-    calibration = usage["calibration"]
-    report = usage.get("usage_report")
+    calibration = breakdown["calibration"]
+    report = breakdown.get("usage_report")
     said = f" at {report['prompt_tokens']:,} tokens" if report else ""
     if calibration > 0:
         return (
