@@ -224,11 +224,9 @@ def plan_cut(
     """Choose the cut in ``blocks[start:]`` (``start`` = first block after the latest
     summary); ``costs[i]`` is the rendered cost of ``blocks[i]``. None: nothing to cut.
 
-    ``carried`` are the blocks that stay visible after the summary (their cost is kept);
-    ``pinned`` (default: ``carried``) the ones left out of the summary: a carried plan
-    or follow-up prompt is summarized too (it leaves the view later). ``base_tokens``:
-    what the prompt costs whatever its blocks (the system prompt, its framing and the
-    tool definitions); ``fixed_tokens``: the tokens no cut changes. ``room``: plan as
+    ``carried`` stay visible after the summary (their cost is kept); ``pinned`` (default:
+    ``carried``) are left out of it (a carried plan or follow-up is summarized too: it
+    leaves the view later). ``base_tokens``: system prompt, framing and tools; ``room``: plan as
     if that many tokens were appended after the last block (the cut a compaction at the
     trigger will make, planned ahead of it; the recent turns it protects are not known
     yet, so none is). ``follow_ups``: costs of the carried follow-ups (oldest first; in

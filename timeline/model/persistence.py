@@ -76,10 +76,11 @@ class CacheBreak(msgspec.Struct, frozen=True, kw_only=True):
     compaction: bool = False
 
 
-class LastRender(msgspec.Struct, frozen=True, kw_only=True):
+class LastRender(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """What the last render was run with: what a tool reading the store (``timeline
     inspect``, the CLI rendering a stored conversation) needs to show the conversation
-    as it was run, and the fixed cost a pin is checked against between renders."""
+    as it was run, and the fixed cost a pin is checked against between renders (fields at
+    their defaults are not written: the window row stays small)."""
 
     system: str | None = None
     """The system prompt (None: never rendered)."""

@@ -84,10 +84,8 @@ def _budget(settings: Settings, prep: Prep, keep_tokens: int | None) -> int:
 def _fixed_what(prep: Prep) -> str:
     """What the fixed part of the prompt is, in words and tokens."""
     tools = f", tool definitions ({prep.tools_tokens})" if prep.tools else ""
-    return (
-        f"system prompt ({prep.system_tokens}){tools} and the prompt's framing "
-        f"({prep.framing_tokens})"
-    )
+    framing = f"the prompt's framing ({prep.framing_tokens})"
+    return f"system prompt ({prep.system_tokens}){tools} and {framing}"
 
 
 def _warn_no_budget(ledger: Ledger, settings: Settings) -> None:

@@ -24,18 +24,11 @@ from timeline.model.block import CONV_RANGE_SUMMARY, Block
 from timeline.model.block_types import block_type
 from timeline.model.call_ids import CallIds
 from timeline.model.errors import TimelineError
-from timeline.model.persistence import (
-    CacheBreak,
-    CacheState,
-    IndexStore,
-    LastRender,
-    TimelineSnapshot,
-    TimelineState,
-    UsageRecord,
-)
+from timeline.model.persistence import IndexStore, TimelineSnapshot, TimelineState
 from timeline.state.archive import RecallMemo
 from timeline.state.carry import CarriedIds, Carry
 from timeline.state.notes import RenderNotes
+from timeline.state.state_writes import StateWrites
 from timeline.state.stream import VisibleStream, latest_summary_index
 from timeline.tokens import BlockTokenMemo
 
@@ -43,8 +36,9 @@ __all__ = ["Ledger", "RenderNotes"]
 
 
 @attrs.define(eq=False)
-class Ledger:
-    """Blocks, derived indexes and state of one conversation (see the module docstring)."""
+class Ledger(StateWrites):
+    """Blocks, derived indexes and state of one conversation (see the module docstring;
+    the typed writes of state fields nothing derives from: :class:`StateWrites`)."""
 
     memo: BlockTokenMemo
     incremental: bool = True
@@ -266,26 +260,6 @@ class Ledger:
         spliced = self.incremental and history is None and current and fresh
         if spliced and stream.splice_summary(self._blocks, at):
             stream.version = version
-
-    def rendered(self, cache: CacheState, last: LastRender) -> None:
-        """A render finished: the cache checkpoints it leaves for the next one, and what
-        it was run with (persisted; derives nothing)."""
-        self._state = msgspec.structs.replace(self._state, cache=cache, last_render=last)
-
-    def usage_reported(self, usage: UsageRecord) -> None:
-        """The provider's usage report of the last render (the calibration of the next
-        estimates)."""
-        self._state = msgspec.structs.replace(self._state, usage=usage)
-
-    def cache_broke(self, found: CacheBreak, keep: int) -> None:
-        """A cache break was found: kept with the ``keep - 1`` latest before it."""
-        kept = [*self._state.cache_breaks[-(keep - 1) :], found] if keep > 1 else [found]
-        self._state = msgspec.structs.replace(self._state, cache_breaks=kept)
-
-    def hold_compaction(self) -> None:
-        """A compaction failed: none is tried again before something is appended (the
-        compaction marker moves to the current ``block_seq``)."""
-        self._state = msgspec.structs.replace(self._state, compacted_at_seq=self._state.block_seq)
 
     def note_render(
         self, key: tuple[int, ...], raw_estimate: Callable[[], int], sent: SentRequest
