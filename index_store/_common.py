@@ -19,6 +19,7 @@ from timeline._model import (
     CorruptRecordError,
     DuplicateBlockIdError,
     InvalidBlockError,
+    InvalidConversationIdError,
     TimelineSnapshot,
     check_identifier,
     clean_text,
@@ -247,9 +248,10 @@ def check_keys(**keys: Any) -> None:
     for name, value in keys.items():
         if value is None and name == "turn_id":
             continue
+        error = InvalidConversationIdError if name == "conversation_id" else InvalidBlockError
         if not isinstance(value, str):
-            raise InvalidBlockError(f"{name} must be a str, got {type(value).__name__}")
-        check_identifier(value, name)
+            raise error(f"{name} must be a str, got {type(value).__name__}")
+        check_identifier(value, name, error)
 
 
 def search_terms(conversation_id: Any, query: Any, limit: Any) -> list[str]:

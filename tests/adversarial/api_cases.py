@@ -19,6 +19,7 @@ from tests.adversarial.cases import VALID, Case, new_tl
 from timeline import (
     Block,
     InvalidBlockError,
+    InvalidConversationIdError,
     Timeline,
     blocks,
 )
@@ -345,7 +346,7 @@ def json_nesting_cases() -> list[Case]:
 def conversation_id_cases() -> list[Case]:
     bad = {"empty": "", **BAD_KEYS_TEXT, "int": 5, "none": None, "bytes": b"c", "list": ["c"]}
     return [
-        Case(f"conversation-id-{name}", lambda tl, v=value: new_tl(v), IBE)
+        Case(f"conversation-id-{name}", lambda tl, v=value: new_tl(v), InvalidConversationIdError)
         for name, value in bad.items()
     ]
 

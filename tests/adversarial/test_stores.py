@@ -17,6 +17,7 @@ from tests.helpers.stores import STORE_KINDS, open_store
 from timeline import (
     CorruptRecordError,
     InvalidBlockError,
+    InvalidConversationIdError,
     NotFoundError,
     Timeline,
     TimelineError,
@@ -24,6 +25,7 @@ from timeline import (
 )
 
 IBE = InvalidBlockError
+ICE = InvalidConversationIdError
 
 
 @pytest.fixture(params=STORE_KINDS)
@@ -47,29 +49,29 @@ ARGUMENTS: dict[str, tuple[Callable[[Any], object], type[TimelineError]]] = {
     "search-limit-str": (lambda s: s.search("adv", "list", limit="3"), IBE),
     "search-limit-float": (lambda s: s.search("adv", "list", limit=1.5), IBE),
     "search-limit-none": (lambda s: s.search("adv", "list", limit=None), IBE),
-    "search-conversation-int": (lambda s: s.search(5, "list"), IBE),
-    "search-conversation-surrogate": (lambda s: s.search("\ud800", "list"), IBE),
-    "search-conversation-nul": (lambda s: s.search("a\x00", "list"), IBE),
+    "search-conversation-int": (lambda s: s.search(5, "list"), ICE),
+    "search-conversation-surrogate": (lambda s: s.search("\ud800", "list"), ICE),
+    "search-conversation-nul": (lambda s: s.search("a\x00", "list"), ICE),
     "get-block-int": (lambda s: s.get_block("adv", 5), IBE),
     "get-block-surrogate": (lambda s: s.get_block("adv", "\udcff"), IBE),
-    "get-block-nul-conversation": (lambda s: s.get_block("\x00", "b1"), IBE),
+    "get-block-nul-conversation": (lambda s: s.get_block("\x00", "b1"), ICE),
     "get-block-missing": (lambda s: s.get_block("adv", "nope"), NotFoundError),
     "read-path-none": (lambda s: s.read("adv", None), IBE),
     "read-path-nul": (lambda s: s.read("adv", "a\x00b"), IBE),
     "turn-log-int": (lambda s: s.turn_log("adv", 5), IBE),
     "turn-log-surrogate": (lambda s: s.turn_log("adv", "\ud800"), IBE),
-    "load-window-int": (lambda s: s.load_window(5), IBE),
-    "load-window-surrogate": (lambda s: s.load_window("\ud800"), IBE),
-    "load-window-nul": (lambda s: s.load_window("a\x00"), IBE),
+    "load-window-int": (lambda s: s.load_window(5), ICE),
+    "load-window-surrogate": (lambda s: s.load_window("\ud800"), ICE),
+    "load-window-nul": (lambda s: s.load_window("a\x00"), ICE),
     "load-missing": (lambda s: Timeline.load(s, "nope"), NotFoundError),
     "save-checkpoint-int-id": (lambda s: s.save_checkpoint("adv", 5, _snap(s)), IBE),
     "save-checkpoint-nul-id": (lambda s: s.save_checkpoint("adv", "c\x00", _snap(s)), IBE),
     "load-checkpoint-surrogate": (lambda s: s.load_checkpoint("adv", "\ud800"), IBE),
     "load-checkpoint-missing": (lambda s: s.load_checkpoint("adv", "nope"), NotFoundError),
-    "delete-checkpoint-int": (lambda s: s.delete_checkpoint(5, "x"), IBE),
-    "list-checkpoints-none": (lambda s: s.list_checkpoints(None), IBE),
-    "delete-int": (lambda s: s.delete(5), IBE),
-    "persist-into-conversation-nul": (lambda s: new_tl("a\x00"), IBE),
+    "delete-checkpoint-int": (lambda s: s.delete_checkpoint(5, "x"), ICE),
+    "list-checkpoints-none": (lambda s: s.list_checkpoints(None), ICE),
+    "delete-int": (lambda s: s.delete(5), ICE),
+    "persist-into-conversation-nul": (lambda s: new_tl("a\x00"), ICE),
 }
 
 

@@ -33,8 +33,8 @@ def test_inspect_reports_the_cache_and_its_breaks(tmp_path: Path) -> None:
     """--json has the last request's cache figures and the breaks; the text says them."""
     db = _stored(tmp_path)
     usage = json.loads(cli("inspect", "c", "--db", str(db), "--json").stdout)
-    assert usage["usage_report"]["cache_read_tokens"] == 0
-    assert usage["usage_report"]["cache_write_tokens"] > 0
+    assert usage["breakdown_report"]["cache_read_tokens"] == 0
+    assert usage["breakdown_report"]["cache_write_tokens"] > 0
     (brk,) = usage["cache_breaks"]
     assert brk["cause"] == "unknown" and brk["read_tokens"] == 0
     text = cli("inspect", "c", "--db", str(db)).stdout

@@ -82,7 +82,7 @@ def test_no_usage_report_means_no_provider_row(tmp_path: Path) -> None:
     positive difference is a provider overhead row and a negative one only the
     calibration figure, never a negative row."""
     none = _usage_of(tmp_path, None)
-    assert (none["usage_report"], none["calibration"]) == (None, 0)
+    assert (none["breakdown_report"], none["calibration"]) == (None, 0)
     assert "provider overhead" not in none["types"]
     assert none["tokens"] == sum(t["tokens"] for t in none["types"].values())
     over = _usage_of(tmp_path, 40)

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from tests.helpers.cli import LONG_MESSAGES, OPENAI_MESSAGES, cli, import_file
 from timeline._cli import _parser, flag_terms
-from timeline._html.usage import percent_shares, plural
+from timeline._html.breakdown import percent_shares, plural
 
 SUBCOMMANDS = (
     "demo",
@@ -184,12 +184,12 @@ def test_inspect_json_shape(db: Path) -> None:
         "truncated",
         "trigger",
         "categories",
-        "usage_report",
+        "breakdown_report",
         "cache_breaks",
         "tools",
     } == set(usage)
     assert (usage["budget"], usage["free"], usage["used"]) == (None, None, None)
-    assert (usage["trigger"], usage["usage_report"]) == (None, None)
+    assert (usage["trigger"], usage["breakdown_report"]) == (None, None)
     assert {"blocks", "tokens", "share"} == set(usage["types"]["react.tool.result"])
     assert usage["types"]["react.tool.result"]["blocks"] == 2
 

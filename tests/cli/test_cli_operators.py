@@ -130,14 +130,24 @@ def test_the_window_state_keeps_the_last_budget_and_system_prompt(tmp_path: Path
     tl = Timeline("c", policy=CompactionPolicy(max_tokens=16_000, trigger_ratio=0.8))
     tl.begin_turn()
     tl.append(blocks.user_prompt("hi"))
-    assert (tl.snapshot().state.system, tl.snapshot().state.budget) == (None, None)
+    assert (tl.snapshot().state.last_render.system, tl.snapshot().state.last_render.budget) == (
+        None,
+        None,
+    )
     tl.render("You are terse.")
     tl.persist(store)
     state = Timeline.load(store, "c").snapshot().state
-    assert (state.budget, state.trigger_ratio, state.system) == (16_000, 0.8, "You are terse.")
+    assert (
+        state.last_render.budget,
+        state.last_render.trigger_ratio,
+        state.last_render.system,
+    ) == (16_000, 0.8, "You are terse.")
     plain = Timeline.load(store, "c", policy=CompactionPolicy())
     plain.render("")
-    assert (plain.snapshot().state.budget, plain.snapshot().state.system) == (None, "")
+    assert (
+        plain.snapshot().state.last_render.budget,
+        plain.snapshot().state.last_render.system,
+    ) == (None, "")
     store.close()
 
 
@@ -154,9 +164,9 @@ def test_a_system_prompt_of_a_str_subclass_persists(tmp_path: Path) -> None:
     tl.begin_turn()
     tl.append(blocks.user_prompt("hi"))
     tl.render(Text("You are terse."))
-    assert type(tl.snapshot().state.system) is str
+    assert type(tl.snapshot().state.last_render.system) is str
     tl.persist(store)
-    assert Timeline.load(store, "c").snapshot().state.system == "You are terse."
+    assert Timeline.load(store, "c").snapshot().state.last_render.system == "You are terse."
     store.close()
 
 
@@ -168,7 +178,11 @@ def test_old_stored_state_decodes_without_budget_or_system() -> None:
     record = decode_window_row((DATA / "window_v1.msgpack").read_bytes(), "c1")
     snap = decode_snapshot_row((DATA / "snapshot_v1.msgpack").read_bytes(), "c1", "window")
     for state in (record.state, snap.state):
-        assert (state.budget, state.trigger_ratio, state.system) == (None, None, None)
+        assert (
+            state.last_render.budget,
+            state.last_render.trigger_ratio,
+            state.last_render.system,
+        ) == (None, None, None)
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,7 @@ import pytest
 
 from timeline import CompactionPolicy, Timeline, blocks
 from timeline._cli import main
-from timeline._html.usage import CALIBRATION_ROW, view_usage
+from timeline._html.breakdown import CALIBRATION_ROW, token_breakdown
 
 
 def quiet(*argv: str) -> str:
@@ -130,7 +130,7 @@ def test_a_provider_counting_more_shows_its_overhead_as_a_row() -> None:
     tl.begin_turn()
     tl.append(blocks.user_prompt("hello there"))
     view = tl.render("sys")
-    usage = view_usage(attrs.evolve(view, count_tokens=lambda: view.tokens + 40))
+    usage = token_breakdown(attrs.evolve(view, count_tokens=lambda: view.tokens + 40))
     assert usage["calibration"] == 40
     assert usage["types"][CALIBRATION_ROW]["tokens"] == 40
     slices = sum(row["tokens"] for row in usage["categories"].values())

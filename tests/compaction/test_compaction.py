@@ -16,7 +16,7 @@ from timeline import (
     blocks,
 )
 from timeline._compaction import SPLIT_TURN_HEADING
-from timeline._render.prepare import system_cost
+from timeline._render.prepare import framing_cost, system_cost
 
 
 class TestV2Coverage:
@@ -247,9 +247,10 @@ def test_system_prompt_over_budget_is_a_typed_error(make_tl: Callable[..., Timel
     tl.append(blocks.user_prompt("hi"))
     with pytest.raises(BudgetError) as err:
         tl.render("x" * 1_000)
-    framed = system_cost(tl.token_memo, "x" * 1_000)  # its [SYSTEM] label and framing
-    assert (err.value.budget, err.value.required) == (100, framed)
-    assert 250 < framed < 290
+    framed = system_cost(tl.token_memo, "x" * 1_000)  # with its [SYSTEM] label
+    framing = framing_cost(tl.token_memo)
+    assert (err.value.budget, err.value.required) == (100, framed + framing)
+    assert 240 < framed < 280 and 0 < framing < 20
 
 
 def test_force_sanitize_compacts_under_the_trigger(make_tl: Callable[..., Timeline]) -> None:
@@ -308,14 +309,18 @@ def test_never_compacts_twice_without_new_content(make_tl: Callable[..., Timelin
 
 
 def test_manual_compact_reports_counts(make_tl: Callable[..., Timeline]) -> None:
-    """compact() returns seed 002's counts (original / compacted block counts)."""
+    """compact() returns seed 002's counts (visible blocks before / after) and how many
+    blocks the summary replaced; the old name of the count after still reads it."""
     tl = make_tl(policy=CompactionPolicy(max_tokens=50_000))
     for i in range(6):
         coding_turn(tl, i)
     stats = tl.compact("sys", keep_recent_tokens=200)
     assert stats is not None and stats.reason == "manual"
-    assert stats.original_block_count > (stats.compacted_block_count or 0)
-    assert stats.compacted_block_count == len(tl.render("sys").blocks)
+    assert stats.original_block_count > (stats.visible_block_count or 0)
+    assert stats.visible_block_count == len(tl.render("sys").blocks)
+    assert stats.compacted_blocks == stats.original_block_count - stats.visible_block_count + 1
+    with pytest.warns(DeprecationWarning, match="visible_block_count"):
+        assert stats.compacted_block_count == stats.visible_block_count
 
 
 def test_keep_recent_turns_only_when_they_fit(make_tl: Callable[..., Timeline]) -> None:

@@ -11,6 +11,7 @@ import pytest
 
 from tests.helpers.provider_rules import anthropic_errors, chat_errors, responses_errors
 from timeline import (
+    BudgetError,
     CompactionPolicy,
     HeuristicCounter,
     InvalidBlockError,
@@ -57,7 +58,9 @@ def test_the_tools_are_part_of_the_prompts_tokens() -> None:
     view = tl.render("sys", tools=[READ])
     assert view.tools_tokens > 346
     assert view.tokens == bare.tokens + view.tools_tokens
-    assert view.tokens == view.system_tokens + view.tools_tokens + sum(view.block_tokens)
+    assert view.tokens == view.system_tokens + view.framing_tokens + view.tools_tokens + sum(
+        view.block_tokens
+    )
 
 
 def test_tools_count_against_the_budget() -> None:
@@ -169,3 +172,23 @@ def test_a_spec_keeps_the_schema_as_given() -> None:
     assert list(json.loads(spec.schema_json)) == ["required", "type", "properties"]
     spec.input_schema["type"] = "array"
     assert spec.input_schema["type"] == "object"
+
+
+def test_the_system_prompt_figure_is_the_system_prompt_alone() -> None:
+    """An empty system prompt costs 0 tokens; the prompt's framing is its own figure,
+    the same with or without a system prompt, and a budget error names each."""
+    tl = session(budget=None)
+    empty = tl.render("")
+    prompted = tl.render("You are a careful coding agent.")
+    assert empty.system_tokens == 0 and empty.framing_tokens > 0
+    assert prompted.framing_tokens == empty.framing_tokens
+    assert prompted.system_tokens > 0
+    assert prompted.tokens - empty.tokens == prompted.system_tokens
+    long = "You are a careful coding agent. " * 40
+    alone = session(budget=None, turns=1).render(long).system_tokens
+    with pytest.raises(BudgetError) as err:
+        session(budget=100, turns=1).render(long)
+    assert err.value.required == alone + empty.framing_tokens
+    assert f"system prompt ({alone}) and the prompt's framing ({empty.framing_tokens})" in str(
+        err.value
+    )

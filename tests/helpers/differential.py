@@ -137,6 +137,7 @@ def view_decisions(view: RenderedContext) -> dict[str, Any]:
         "truncated_paths": view.truncated_paths,
         "system_cached": view.system_cached,
         "system_tokens": view.system_tokens,
+        "framing_tokens": view.framing_tokens,
         "tools": view.tools,
         "tools_tokens": view.tools_tokens,
         "compaction": stats_data(view.compaction),

@@ -26,8 +26,8 @@ import index_store
 from tests.helpers.cli import cli
 from tests.helpers.html_page import conversation, history, png, stored_page
 from timeline import CompactionPolicy, Timeline, blocks
-from timeline._cli.inspect import usage_report
-from timeline._html.usage import CATEGORIES
+from timeline._cli.inspect import breakdown_report
+from timeline._html.breakdown import CATEGORIES
 from timeline._model.search_text import query_terms
 
 VENDOR = Path(__file__).parent.parent / "data" / "vendor" / "axe-core"
@@ -251,9 +251,9 @@ def test_colours_match_the_terminal() -> None:
     assert {c.name: c.color for c in CATEGORIES} == {c.name: palette[c.ansi] for c in CATEGORIES}
     tl, store = conversation()
     page = stored_page(tl, store)
-    from timeline._cli.inspect import context_usage
+    from timeline._cli.inspect import context_breakdown
 
-    text = usage_report(context_usage(tl, "sys"), color=True)
+    text = breakdown_report(context_breakdown(tl, "sys"), color=True)
     for name in ("tool results", "user", "summary"):
         (cat,) = [c for c in CATEGORIES if c.name == name]
         assert f"\x1b[{cat.ansi}m■\x1b[0m {name}" in text

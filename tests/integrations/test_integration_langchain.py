@@ -324,6 +324,6 @@ def test_the_tools_bound_to_the_model_are_counted() -> None:
     mw = TimelineMiddleware("memory://", POLICY)
     agent = create_agent(ScriptedChat(), [lookup], middleware=[mw], system_prompt="ops")
     run_turns(agent, "t-tools", range(1))
-    (spec,) = mw.timeline("t-tools").snapshot().state.tools
+    (spec,) = mw.timeline("t-tools").snapshot().state.last_render.tools
     assert (spec.name, spec.description) == ("lookup", "Look a topic up in the runbook.")
     assert spec.input_schema["properties"] == {"topic": {"type": "string"}}

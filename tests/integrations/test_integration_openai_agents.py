@@ -233,5 +233,5 @@ def test_the_filter_counts_the_agents_function_tools() -> None:
     session = TimelineSession("tools", "memory://", POLICY)
     agent = Agent(name="ops", model=Scripted(), tools=[lookup])
     asyncio.run(run_turns(agent, session, range(1)))
-    (spec,) = session.timeline.snapshot().state.tools
+    (spec,) = session.timeline.snapshot().state.last_render.tools
     assert (spec.name, spec.description) == ("lookup", "Look a topic up in the runbook.")

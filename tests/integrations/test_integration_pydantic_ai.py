@@ -207,8 +207,8 @@ def test_the_capability_counts_the_agents_tools() -> None:
     agent = Agent(FunctionModel(Scripted()), capabilities=[history.capability()])
     agent.tool_plain(lookup)
     agent.run_sync("check topic-1")
-    (spec,) = history.timeline.snapshot().state.tools
+    (spec,) = history.timeline.snapshot().state.last_render.tools
     assert (spec.name, spec.description) == ("lookup", "Look a topic up in the runbook.")
     plain = TimelineHistory("plain", "memory://", POLICY)
     make_agent(Scripted(), plain).run_sync("check topic-1")
-    assert plain.timeline.snapshot().state.tools == ()
+    assert plain.timeline.snapshot().state.last_render.tools == ()

@@ -67,8 +67,8 @@ def test_a_streamed_import_stores_what_persisting_the_whole_timeline_stores(
     plain = [(x.id, x.type, x.text, x.turn_id, x.path, x.call_id, x.meta) for x in a]
     assert plain == [(x.id, x.type, x.text, x.turn_id, x.path, x.call_id, x.meta) for x in b]
     assert (streamed.system, streamed.system_messages) == (whole.system, whole.system_messages)
-    assert b_state.system == a_state.system == whole.system
-    assert b_state.system_tokens == a_state.system_tokens
+    assert b_state.last_render.system == a_state.last_render.system == whole.system
+    assert b_state.last_render.fixed_tokens == a_state.last_render.fixed_tokens
     assert (b_state.block_seq, b_state.turn_seq) == (a_state.block_seq, a_state.turn_seq)
     assert b_state.current_turn_id == a_state.current_turn_id
     assert streamed.count == len(a) and streamed.timeline.blocks == ()

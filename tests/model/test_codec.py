@@ -9,7 +9,8 @@ import pytest
 
 from index_store._common import decode_snapshot_row
 from tests.helpers.samples import SAMPLE_BLOCKS
-from timeline import CodecError, decode_block, encode_block
+from timeline import CodecError, TimelineSnapshot, TimelineState, decode_block, encode_block
+from timeline._compaction.stored_policy import stored_policy
 from timeline._model.codec import SCHEMA_VERSION, decode_record, encode_record
 
 DATA = Path(__file__).parent.parent / "data"
@@ -88,3 +89,34 @@ def test_stored_v1_window_still_decodes() -> None:
     }
     snap = assemble_window(record, stored)
     assert (snap.blocks, snap.state.pinned) == (SAMPLE_BLOCKS, ["b2"])
+
+
+def test_a_state_stored_before_last_render_loads_its_figures_into_it() -> None:
+    """A snapshot written when the last render's system prompt, cost, budget, trigger
+    and tools were loose fields of the state loads them into ``state.last_render`` (the
+    CLI renders it with them, and a pin is checked against the cost); written again, it
+    has only the new shape."""
+    tool = {"name": "grep", "description": "Search.", "schema_json": '{"type":"object"}'}
+    old_state = {
+        "block_seq": 2,
+        "system_tokens": 57,
+        "budget": 16_000,
+        "trigger_ratio": 0.8,
+        "system": "You are terse.",
+        "tools": [tool],
+    }
+    old = {"conversation_id": "c", "blocks": [], "state": old_state}
+    snapshot = decode_record(encode_record("snapshot", old), "snapshot", TimelineSnapshot)
+    last = snapshot.state.last_render
+    assert (last.system, last.fixed_tokens, last.budget, last.trigger_ratio) == (
+        "You are terse.",
+        57,
+        16_000,
+        0.8,
+    )
+    assert [t.name for t in last.tools] == ["grep"] and snapshot.state.block_seq == 2
+    assert stored_policy(snapshot.state).budget == 16_000
+    again = msgspec.msgpack.decode(msgspec.msgpack.encode(snapshot.state))
+    assert "system" not in again and "budget" not in again and "tools" not in again
+    assert again["last_render"]["fixed_tokens"] == 57
+    assert msgspec.convert(again, TimelineState) == snapshot.state

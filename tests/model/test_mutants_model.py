@@ -8,11 +8,13 @@ import msgspec
 import pydantic
 import pytest
 
+import index_store
 from timeline import (
     Block,
     CodecError,
     CompactionPolicy,
     InvalidBlockError,
+    InvalidConversationIdError,
     PinnedOverBudgetError,
     PolicyError,
     Timeline,
@@ -36,8 +38,25 @@ def test_a_custom_block_keeps_the_mime_type_it_is_given() -> None:
 
 @pytest.mark.parametrize("conversation_id", ["", None])
 def test_an_empty_conversation_id_is_named_in_the_error(conversation_id: object) -> None:
-    with pytest.raises(InvalidBlockError, match=r"^conversation_id must be a non-empty string$"):
+    with pytest.raises(
+        InvalidConversationIdError, match=r"^conversation_id must be a non-empty string$"
+    ):
         Timeline(conversation_id)  # type: ignore[arg-type]
+
+
+def test_a_conversation_id_no_store_can_hold_is_its_own_error() -> None:
+    """A NUL or a lone surrogate in a conversation id raises InvalidConversationIdError
+    (a ValueError, not a bad block), from the timeline and from a store alike."""
+    for bad in ("conv\x00a", "conv\ud800"):
+        with pytest.raises(InvalidConversationIdError, match="conversation_id") as err:
+            Timeline(bad)
+        assert isinstance(err.value, ValueError)
+        assert not isinstance(err.value, InvalidBlockError)
+    with index_store.open("sqlite:///:memory:") as store:
+        with pytest.raises(InvalidConversationIdError, match="NUL"):
+            store.search("conv\x00a", "query")
+        with pytest.raises(InvalidConversationIdError, match="must be a str"):
+            store.search(7, "query")  # type: ignore[arg-type]
 
 
 def test_a_provider_message_of_another_role_names_the_role_it_got() -> None:

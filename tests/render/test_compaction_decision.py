@@ -46,7 +46,7 @@ def test_pruning_enough_reports_every_figure() -> None:
     assert stats.tokens_after < 0.9 * 1_400 < before
     assert (stats.compacted_blocks, stats.summary_block_count) == (0, 0)
     assert (stats.split_turn, stats.split_turn_id, stats.covered_turn_ids) == (False, None, ())
-    assert stats.original_block_count == stats.compacted_block_count == len(view.blocks) == 17
+    assert stats.original_block_count == stats.visible_block_count == len(view.blocks) == 17
     assert (stats.summarizer, stats.summarizer_error, stats.summary_path) == (
         "inventory",
         None,
@@ -62,7 +62,7 @@ def test_pruning_enough_counts_the_tail() -> None:
     view = tl.render("sys", tail=[blocks.user_prompt("and one more thing")])
     stats = view.compaction
     assert stats is not None and stats.skipped == PRUNED_NOTE
-    assert stats.original_block_count == stats.compacted_block_count == len(view.blocks) == 18
+    assert stats.original_block_count == stats.visible_block_count == len(view.blocks) == 18
 
 
 def _calibrated(offset: int | None) -> tuple[Timeline, int]:

@@ -26,14 +26,14 @@ from timeline import (
 from timeline._cache.checkpoints import plan_checkpoints
 from timeline._compaction.clearing import key_arguments
 from timeline._formats.reply import ModelReply
-from timeline._html.rows import TEXT_LIMIT, Item, _tiers, compaction_html, digest_text
-from timeline._html.top import toolbar
-from timeline._html.usage import (
+from timeline._html.breakdown import (
     CALIBRATION_ROW,
     category_of,
     percent_shares,
-    view_usage,
+    token_breakdown,
 )
+from timeline._html.rows import TEXT_LIMIT, Item, _tiers, compaction_html, digest_text
+from timeline._html.top import toolbar
 from timeline._model.persistence import CacheState
 from timeline._model.reasoning import anthropic_thinking
 from timeline._tokens.walk import REFERENCE_TOKENS
@@ -74,7 +74,7 @@ def test_usage_categories_hold_only_the_categories_shown() -> None:
     """A category no block falls in has no slice, and the slices plus ``free`` add up
     to the budget."""
     tl, _ = _page()
-    usage = view_usage(tl.render("sys"))
+    usage = token_breakdown(tl.render("sys"))
     shown = {category_of(name) for name in usage["types"]}
     assert set(usage["categories"]) == shown | {"free"}
     assert sum(c["tokens"] for c in usage["categories"].values()) == usage["budget"]
@@ -120,7 +120,7 @@ def test_a_summary_row_names_the_turns_it_covers() -> None:
 def test_usage_free_is_what_the_prompt_leaves_of_the_budget() -> None:
     tl, _ = _page()
     view = tl.render("sys")
-    usage = view_usage(view)
+    usage = token_breakdown(view)
     assert usage["budget"] == 50_000
     assert usage["free"] == 50_000 - view.tokens
 
@@ -130,9 +130,9 @@ def test_one_token_the_rows_do_not_explain_is_provider_overhead() -> None:
     of any size, however small), and no row is negative."""
     tl, _ = _page()
     view = tl.render("sys")
-    rows = sum(row["tokens"] for row in view_usage(view)["types"].values())
+    rows = sum(row["tokens"] for row in token_breakdown(view)["types"].values())
     over = attrs.evolve(view, count_tokens=lambda: rows + 1)
-    types = view_usage(over)["types"]
+    types = token_breakdown(over)["types"]
     assert types[CALIBRATION_ROW]["tokens"] == 1
     assert all(row["tokens"] >= 0 for row in types.values())
 
@@ -219,7 +219,7 @@ def test_a_render_records_the_system_prompt_tokens_in_the_state() -> None:
     tl, _ = _page()
     view = tl.render("You are a careful assistant. " * 20)
     assert view.system_tokens > 0
-    assert tl.snapshot().state.system_tokens == view.system_tokens
+    assert tl.snapshot().state.last_render.fixed_tokens == view.system_tokens + view.framing_tokens
 
 
 def test_a_tail_that_is_no_sequence_names_its_type() -> None:
@@ -330,7 +330,7 @@ def test_a_compaction_card_of_a_summary_without_covered_turns() -> None:
 
 def test_usage_category_shares_are_of_the_budget() -> None:
     tl, _ = _page()
-    usage = view_usage(tl.render("sys"))
+    usage = token_breakdown(tl.render("sys"))
     for row in usage["categories"].values():
         assert row["share"] == round(100 * row["tokens"] / 50_000, 1)
 

@@ -90,7 +90,7 @@ def test_spliced_stream_equals_a_rebuild(steps: list[Any], budget: int) -> None:
         if view.compaction is not None:
             hidden = any(b.hidden for b in tl.blocks)
             event("compacted with pins/hides" if tl.pinned_ids or hidden else "compacted")
-        stream = tl._ledger.stream()
+        stream = tl._ledger.refresh_stream()
         stream.resolve()
         assert _fields(stream) == _fields(_rebuilt(tl))
 

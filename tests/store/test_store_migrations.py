@@ -19,9 +19,10 @@ from typing import Any
 import pytest
 
 import index_store
-from tests.helpers.migrations import DATA, expected, observe
+from tests.helpers.migrations import DATA, POLICY, expected, observe
 from tests.helpers.search_reference import assert_searches_as_written_now
 from tests.helpers.stores import PG_DSN
+from timeline import Timeline
 
 
 def test_a_schema_2_sqlite_store_upgrades_to_schema_6(tmp_path: Path) -> None:
@@ -35,6 +36,9 @@ def test_a_schema_2_sqlite_store_upgrades_to_schema_6(tmp_path: Path) -> None:
         assert unframed.fetchone() == (0,)
     assert versions == [1, 2, 3, 4, 5, 6]
     assert observe(f"sqlite:///{db}") == want  # reopened: nothing left to upgrade
+    # its state kept the last render's cost as a loose field: it is the last render's now
+    loaded = Timeline.load(index_store.open(f"sqlite:///{db}"), "conv-a", policy=POLICY)
+    assert loaded.snapshot().state.last_render.fixed_tokens == 20
 
 
 def test_a_schema_5_sqlite_store_gets_each_term_s_highest_count(tmp_path: Path) -> None:

@@ -322,11 +322,12 @@ def test_memo_reset_forgets_every_remembered_cost() -> None:
         return memo.block(prompt), memo.text("free text"), memo.block(summary)
 
     first = costs()
-    memo.last_system = ("sys", 7)
+    assert memo.system_prompt("sys", lambda _: 7) == 7
+    assert memo.system_prompt("sys", lambda _: 9) == 7  # remembered
     calls = counter.calls
     assert first == costs() and calls == counter.calls
     memo.reset()
-    assert memo.last_system is None
+    assert memo.system_prompt("sys", lambda _: 9) == 9
     assert first == costs()
     assert 2 * calls == counter.calls  # everything counted again, as the first time
 

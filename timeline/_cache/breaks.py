@@ -69,6 +69,8 @@ class SentRequest(Protocol):
     @property
     def system_tokens(self) -> int: ...
     @property
+    def framing_tokens(self) -> int: ...
+    @property
     def tools(self) -> tuple[ToolSpec, ...]: ...
     @property
     def tools_tokens(self) -> int: ...
@@ -92,7 +94,7 @@ class Sent:
 
 def _cached_prefix(request: SentRequest, breakpoints: bool) -> tuple[int, int]:
     """How far ``request`` left the cache filled: (the number of leading blocks, their
-    tokens with the tool definitions and the system prompt). With ``breakpoints`` up to
+    tokens with the tool definitions, the system prompt and the framing). With ``breakpoints`` up to
     its last checkpoint,
     else (OpenAI) its whole stable prefix."""
     costs = request.block_tokens
@@ -106,7 +108,8 @@ def _cached_prefix(request: SentRequest, breakpoints: bool) -> tuple[int, int]:
             return 0, 0
     else:
         end = request.stable_count
-    return end, request.tools_tokens + request.system_tokens + sum(costs[:end])
+    fixed = request.tools_tokens + request.system_tokens + request.framing_tokens
+    return end, fixed + sum(costs[:end])
 
 
 def _first_difference(previous: SentRequest, current: SentRequest, end: int) -> int | None:

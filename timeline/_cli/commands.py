@@ -69,7 +69,7 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
-    from timeline._cli.inspect import context_usage, usage_report
+    from timeline._cli.inspect import breakdown_report, context_breakdown
 
     store = open_store(args.db)
     try:
@@ -86,13 +86,13 @@ def cmd_inspect(args: argparse.Namespace) -> int:
             write_private(
                 args.html, page.encode(), flag="--html", force=args.force, protected=protected
             )
-        usage = context_usage(tl, system, tools)
+        breakdown = context_breakdown(tl, system, tools)
     finally:
         store.close()
     if args.json:
-        emit_json(usage)
+        emit_json(breakdown)
     else:
-        print(usage_report(usage, color=color_enabled(sys.stdout)))
+        print(breakdown_report(breakdown, color=color_enabled(sys.stdout)))
         if args.html:
             print(f"wrote {printable(args.html)} (readable by you only)")
     return 0

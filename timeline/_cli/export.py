@@ -66,6 +66,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     finally:
         store.close()
     state = found[1].state if found is not None else TimelineState()
-    system = read_system(args.system) if args.system is not None else state.system or ""
-    emit_json(conversation_payload(args.conversation, log, system, args.format, state.tools))
+    last = state.last_render
+    system = read_system(args.system) if args.system is not None else last.system or ""
+    emit_json(conversation_payload(args.conversation, log, system, args.format, last.tools))
     return 0

@@ -1,11 +1,11 @@
 """A ``/context``-style report: what the next prompt spends its budget on.
 
-:func:`context_usage` is plain data (the documented ``timeline inspect --json`` shape);
-:func:`usage_report` prints it: a bar by category (system, summary, user, assistant, tool
+:func:`context_breakdown` is plain data (the documented ``timeline inspect --json`` shape);
+:func:`breakdown_report` prints it: a bar by category (system, summary, user, assistant, tool
 calls, tool results, thinking, free) drawn to the budget with the compaction trigger
-marked, then the rows by block type (the figures of :mod:`timeline._html.usage`, the
+marked, then the rows by block type (the figures of :mod:`timeline._html.breakdown`, the
 calibration from the provider's last usage report said in words). The colours are the
-HTML page's (:data:`~timeline._html.usage.CATEGORIES`).
+HTML page's (:data:`~timeline._html.breakdown.CATEGORIES`).
 """
 
 from __future__ import annotations
@@ -24,11 +24,11 @@ from timeline._html import (
     calibration_note,
     category_of,
     plural,
-    view_usage,
+    token_breakdown,
 )
 from timeline._model import ToolSpec
 
-__all__ = ["BAR", "cache_lines", "context_report", "context_usage", "usage_report"]
+__all__ = ["BAR", "cache_lines", "context_report", "breakdown_report", "context_breakdown"]
 
 BAR = 50
 """Cells of the category bar (the whole budget, or the prompt without one)."""
@@ -37,22 +37,22 @@ _ANSI = {c.name: c.ansi for c in CATEGORIES}
 _TRIGGER_MARK = "┃"
 
 
-def context_usage(
+def context_breakdown(
     tl: Timeline, system: str = "", tools: tuple[ToolSpec, ...] = ()
 ) -> dict[str, Any]:
-    """The ``inspect --json`` document: conversation, version and :func:`view_usage`,
-    plus the provider's last usage report (``usage_report``, or None)."""
+    """The ``inspect --json`` document: conversation, version and :func:`token_breakdown`,
+    plus the provider's last usage report (``breakdown_report``, or None)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NoBudgetWarning)  # the report says it
-        usage = view_usage(tl.render(system, tools=tools))
+        breakdown = token_breakdown(tl.render(system, tools=tools))
     state = tl.snapshot().state
     report = state.usage
     return {
         "conversation": tl.conversation_id,
         "version": tl.version,
         "compaction": compaction_status(tl.policy),
-        **usage,
-        "usage_report": None
+        **breakdown,
+        "breakdown_report": None
         if report is None
         else {
             "prompt_tokens": report.prompt_tokens,
@@ -69,7 +69,7 @@ def _paint(text: str, code: str, color: bool) -> str:
 
 def context_report(tl: Timeline, system: str = "", *, color: bool = False) -> str:
     """Context usage by category and block type with bars, checkpoints and summaries."""
-    return usage_report(context_usage(tl, system), color=color)
+    return breakdown_report(context_breakdown(tl, system), color=color)
 
 
 def _cells(values: list[int], scale: int, width: int) -> list[int]:
@@ -84,11 +84,11 @@ def _cells(values: list[int], scale: int, width: int) -> list[int]:
     return cells
 
 
-def _category_bar(usage: dict[str, Any], color: bool) -> list[str]:
+def _category_bar(breakdown: dict[str, Any], color: bool) -> list[str]:
     """The bar (one cell = 1/BAR of the budget) and a line per category."""
-    cats = {k: v for k, v in usage["categories"].items() if k != "free"}
-    budget, trigger = usage["budget"], usage["trigger"]
-    scale = max(budget or 0, usage["tokens"], 1)
+    cats = {k: v for k, v in breakdown["categories"].items() if k != "free"}
+    budget, trigger = breakdown["budget"], breakdown["trigger"]
+    scale = max(budget or 0, breakdown["tokens"], 1)
     cells = _cells([v["tokens"] for v in cats.values()], scale, BAR)
     drawn = [(name, "█") for name, n in zip(cats, cells, strict=True) for _ in range(n)]
     drawn += [("free", "░")] * (BAR - len(drawn))
@@ -98,17 +98,17 @@ def _category_bar(usage: dict[str, Any], color: bool) -> list[str]:
     bar = "".join(_paint(ch, "1;31" if n == "trigger" else _ANSI[n], color) for n, ch in drawn)
     note = f" {_TRIGGER_MARK} compaction at {trigger:,}" if trigger else ""
     lines = [f"  {bar}{note}"]
-    width = max(len(k) for k in usage["categories"])
-    for name, row in usage["categories"].items():
+    width = max(len(k) for k in breakdown["categories"])
+    for name, row in breakdown["categories"].items():
         swatch = _paint("■" if name != "free" else "□", _ANSI[name], color)
         lines.append(f"  {swatch} {name:<{width}} {row['tokens']:>9,} tok  {row['share']:5.1f}%")
     return lines
 
 
-def cache_lines(usage: dict[str, Any], shown: int = 5) -> list[str]:
+def cache_lines(breakdown: dict[str, Any], shown: int = 5) -> list[str]:
     """The provider's cache figures of the last request and the latest cache breaks,
     with their likely cause (nothing when ``record_usage`` never had cache figures)."""
-    report = usage.get("usage_report") or {}
+    report = breakdown.get("breakdown_report") or {}
     read = report.get("cache_read_tokens")
     lines: list[str] = []
     if read is not None:
@@ -118,7 +118,7 @@ def cache_lines(usage: dict[str, Any], shown: int = 5) -> list[str]:
             f"prompt cache, last request: read {read:,}{wrote} of "
             f"{report['prompt_tokens']:,} prompt tokens"
         )
-    breaks = usage.get("cache_breaks") or []
+    breaks = breakdown.get("cache_breaks") or []
     if breaks:
         lines.append(f"cache breaks: {len(breaks):,} (the latest {min(shown, len(breaks))}):")
     for b in breaks[-shown:]:
@@ -129,22 +129,23 @@ def cache_lines(usage: dict[str, Any], shown: int = 5) -> list[str]:
     return lines
 
 
-def usage_report(usage: dict[str, Any], *, color: bool = False) -> str:
-    """The text form of :func:`context_usage` (ANSI colours only when ``color``); names
+def breakdown_report(breakdown: dict[str, Any], *, color: bool = False) -> str:
+    """The text form of :func:`context_breakdown` (ANSI colours only when ``color``); names
     from the conversation are escaped (:func:`~timeline._cli.output.printable`)."""
-    tokens, budget = usage["tokens"], usage["budget"]
-    lines = [f"conversation {printable(repr(usage['conversation']))} (version {usage['version']})"]
+    tokens, budget = breakdown["tokens"], breakdown["budget"]
+    name = printable(repr(breakdown["conversation"]))
+    lines = [f"conversation {name} (version {breakdown['version']})"]
     if budget:
-        used = f"{tokens:,} of {budget:,} tokens ({usage['used']:.1f}% of the budget)"
+        used = f"{tokens:,} of {budget:,} tokens ({breakdown['used']:.1f}% of the budget)"
     else:
         used = plural(tokens, "token")
-    tools = f", {plural(len(usage['tools']), 'tool')}" if usage["tools"] else ""
-    lines.append(f"next prompt: {used}, {plural(usage['blocks'], 'block')}{tools}")
-    lines.append(usage["compaction"])
-    lines += _category_bar(usage, color)
-    if usage["tools"]:
-        lines.append(f"tools: {printable(', '.join(usage['tools']))}")
-    types: dict[str, dict[str, Any]] = usage["types"]
+    tools = f", {plural(len(breakdown['tools']), 'tool')}" if breakdown["tools"] else ""
+    lines.append(f"next prompt: {used}, {plural(breakdown['blocks'], 'block')}{tools}")
+    lines.append(breakdown["compaction"])
+    lines += _category_bar(breakdown, color)
+    if breakdown["tools"]:
+        lines.append(f"tools: {printable(', '.join(breakdown['tools']))}")
+    types: dict[str, dict[str, Any]] = breakdown["types"]
     names = {k: printable(k) for k in types}
     width = max([len(k) for k in names.values()] + [10])
     scale = max(budget or 0, tokens, 1)
@@ -157,21 +158,25 @@ def usage_report(usage: dict[str, Any], *, color: bool = False) -> str:
             f"  {names[name]:<{width}} {count:>12} {row['tokens']:>9,} tok  {bar} "
             f"{row['share']:5.1f}%"
         )
-    note = calibration_note(usage)
+    note = calibration_note(breakdown)
     if note:
         lines.append(f"  ({note})")
-    lines += cache_lines(usage)
-    where = [printable(", ".join(usage["cache_checkpoints"]))] if usage["cache_checkpoints"] else []
+    lines += cache_lines(breakdown)
+    where = (
+        [printable(", ".join(breakdown["cache_checkpoints"]))]
+        if breakdown["cache_checkpoints"]
+        else []
+    )
     if SYSTEM_ROW in types:
         where.insert(0, "system")
-    if usage["tools"]:
+    if breakdown["tools"]:
         where.insert(0, "tools")
     lines.append(f"cache checkpoints: {' + '.join(where) or 'none'}")
-    for s in usage["summaries"]:
+    for s in breakdown["summaries"]:
         lines.append(
             f"summary {printable(s['path'])}: covers {plural(s['covered_turns'], 'turn')}, "
             f"{plural(s['chars'], 'char')}"
         )
-    if usage["truncated"]:
-        lines.append(f"truncated for this render: {printable(', '.join(usage['truncated']))}")
+    if breakdown["truncated"]:
+        lines.append(f"truncated for this render: {printable(', '.join(breakdown['truncated']))}")
     return "\n".join(lines)

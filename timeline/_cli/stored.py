@@ -95,5 +95,6 @@ def load(args: argparse.Namespace, store: Any) -> Loaded:
     if getattr(args, "clear", False) and policy.clearing is None:  # the clearing tier first
         policy = attrs.evolve(policy, clearing=ClearingPolicy())
     tl = Timeline.load(store, args.conversation, policy=policy)
-    system = read_system(args.system) if args.system is not None else state.system or ""
-    return Loaded(tl, system, state.tools)
+    last = state.last_render
+    system = read_system(args.system) if args.system is not None else last.system or ""
+    return Loaded(tl, system, last.tools)

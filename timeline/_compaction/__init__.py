@@ -30,10 +30,6 @@ from timeline._compaction.digest import (
     CompactionDigest,
     digest_meta,
 )
-from timeline._compaction.native import (
-    NativeCompaction,
-    native_cut,
-)
 from timeline._compaction.offload import (
     offload_preview,
 )
@@ -44,6 +40,10 @@ from timeline._compaction.policy import (
     compaction_status,
     context_window_for,
     policy_type,
+)
+from timeline._compaction.provider_compaction import (
+    NativeCompaction,
+    provider_compaction_cut,
 )
 from timeline._compaction.pruning import (
     prune_expired,
@@ -146,12 +146,12 @@ __all__ = [
     "cut_boundary",
     "digest_meta",
     "entry_text",
-    "native_cut",
     "offload_preview",
     "plan_at",
     "plan_cut",
     "policy_mapping",
     "policy_type",
+    "provider_compaction_cut",
     "prune_expired",
     "pruned_replacement",
     "rank_candidates",

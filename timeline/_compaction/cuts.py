@@ -150,7 +150,7 @@ def _keep_target(
     policy: CompactionPolicy,
     *,
     budget: int,
-    system_tokens: int,
+    base_tokens: int,
     fixed_tokens: int,
     summary_reserve: int,
     force: bool,
@@ -158,7 +158,7 @@ def _keep_target(
 ) -> float:
     """How many tokens stay verbatim after the cut (``total``: what could stay; with a
     ``room`` planned ahead it is counted in ``total``)."""
-    context_budget = budget - system_tokens
+    context_budget = budget - base_tokens
     available = budget - fixed_tokens - summary_reserve
     keep: float
     if keep_tokens is not None:
@@ -173,7 +173,7 @@ def _keep_target(
         # compaction is (trigger_ratio - keep_ratio) x budget of new content away; recent
         # turns that do not fit in that share are not kept whole (keeping them would leave
         # the prompt just under the trigger and compact again a message later)
-        goal = system_tokens + policy.summary_keep_ratio * context_budget
+        goal = base_tokens + policy.summary_keep_ratio * context_budget
         keep = goal - fixed_tokens - summary_reserve
     return max(0.0, min(keep, available))
 
@@ -213,26 +213,26 @@ def plan_cut(
     blocks: Sequence[Block],
     start: int,
     costs: Sequence[int],
-    pinned: Set[str],
+    carried: Set[str],
     policy: CompactionPolicy,
     *,
     budget: int,
-    system_tokens: int,
+    base_tokens: int,
     fixed_tokens: int,
     summary_reserve: int,
     force: bool,
     keep_tokens: int | None = None,
     current_turn: str = "",
-    pinned_only: Set[str] | None = None,
+    pinned: Set[str] | None = None,
     room: int = 0,
     follow_ups: Mapping[str, int] | None = None,
 ) -> CutPlan | None:
     """Choose the cut in ``blocks[start:]`` (``start`` = first block after the latest
     summary); ``costs[i]`` is the rendered cost of ``blocks[i]``. None: nothing to cut.
 
-    ``pinned`` are the blocks that stay visible after the summary (their cost is kept);
-    ``pinned_only`` (default: the same) the ones left out of the summary: a carried plan
-    or follow-up prompt is summarized too (it leaves the view later). ``room``: plan as
+    ``carried`` stay visible after the summary (their cost is kept); ``pinned`` (default:
+    ``carried``) are left out of it (a carried plan or follow-up is summarized too: it
+    leaves the view later). ``base_tokens``: system prompt, framing and tools; ``room``: plan as
     if that many tokens were appended after the last block (the cut a compaction at the
     trigger will make, planned ahead of it; the recent turns it protects are not known
     yet, so none is). ``follow_ups``: costs of the carried follow-ups (oldest first; in
@@ -240,7 +240,7 @@ def plan_cut(
     hi = len(blocks) - max(1, policy.preserve_recent_blocks)
     if start + 1 > hi:
         return None
-    kept = _kept_tokens(blocks, start, costs, pinned, room)
+    kept = _kept_tokens(blocks, start, costs, carried, room)
     total = kept(start)
 
     def target(fixed: int) -> float:
@@ -248,7 +248,7 @@ def plan_cut(
             total,
             policy,
             budget=budget,
-            system_tokens=system_tokens,
+            base_tokens=base_tokens,
             fixed_tokens=fixed,
             summary_reserve=summary_reserve,
             force=force,
@@ -257,13 +257,13 @@ def plan_cut(
 
     released, freed = _released(blocks[start:], follow_ups or {}, fixed_tokens, target)
     if released:
-        pinned = {i for i in pinned if i not in released}
+        carried = {i for i in carried if i not in released}
         fixed_tokens -= freed
-        kept = _kept_tokens(blocks, start, costs, pinned, room)
+        kept = _kept_tokens(blocks, start, costs, carried, room)
     cut = _choose_cut(blocks, start, hi, kept, target(fixed_tokens), policy)
     if cut is None:
         return None
-    excluded = pinned if pinned_only is None else pinned_only
+    excluded = carried if pinned is None else pinned
     plan = _split(blocks, start, cut, excluded, policy, kept(cut), current_turn)
     if plan is None or not released:
         return plan
@@ -301,19 +301,19 @@ def plan_at(
     start: int,
     cut: int,
     costs: Sequence[int],
-    pinned: Set[str],
+    carried: Set[str],
     policy: CompactionPolicy,
     *,
     current_turn: str = "",
-    pinned_only: Set[str] | None = None,
+    pinned: Set[str] | None = None,
 ) -> CutPlan | None:
     """The plan of a cut at ``cut`` (chosen earlier, see :func:`plan_cut`'s ``room``),
     as :func:`plan_cut` would make it now: None when ``cut`` is no valid cut any more
     or leaves nothing to summarize."""
     if not start < cut < len(blocks) or not _valid_from(blocks, start)[cut - start]:
         return None
-    kept = _kept_tokens(blocks, start, costs, pinned)
-    excluded = pinned if pinned_only is None else pinned_only
+    kept = _kept_tokens(blocks, start, costs, carried)
+    excluded = carried if pinned is None else pinned
     return _split(blocks, start, cut, excluded, policy, kept(cut), current_turn)
 
 

@@ -14,7 +14,7 @@ import cattrs
 from cattrs.gen import make_dict_structure_fn
 
 from timeline._compaction.clearing import ClearingPolicy
-from timeline._compaction.native import NativeCompaction, NativeProvider
+from timeline._compaction.provider_compaction import CompactingProvider, NativeCompaction
 from timeline._compaction.recall import RecallPolicy
 from timeline._compaction.validators import (
     bool_type,
@@ -143,7 +143,7 @@ class CompactionPolicy:
     )
     """Provider-native compaction (None: the library compacts): the provider compacts at
     its trigger and its compaction block becomes the summary; the library compacts on its
-    own only past the budget (:mod:`timeline._compaction.native`)."""
+    own only past the budget (:mod:`timeline._compaction.provider_compaction`)."""
     prepare_at: float | None = attrs.field(default=None, validator=opt_ratio)
     """Past this share of the trigger (0.8), the next summary is made off the agent's
     path and the compaction at the trigger applies it (None: made at the trigger)."""
@@ -372,7 +372,7 @@ _converter.register_structure_hook_func(lambda t: t == tuple[str, ...], _structu
 # a field with its own validator registers after this, and its hook takes precedence
 _converter.register_structure_hook_func(_is_choice, _structure_choice)
 _converter.register_structure_hook_func(
-    lambda t: t == NativeProvider,
+    lambda t: t == CompactingProvider,
     lambda value, _: value,  # the field's validator names it
 )
 

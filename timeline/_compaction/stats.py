@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Literal
 
 import attrs
@@ -28,9 +29,10 @@ compacted: its compaction block became the summary)."""
 class CompactionStats:
     """What one compaction did (passed to the hooks and returned on ``view.compaction``).
 
-    ``tokens_after`` is None in the ``on_before_compaction`` call. The visible blocks
-    before and after are ``original_block_count`` / ``compacted_block_count`` (the names
-    other context managers' compaction results use).
+    ``tokens_after`` is None in the ``on_before_compaction`` call.
+    ``compacted_blocks`` is how many blocks the summary replaced;
+    ``original_block_count`` / ``visible_block_count`` are the visible blocks before and
+    after (``compacted_block_count`` is a deprecated alias of the latter).
     """
 
     reason: CompactionReason
@@ -42,7 +44,9 @@ class CompactionStats:
     split_turn_id: str | None
     covered_turn_ids: tuple[str, ...]
     original_block_count: int
-    compacted_block_count: int | None
+    visible_block_count: int | None
+    """Visible blocks after the compaction, the summary included (None in the
+    ``on_before_compaction`` call)."""
     summarizer: str
     summarizer_error: str | None = None
     summary_path: str | None = None
@@ -66,6 +70,18 @@ class CompactionStats:
     prepared: bool = False
     """The summary was made ahead of the trigger, off the agent's path
     (``CompactionPolicy(prepare_at=...)``), and applied as it was."""
+
+    @property
+    def compacted_block_count(self) -> int | None:
+        """Deprecated alias of :attr:`visible_block_count` (it never counted the
+        compacted blocks: that is :attr:`compacted_blocks`)."""
+        warnings.warn(
+            "CompactionStats.compacted_block_count is deprecated: use visible_block_count "
+            "(compacted_blocks counts the blocks the summary replaced)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.visible_block_count
 
     def as_dict(self) -> dict[str, object]:
         """Plain data for logs and events."""
@@ -94,7 +110,7 @@ class CompactionStats:
             split_turn_id=None,
             covered_turn_ids=(),
             original_block_count=original_block_count,
-            compacted_block_count=more.pop("compacted_block_count", None),
+            visible_block_count=more.pop("visible_block_count", None),
             summarizer=summarizer,
             **more,
         )

@@ -60,4 +60,5 @@ def stored_policy(state: TimelineState) -> CompactionPolicy:
             return CompactionPolicy.from_mapping(state.policy, path="stored policy")
         except PolicyError:
             pass
-    return budget_policy(state.budget, state.trigger_ratio)
+    last = state.last_render
+    return budget_policy(last.budget, last.trigger_ratio)

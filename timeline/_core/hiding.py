@@ -121,7 +121,7 @@ def check_pin_fits(
         return
     pinned = sum(ledger.memo.block(b) for b in map(ledger.get, ledger.pinned) if b is not None)
     pinned += sum(ledger.memo.block(b) for b in also)
-    need = pinned + ledger.cost(block) + ledger.state.system_tokens
+    need = pinned + ledger.cost(block) + ledger.state.last_render.fixed_tokens
     if need > budget:
         raise PinnedOverBudgetError(
             f"pinned blocks would need {need} tokens (with the last system prompt) but "

@@ -40,6 +40,7 @@ from timeline._model import (
     CacheBreak,
     IndexStore,
     InvalidBlockError,
+    InvalidConversationIdError,
     NotFoundError,
     TimelineSnapshot,
     check_identifier,
@@ -92,8 +93,8 @@ class Timeline(Compacting):
 
     def __attrs_post_init__(self) -> None:
         if not isinstance(self.conversation_id, str) or not self.conversation_id:
-            raise InvalidBlockError("conversation_id must be a non-empty string")
-        check_identifier(self.conversation_id, "conversation_id")
+            raise InvalidConversationIdError("conversation_id must be a non-empty string")
+        check_identifier(self.conversation_id, "conversation_id", InvalidConversationIdError)
         if self.model is not None and not isinstance(self.model, str):
             raise InvalidBlockError(f"model must be a str, got {type(self.model).__name__}")
         if self.model is not None and self.policy.budget is None and self.policy.model is None:

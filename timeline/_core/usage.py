@@ -86,8 +86,8 @@ def _record(
     raw = notes.raw_estimate()
     read, written = usage.cache_read_tokens, usage.cache_write_tokens
     state = ledger.state
-    ledger.update_state(
-        usage=UsageRecord(usage.prompt_tokens, raw, state.structure_version, read, written)
+    ledger.usage_reported(
+        UsageRecord(usage.prompt_tokens, raw, state.structure_version, read, written)
     )
     sent = notes.sent
     if read is None or sent is None:
@@ -110,8 +110,7 @@ def _record(
     )
     if found is None:
         return None
-    kept = [*ledger.state.cache_breaks[-(CACHE_BREAKS_KEPT - 1) :], found]
-    ledger.update_state(cache_breaks=kept)
+    ledger.cache_broke(found, CACHE_BREAKS_KEPT)
     if hook is not None:
         hook(found)
     return found

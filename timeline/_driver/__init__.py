@@ -41,8 +41,6 @@ from timeline._driver.scripted import (
 )
 
 __all__ = [
-    "memory_tools",
-    "read_path_tool",
     "CodingSession",
     "ContextUsage",
     "DEMO_TOOL_SPECS",
@@ -64,4 +62,6 @@ __all__ = [
     "is_context_overflow",
     "is_usage_overflow",
     "memory_read_tool",
+    "memory_tools",
+    "read_path_tool",
 ]

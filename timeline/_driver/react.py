@@ -328,7 +328,7 @@ class ReactDriver:
             tl.compact(self.system, tools=self._specs, force=True)
             continued = True
         version = tl.persist(self.store) if self.store is not None else None
-        usage = self.context_usage()
+        usage = self.context_breakdown()
         self._emit("turn_end", attrs.asdict(usage))
         return TurnResult(
             turn_id,
@@ -352,7 +352,7 @@ class ReactDriver:
         estimate = tl.estimate(self.system, self._tail(), tools=self._specs)
         return estimate > tl.policy.keep_ratio * budget
 
-    def context_usage(self) -> ContextUsage:
+    def context_breakdown(self) -> ContextUsage:
         tokens = self.timeline.estimate(self.system, self._tail(), tools=self._specs)
         return ContextUsage(
             tokens, self._last_usage, max(0, tokens - self._last_usage), self._window()

@@ -7,6 +7,14 @@ it the page behind ``RenderedContext.to_html``.
 
 from __future__ import annotations
 
+from timeline._html.breakdown import (
+    CATEGORIES,
+    SYSTEM_ROW,
+    calibration_note,
+    category_of,
+    plural,
+    token_breakdown,
+)
 from timeline._html.page import (
     Item,
     context_html,
@@ -14,17 +22,6 @@ from timeline._html.page import (
     query_script,
     view_items,
 )
-from timeline._html.usage import (
-    CATEGORIES,
-    SYSTEM_ROW,
-    calibration_note,
-    category_of,
-    plural,
-    view_usage,
-)
-from timeline._render import draw_pages_with
-
-draw_pages_with(context_html)
 
 __all__ = [
     "CATEGORIES",
@@ -36,6 +33,6 @@ __all__ = [
     "page",
     "plural",
     "query_script",
+    "token_breakdown",
     "view_items",
-    "view_usage",
 ]

@@ -29,6 +29,7 @@ from functools import cache
 from html import escape
 from importlib.resources import files
 
+from timeline._html.breakdown import CATEGORIES, View, category_of, plural, token_breakdown
 from timeline._html.rows import (
     Item,
     compaction_html,
@@ -38,7 +39,6 @@ from timeline._html.rows import (
     turn_summary,
 )
 from timeline._html.top import next_prompt, toolbar
-from timeline._html.usage import CATEGORIES, View, category_of, plural, view_usage
 from timeline._model import CONV_RANGE_SUMMARY, STOP_WORDS, Block, block_counts, block_type
 
 __all__ = ["Item", "context_html", "page", "query_script", "type_color", "view_items"]
@@ -279,7 +279,7 @@ def page(
             "(keys: / search, n and N matches, j and k turns, [ and ] compactions)</span></p>",
             toolbar(),
             "</header><main>",
-            next_prompt(view_usage(view), view, prompt),
+            next_prompt(token_breakdown(view), view, prompt),
             notes,
             '<section id="live" aria-labelledby="live-h">'
             f'<h2 id="live-h">Live window: the next prompt, in order '

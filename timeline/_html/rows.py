@@ -17,7 +17,7 @@ from typing import Any, Final
 import attrs
 
 from timeline._compaction import pruned_replacement
-from timeline._html.usage import CATEGORIES, category_of, plural
+from timeline._html.breakdown import CATEGORIES, category_of, plural
 from timeline._model import (
     CONV_RANGE_SUMMARY,
     TURN_HEADER,

@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from html import escape
 from typing import Any
 
+from timeline._html.breakdown import CATEGORIES, View, calibration_note, category_of, plural
 from timeline._html.rows import Item
-from timeline._html.usage import CATEGORIES, View, calibration_note, category_of, plural
 
 __all__ = ["next_prompt", "toolbar"]
 
@@ -37,13 +37,13 @@ def toolbar() -> str:
     )
 
 
-def _headline(usage: dict[str, Any], view: View) -> str:
-    tokens, budget, trigger = usage["tokens"], usage["budget"], usage["trigger"]
+def _headline(breakdown: dict[str, Any], view: View) -> str:
+    tokens, budget, trigger = breakdown["tokens"], breakdown["budget"], breakdown["trigger"]
     if budget:
-        used = f"{tokens:,} of {budget:,} tokens ({usage['used']:.1f}% of the budget)"
+        used = f"{tokens:,} of {budget:,} tokens ({breakdown['used']:.1f}% of the budget)"
     else:
         used = f"{tokens:,} tokens; no budget: compaction off"
-    bits = [used, plural(usage["blocks"], "block")]
+    bits = [used, plural(breakdown["blocks"], "block")]
     if view.tools:
         bits.append(plural(len(view.tools), "tool"))
     bits.append(plural(len(view.cache_points), "cache checkpoint"))
@@ -52,12 +52,12 @@ def _headline(usage: dict[str, Any], view: View) -> str:
     return f'<p class="headline">{" · ".join(bits)}</p>'
 
 
-def _bar(usage: dict[str, Any]) -> str:
+def _bar(breakdown: dict[str, Any]) -> str:
     """Category slices sized to the budget (to the prompt without one), the free space,
     and the trigger line."""
-    tokens, budget, trigger = usage["tokens"], usage["budget"], usage["trigger"]
+    tokens, budget, trigger = breakdown["tokens"], breakdown["budget"], breakdown["trigger"]
     scale = max(budget or 0, tokens, 1)
-    cats = usage["categories"]
+    cats = breakdown["categories"]
     segs = []
     for name, row in cats.items():
         if name == "free":
@@ -93,12 +93,13 @@ def _strip(view: View, prompt: Sequence[Item]) -> str:
             f'{view.tools_tokens:,} tokens"></span>'
         )
     if view.system:
-        width = 100 * view.system_tokens / scale
+        width = 100 * (view.system_tokens + view.framing_tokens) / scale
         parts.append(
             f'<span class="seg" style="width:{width:.3f}%;background:{_COLORS["system"]}" '
-            f'title="system prompt: {view.system_tokens:,} tokens"></span>'
+            f'title="system prompt: {view.system_tokens:,} tokens, framing: '
+            f'{view.framing_tokens:,}"></span>'
         )
-    offset = view.system_tokens + view.tools_tokens
+    offset = view.system_tokens + view.framing_tokens + view.tools_tokens
     ticks = []
     for item in prompt:
         b = item.block
@@ -124,20 +125,20 @@ def _strip(view: View, prompt: Sequence[Item]) -> str:
     )
 
 
-def _tables(usage: dict[str, Any]) -> str:
-    scale_name = "of the budget" if usage["budget"] else "of the prompt"
+def _tables(breakdown: dict[str, Any]) -> str:
+    scale_name = "of the budget" if breakdown["budget"] else "of the prompt"
     rows = "".join(
         f'<tr><th scope="row"><i class="sw" style="background:{_COLORS[name]}"></i>'
         f"{escape(name)}</th><td>{row['tokens']:,}</td><td>{row['share']:.1f}%</td></tr>"
-        for name, row in usage["categories"].items()
+        for name, row in breakdown["categories"].items()
     )
     types = "".join(
         f'<tr><th scope="row"><i class="sw" style="background:{_COLORS[category_of(name)]}">'
         f"</i>{escape(name)}</th><td>{row['blocks']:,}</td><td>{row['tokens']:,}</td>"
         f"<td>{row['share']:.1f}%</td></tr>"
-        for name, row in usage["types"].items()
+        for name, row in breakdown["types"].items()
     )
-    note = calibration_note(usage)
+    note = calibration_note(breakdown)
     note_html = f'<p class="sub calibration">{escape(note)}</p>' if note else ""
     return (
         '<div class="tables"><table class="legend"><caption>by category</caption>'
@@ -149,10 +150,10 @@ def _tables(usage: dict[str, Any]) -> str:
     )
 
 
-def next_prompt(usage: dict[str, Any], view: View, prompt: Sequence[Item]) -> str:
+def next_prompt(breakdown: dict[str, Any], view: View, prompt: Sequence[Item]) -> str:
     """The section the page opens on: what the model sees next."""
     return (
         '<section id="next" aria-labelledby="next-h"><h2 id="next-h">What the model sees '
-        f"next</h2>{_headline(usage, view)}{_bar(usage)}{_strip(view, prompt)}"
-        f"{_tables(usage)}</section>"
+        f"next</h2>{_headline(breakdown, view)}{_bar(breakdown)}{_strip(view, prompt)}"
+        f"{_tables(breakdown)}</section>"
     )

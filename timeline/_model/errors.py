@@ -6,6 +6,7 @@
     ├── InvalidBlockError (ValueError)          a block that breaks an append invariant
     │   ├── OrphanToolResultError               tool result without an earlier call
     │   └── DuplicateBlockIdError               id already used in the conversation
+    ├── InvalidConversationIdError (ValueError) a conversation id no store can hold
     ├── UnknownPathError (KeyError)             hide/unhide/unpin/read of a path not present
     ├── CodecError (ValueError)                 a record that cannot be decoded
     ├── PolicyError (ValueError)                bad compaction policy or config mapping
@@ -41,6 +42,7 @@ __all__ = [
     "DuplicateBlockIdError",
     "EmptyPromptError",
     "InvalidBlockError",
+    "InvalidConversationIdError",
     "NotFoundError",
     "OrphanToolResultError",
     "PinnedOverBudgetError",
@@ -77,6 +79,11 @@ class TimelineError(Exception):
 
 class InvalidBlockError(TimelineError, ValueError):
     """A block breaks an append-time invariant; the timeline is unchanged."""
+
+
+class InvalidConversationIdError(TimelineError, ValueError):
+    """A conversation id is not a non-empty str a store can hold (no lone surrogate, no
+    NUL character); nothing was created or read."""
 
 
 class OrphanToolResultError(InvalidBlockError):

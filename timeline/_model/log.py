@@ -28,8 +28,9 @@ __all__ = [
 ]
 
 
-class CompactionStats(Protocol):
-    """The fields of :class:`timeline._compaction.CompactionStats` that are logged."""
+class LoggedCompaction(Protocol):
+    """The fields of :class:`timeline._compaction.CompactionStats` that are logged (the
+    model layer cannot import it)."""
 
     @property
     def reason(self) -> str: ...
@@ -70,7 +71,7 @@ def silenced() -> Iterator[None]:
         _silenced.reset(token)
 
 
-def compaction_started(conversation_id: str, stats: CompactionStats) -> None:
+def compaction_started(conversation_id: str, stats: LoggedCompaction) -> None:
     logger.info(
         "compaction start conversation=%s reason=%s tokens_before=%d blocks=%d",
         conversation_id,
@@ -80,7 +81,7 @@ def compaction_started(conversation_id: str, stats: CompactionStats) -> None:
     )
 
 
-def compaction_ended(conversation_id: str, stats: CompactionStats) -> None:
+def compaction_ended(conversation_id: str, stats: LoggedCompaction) -> None:
     logger.info(
         "compaction end conversation=%s reason=%s tokens_before=%d tokens_after=%s "
         "summaries=%d summarizer=%s error=%s",

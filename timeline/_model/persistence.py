@@ -26,6 +26,7 @@ __all__ = [
     "IndexStore",
     "SearchHit",
     "TimelineSnapshot",
+    "LastRender",
     "TimelineState",
     "UsageRecord",
 ]
@@ -75,6 +76,36 @@ class CacheBreak(msgspec.Struct, frozen=True, kw_only=True):
     compaction: bool = False
 
 
+class LastRender(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """What the last render was run with: what a tool reading the store (``timeline
+    inspect``, the CLI rendering a stored conversation) needs to show the conversation
+    as it was run, and the fixed cost a pin is checked against between renders (fields at
+    their defaults are not written: the window row stays small)."""
+
+    system: str | None = None
+    """The system prompt (None: never rendered)."""
+    fixed_tokens: int = 0
+    """What the system prompt, the prompt's framing and the tools cost."""
+    budget: int | None = None
+    """The prompt budget (None: it had none, so nothing compacted)."""
+    trigger_ratio: float | None = None
+    """The policy's compaction trigger, as a share of ``budget``."""
+    tools: tuple[ToolSpec, ...] = ()
+    """The tool definitions (what the CLI renders a stored conversation with, like
+    ``system``)."""
+
+
+_LEGACY_LAST_RENDER: dict[str, str] = {
+    "_old_system_tokens": "fixed_tokens",
+    "_old_budget": "budget",
+    "_old_trigger_ratio": "trigger_ratio",
+    "_old_system": "system",
+    "_old_tools": "tools",
+}
+"""The loose fields a state kept its last render's figures in before
+:class:`LastRender` (attribute -> :class:`LastRender` field)."""
+
+
 class TimelineState(msgspec.Struct, frozen=True, kw_only=True):
     """Everything besides the blocks that a loaded timeline must continue from."""
 
@@ -86,28 +117,46 @@ class TimelineState(msgspec.Struct, frozen=True, kw_only=True):
     compacted_at_seq: int = -1
     cache: CacheState = CacheState()
     usage: UsageRecord | None = None
-    system_tokens: int = 0
-    """What the system prompt and the tools of the last render cost."""
-    budget: int | None = None
-    """The prompt budget of the last render (None: it had none, so nothing compacted)."""
-    trigger_ratio: float | None = None
-    """The policy's compaction trigger at the last render, as a share of ``budget``."""
-    system: str | None = None
-    """The system prompt of the last render (None: never rendered). With ``budget``, what
-    a tool reading the store (``timeline inspect``) needs to show the conversation as it
-    was run."""
+    last_render: LastRender = LastRender()
+    """What the last render was run with (its system prompt, tools, budget)."""
     cleared: dict[str, str] = {}
     """Blocks the clearing tier shows as a placeholder, by id (``""``: left out); the
     blocks themselves are unchanged."""
     cache_breaks: list[CacheBreak] = []
     """The latest cache breaks ``record_usage`` found (the most recent last)."""
-    tools: tuple[ToolSpec, ...] = ()
-    """The tool definitions of the last render (what the CLI renders a stored
-    conversation with, like ``system``)."""
     policy: dict[str, Any] | None = None
     """The compaction policy of the timeline that persisted this window, as the mapping
     ``CompactionPolicy.from_mapping`` reads (None in memory, and in windows written
     before policies were kept). ``Timeline.load`` without ``policy=`` uses it."""
+    _old_system_tokens: int | msgspec.UnsetType = msgspec.field(
+        default=msgspec.UNSET, name="system_tokens"
+    )
+    _old_budget: int | msgspec.UnsetType | None = msgspec.field(
+        default=msgspec.UNSET, name="budget"
+    )
+    _old_trigger_ratio: float | msgspec.UnsetType | None = msgspec.field(
+        default=msgspec.UNSET, name="trigger_ratio"
+    )
+    _old_system: str | msgspec.UnsetType | None = msgspec.field(
+        default=msgspec.UNSET, name="system"
+    )
+    _old_tools: tuple[ToolSpec, ...] | msgspec.UnsetType = msgspec.field(
+        default=msgspec.UNSET, name="tools"
+    )
+    # A state stored before LastRender kept these at the top level: read only, folded
+    # into ``last_render`` when decoded, never written (an unset field is not encoded).
+
+    def __post_init__(self) -> None:
+        old = {
+            new: value
+            for attr, new in _LEGACY_LAST_RENDER.items()
+            if (value := getattr(self, attr)) is not msgspec.UNSET
+        }
+        if old:
+            last = msgspec.structs.replace(self.last_render, **old)
+            msgspec.structs.force_setattr(self, "last_render", last)
+            for attr in _LEGACY_LAST_RENDER:
+                msgspec.structs.force_setattr(self, attr, msgspec.UNSET)
 
 
 class TimelineSnapshot(msgspec.Struct, frozen=True):

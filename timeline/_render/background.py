@@ -55,7 +55,7 @@ def _room(ledger: Ledger, settings: Settings, prep: Prep) -> int | None:
     if not policy.enabled or policy.native is not None:
         return None
     trigger = policy.trigger_ratio * budget
-    stream = ledger.stream()
+    stream = ledger.refresh_stream()
     est = raw_tokens(stream, prep) + overhead(ledger)
     if est <= share * trigger:
         return None
@@ -116,7 +116,7 @@ def prepare_next(ledger: Ledger, settings: Settings, prep: Prep, *, asynchronous
     index = ledger.summary_index
     previous = blocks[index] if index >= 0 else None
     asked = requests_for(plan, previous, settings.policy, blocks[plan.cut])
-    context = tuple(ledger.stream().blocks)
+    context = tuple(ledger.refresh_stream().blocks)
     requests = tuple(
         attrs.evolve(r, system=prep.system, context=context)
         for r in (asked.history, asked.prefix)

@@ -8,7 +8,7 @@ from typing import Final
 
 from timeline._cache import plan_checkpoints
 from timeline._compaction import CompactionStats, truncate_to_fit
-from timeline._model import Block, BudgetError, CacheState, PinnedOverBudgetError
+from timeline._model import Block, BudgetError, CacheState, LastRender, PinnedOverBudgetError
 from timeline._render.context import RenderedContext
 from timeline._render.prepare import Prep, overhead, raw_tokens
 from timeline._render.settings import Settings
@@ -42,7 +42,7 @@ def forced_target(ledger: Ledger, settings: Settings, prep: Prep) -> int | None:
     if notes.raw_estimate is not None and notes.render_key == _render_key(ledger, prep):
         reference = notes.raw_estimate()
     else:
-        stream = ledger.stream()
+        stream = ledger.refresh_stream()
         stream.resolve()
         reference = raw_tokens(stream, prep)
     return int(min(budget, reference) * FORCED_RENDER_RATIO)
@@ -92,8 +92,9 @@ def _check_pinned(settings: Settings, prep: Prep, stream: VisibleStream, budget:
     if need > budget:
         tools = f", tool definitions ({prep.tools_tokens})" if prep.tools else ""
         raise PinnedOverBudgetError(
-            f"system prompt ({prep.system_tokens}){tools} and pinned blocks "
-            f"({stream.pinned_tokens}) need {need} tokens but the budget is {budget}",
+            f"system prompt ({prep.system_tokens}), framing ({prep.framing_tokens}){tools} "
+            f"and pinned blocks ({stream.pinned_tokens}) need {need} tokens but the budget "
+            f"is {budget}",
             budget=budget,
             required=need,
             conversation_id=settings.conversation_id,
@@ -111,7 +112,7 @@ def finish(
 ) -> RenderedContext:
     """Fit the stream and the tail in the budget (``target``: a forced render's cap),
     place the checkpoints, and return the rendered context."""
-    stream = ledger.stream()
+    stream = ledger.refresh_stream()
     calibration = overhead(ledger)
     total = raw_tokens(stream, prep) + calibration
     budget = _budget(settings)
@@ -145,6 +146,7 @@ def finish(
         truncated_paths=tuple(truncated),
         system_cached=bool(prep.system),
         system_tokens=prep.system_tokens,
+        framing_tokens=prep.framing_tokens,
         tools=prep.tools,
         tools_tokens=prep.tools_tokens,
         count_block_tokens=block_tokens,
@@ -188,14 +190,14 @@ def _record(
     the cache checkpoints, the system prompt and tools and their cost, the budget and the
     compaction trigger (returned, in tokens; None without a budget)."""
     ratio = settings.policy.trigger_ratio if budget is not None else None
-    ledger.update_state(
-        cache=cache,
-        system_tokens=prep.fixed_tokens,
-        tools=prep.tools,
+    last = LastRender(
+        system=str(prep.system),  # plain text: a str subclass would not encode
+        fixed_tokens=prep.fixed_tokens,
         budget=budget,
         trigger_ratio=ratio,
-        system=str(prep.system),  # plain text: a str subclass would not encode
+        tools=prep.tools,
     )
+    ledger.rendered(cache, last)
     return int(ratio * budget) if ratio is not None and budget is not None else None
 
 

@@ -47,7 +47,7 @@ def apply_clearing(ledger: Ledger, settings: Settings, *, force: bool) -> Cleare
     )
     if not found:
         return None
-    stream = ledger.stream()
+    stream = ledger.refresh_stream()
     stream.resolve()
     position = {index: pos for pos, index in enumerate(stream.source_index)}
     chosen: dict[str, str] = {}
@@ -79,12 +79,12 @@ def cleared_stats(
     _log.compaction_started(settings.conversation_id, stats)
     if settings.on_before_compaction is not None:
         settings.on_before_compaction(stats)
-    stream = ledger.stream()
+    stream = ledger.refresh_stream()
     count = len(stream.blocks) + len(prep.tail)
     done = attrs.evolve(
         stats,
         tokens_after=raw_tokens(stream, prep) + overhead(ledger),
-        compacted_block_count=count,
+        visible_block_count=count,
         tier="clear",
     )
     _log.compaction_ended(settings.conversation_id, done)
@@ -95,13 +95,13 @@ def cleared_stats(
 
 def clear_tier(ledger: Ledger, settings: Settings, prep: Prep, force: bool) -> tuple[int, int, int]:
     """Run the clearing tier: (blocks cleared, tokens freed as measured, tokens after)."""
-    stream = ledger.stream()
+    stream = ledger.refresh_stream()
     stream.resolve()
     before = raw_tokens(stream, prep) + overhead(ledger)
     cleared: Cleared | None = apply_clearing(ledger, settings, force=force)
     if cleared is None:
         return 0, 0, before
-    stream = ledger.stream()
+    stream = ledger.refresh_stream()
     stream.resolve()
     after = raw_tokens(stream, prep) + overhead(ledger)
     return cleared.blocks, before - after, after

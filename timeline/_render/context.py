@@ -57,7 +57,11 @@ class RenderedContext:
     truncated_paths: tuple[str, ...] = ()
     system_cached: bool = True
     system_tokens: int = 0
-    """Tokens of the system prompt alone."""
+    """Tokens of the system prompt alone (0 when it is empty)."""
+    framing_tokens: int = 0
+    """Tokens of the prompt's framing, whatever its system prompt and blocks (the
+    message a payload opening on the assistant side gets), with the synthetic results of
+    calls still waiting for theirs."""
     tools: tuple[ToolSpec, ...] = ()
     """The tool definitions this request sends (every payload method includes them)."""
     tools_tokens: int = 0
@@ -85,8 +89,8 @@ class RenderedContext:
 
     @property
     def tokens(self) -> int:
-        """Estimated prompt tokens: system + blocks (as the longest layout shows them,
-        labels included) + framing, calibrated by the last usage report. Never below any
+        """Estimated prompt tokens: system + framing + tools + blocks (as the longest
+        layout shows them, labels included), calibrated by the last usage report. Never below any
         payload's :func:`~timeline._tokens.payload.payload_tokens`; within budget whenever
         the policy has one."""
         if not self._tokens:
@@ -96,8 +100,9 @@ class RenderedContext:
     @property
     def block_tokens(self) -> tuple[int, ...]:
         """Prompt tokens of each of :attr:`blocks` as rendered (truncated copies at their
-        truncated size). ``system_tokens + sum(block_tokens)`` plus the calibration from
-        the last usage report is :attr:`tokens`."""
+        truncated size). ``system_tokens + framing_tokens + tools_tokens +
+        sum(block_tokens)`` plus the calibration from the last usage report is
+        :attr:`tokens`."""
         if not self._block_tokens:
             fn = self.count_block_tokens
             self._block_tokens.append(fn() if fn is not None else (0,) * len(self.blocks))

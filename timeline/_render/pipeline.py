@@ -228,6 +228,6 @@ def estimate(
     ledger: Ledger, system: str, tail: Sequence[Block], tools: tuple[ToolSpec, ...] = ()
 ) -> int:
     prep = prepare(ledger, system, tail, tools)
-    stream = ledger.stream()
+    stream = ledger.refresh_stream()
     stream.resolve()
     return raw_tokens(stream, prep) + overhead(ledger)

@@ -26,6 +26,7 @@ __all__ = [
     "TOOLS_PROMPT_TOKENS",
     "Prep",
     "cut_costs",
+    "framing_cost",
     "overhead",
     "prepare",
     "raw_tokens",
@@ -41,12 +42,16 @@ provider adds (Anthropic's, for its current models with ``tool_choice`` auto).""
 
 @attrs.frozen
 class Prep:
-    """One render's fixed inputs: the system prompt and its cost (with the framing and
-    the synthetic results of waiting calls), the tool definitions and their cost, the
-    tail blocks and their costs."""
+    """One render's fixed inputs: the system prompt and its cost, the cost of the
+    prompt's framing (with the synthetic results of waiting calls), the tool definitions
+    and their cost, the tail blocks and their costs."""
 
     system: str
     system_tokens: int
+    """The system prompt alone (0 when it is empty)."""
+    framing_tokens: int
+    """The prompt's framing whatever its system prompt and blocks, and the synthetic
+    results of calls still waiting (see :func:`framing_cost`)."""
     tail: list[Block]
     tail_costs: list[int]
     tools: tuple[ToolSpec, ...] = ()
@@ -56,24 +61,29 @@ class Prep:
 
     @property
     def fixed_tokens(self) -> int:
-        """What the prompt costs whatever its blocks: the system prompt and the tools."""
-        return self.system_tokens + self.tools_tokens
+        """What the prompt costs whatever its blocks: the system prompt, the framing and
+        the tools."""
+        return self.system_tokens + self.framing_tokens + self.tools_tokens
 
 
 def system_cost(memo: BlockTokenMemo, system: str) -> int:
-    """The system prompt as the text layout shows it (``[SYSTEM]`` label, framing), plus
-    the prompt's fixed framing: the one message of the document layout, or the
-    ``[conversation start]`` message a payload opening on the assistant side gets.
-    Remembered for the last prompt seen (the same string at every render)."""
-    last = memo.last_system
-    if last is not None and (last[0] is system or last[0] == system):
-        return last[1]
-    frame = memo.text(CONVERSATION_START_TEXT) + 2 * BLOCK_OVERHEAD_TOKENS
-    cost = frame
-    if system.strip():
-        cost += memo.text(f"[SYSTEM]\n{system}") + BLOCK_OVERHEAD_TOKENS
-    memo.last_system = (system, cost)
-    return cost
+    """The system prompt as the text layout shows it (``[SYSTEM]`` label, framing); 0
+    when it is empty. Remembered for the last prompt seen (the same string at every
+    render)."""
+    return memo.system_prompt(system, lambda s: _system_cost(memo, s))
+
+
+def _system_cost(memo: BlockTokenMemo, system: str) -> int:
+    if not system.strip():
+        return 0
+    return memo.text(f"[SYSTEM]\n{system}") + BLOCK_OVERHEAD_TOKENS
+
+
+def framing_cost(memo: BlockTokenMemo) -> int:
+    """The prompt's fixed framing, whatever its system prompt: the one message of the
+    document layout, or the ``[conversation start]`` message a payload opening on the
+    assistant side gets."""
+    return memo.text(CONVERSATION_START_TEXT) + 2 * BLOCK_OVERHEAD_TOKENS
 
 
 def tools_cost(memo: BlockTokenMemo, tools: tuple[ToolSpec, ...]) -> int:
@@ -82,15 +92,14 @@ def tools_cost(memo: BlockTokenMemo, tools: tuple[ToolSpec, ...]) -> int:
     0 without tools. Remembered for the last definitions seen (the same at every render)."""
     if not tools:
         return 0
-    last = memo.last_tools
-    if last is not None and (last[0] is tools or last[0] == tools):
-        return last[1]
+    return memo.tool_definitions(tools, lambda t: _tools_cost(memo, t))
+
+
+def _tools_cost(memo: BlockTokenMemo, tools: tuple[ToolSpec, ...]) -> int:
     cost = TOOLS_PROMPT_TOKENS + sum(
         memo.text(t.name) + memo.text(t.description) + memo.text(t.schema_json) for t in tools
     )
-    cost += BLOCK_OVERHEAD_TOKENS * len(tools)
-    memo.last_tools = (tools, cost)
-    return cost
+    return cost + BLOCK_OVERHEAD_TOKENS * len(tools)
 
 
 def _tail_blocks(tail: Sequence[Block], current_turn: str) -> list[Block]:
@@ -135,10 +144,12 @@ def prepare(
     ledger.begin_call()
     memo = ledger.memo
     blocks = _tail_blocks(tail, ledger.state.current_turn_id)
-    stream = ledger.stream()
-    fixed = system_cost(memo, system) + _missing_results(memo, stream, blocks)
+    stream = ledger.refresh_stream()
+    framing = framing_cost(memo) + _missing_results(memo, stream, blocks)
     costs = [memo.rendered(b) for b in blocks]
-    return Prep(system, fixed, blocks, costs, tools, tools_cost(memo, tools))
+    return Prep(
+        system, system_cost(memo, system), framing, blocks, costs, tools, tools_cost(memo, tools)
+    )
 
 
 def overhead(ledger: Ledger) -> int:
@@ -161,7 +172,7 @@ def cut_costs(ledger: Ledger, prep: Prep) -> tuple[list[int], int]:
     """Each block's rendered cost after the latest summary (0 before it), as the cut
     planner takes them, and the tokens no cut changes (system prompt, tail, calibration,
     pinned blocks from before the summary)."""
-    stream = ledger.stream()
+    stream = ledger.refresh_stream()
     blocks = ledger.blocks
     start = ledger.summary_index + 1
     costs = [0] * len(blocks)
@@ -179,7 +190,7 @@ def summary_cost(ledger: Ledger) -> int:
     index = ledger.summary_index
     if index < 0:
         return 0
-    stream = ledger.stream()
+    stream = ledger.refresh_stream()
     for pos in range(len(stream.source_index) - 1, -1, -1):
         if stream.source_index[pos] == index:
             return stream.costs[pos]

@@ -149,7 +149,7 @@ def holds(
         carried,
         settings.policy,
         current_turn=ledger.state.current_turn_id,
-        pinned_only=ledger.pinned,
+        pinned=ledger.pinned,
     )
     if plan is None or not _same_plan(plan, prepared.plan):
         return None

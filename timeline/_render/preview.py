@@ -23,7 +23,7 @@ __all__ = ["preview"]
 
 
 def _now(ledger: Ledger, prep: Prep) -> int:
-    stream = ledger.stream()
+    stream = ledger.refresh_stream()
     stream.resolve()
     return raw_tokens(stream, prep) + overhead(ledger)
 
@@ -42,7 +42,7 @@ def _summary(
     """The preview of a summary at ``pending``'s cut (on the copy, after its pruning and
     clearing)."""
     plan, stats = pending.plan, pending.stats
-    stream = ledger.stream()
+    stream = ledger.refresh_stream()
     stream.resolve()
     cut = plan.cut
     carried = ledger.carried

@@ -69,7 +69,7 @@ def _sources(ledger: Ledger) -> tuple[Block, ...]:
     that call waits for its result (what the agent is about to learn), whichever there
     are. A call already answered shows its result: the query stays the prompt, the same
     at every step of the agent's work on it."""
-    stream = ledger.stream()
+    stream = ledger.refresh_stream()
     waiting = stream.open_calls
     call: Block | None = None
     looking = bool(waiting)
@@ -111,7 +111,7 @@ def _room(ledger: Ledger, prep: Prep, budget: int, policy: RecallPolicy) -> int:
     """Tokens the recalled block may take: ``share`` of the budget, or what the budget
     leaves when less (upper bounds counted exactly only when they decide it)."""
     want = int(policy.share * budget)
-    stream = ledger.stream()
+    stream = ledger.refresh_stream()
     calibration = overhead(ledger)
     if raw_tokens(stream, prep) + calibration + want > budget and stream.pending:
         stream.resolve(lambda: raw_tokens(stream, prep) + calibration + want <= budget)
@@ -162,7 +162,7 @@ def _ask(ledger: Ledger, settings: Settings, prep: Prep, force: bool) -> _Ask | 
         return None
     if ledger.summary_index < 0 and not ledger.state.cleared:
         return None  # nothing was compacted or cleared: all there is is in view
-    stream = ledger.stream()
+    stream = ledger.refresh_stream()
     visible = ledger.recall.visible
     visible.update(stream.version, stream.blocks)
     own = _query(ledger)

@@ -27,9 +27,9 @@ from timeline._compaction import (
 from timeline._model import Block, BudgetError, PolicyError
 from timeline._model import log as _log
 from timeline._render.clearing import clear_tier, cleared_stats
-from timeline._render.native import native_plan
 from timeline._render.prepare import Prep, cut_costs, overhead, raw_tokens, summary_cost
 from timeline._render.prepared import Job, adopt
+from timeline._render.provider_compaction import provider_compaction_plan
 from timeline._render.settings import Settings
 from timeline._state import Ledger
 
@@ -50,7 +50,7 @@ class Pending:
     """The history summary when no history request is made (``requests`` is then only
     the turn-prefix request)."""
     reminder: str = ""
-    native: bool = False
+    by_provider: bool = False
     """The provider compacted: the summary is recorded whatever its size."""
     job: Job | None = None
     """The summaries, prepared ahead of the trigger (None: the summarizer makes them)."""
@@ -73,9 +73,9 @@ def _budget(settings: Settings, prep: Prep, keep_tokens: int | None) -> int:
         budget = prep.fixed_tokens + 2 * keep_tokens
     if prep.fixed_tokens > budget:
         raise BudgetError(
-            f"the {_fixed_what(prep)} alone need{'s' if not prep.tools else ''} "
-            f"{prep.fixed_tokens} tokens but the budget is {budget}; shorten "
-            f"{'it' if not prep.tools else 'them'} or raise the budget",
+            f"the {_fixed_what(prep)} alone need {prep.fixed_tokens} tokens but the "
+            f"budget is {budget}; shorten the {'tools or the ' if prep.tools else ''}"
+            "system prompt or raise the budget",
             budget=budget,
             required=prep.fixed_tokens,
             conversation_id=settings.conversation_id,
@@ -84,8 +84,10 @@ def _budget(settings: Settings, prep: Prep, keep_tokens: int | None) -> int:
 
 
 def _fixed_what(prep: Prep) -> str:
-    """What the fixed part of the prompt is, in words."""
-    return "system prompt and tool definitions" if prep.tools else "system prompt"
+    """What the fixed part of the prompt is, in words and tokens."""
+    tools = f", tool definitions ({prep.tools_tokens})" if prep.tools else ""
+    framing = f"the prompt's framing ({prep.framing_tokens})"
+    return f"system prompt ({prep.system_tokens}){tools} and {framing}"
 
 
 def _warn_no_budget(ledger: Ledger, settings: Settings) -> None:
@@ -102,7 +104,7 @@ def _warn_no_budget(ledger: Ledger, settings: Settings) -> None:
 
 def _over_blocks(ledger: Ledger, settings: Settings) -> bool:
     limit = settings.policy.max_blocks
-    return limit is not None and len(ledger.stream().blocks) > limit
+    return limit is not None and len(ledger.refresh_stream().blocks) > limit
 
 
 def _reason(
@@ -110,7 +112,7 @@ def _reason(
 ) -> tuple[CompactionReason | None, int]:
     """Why this render compacts (None: it does not) and the estimate before it. Upper
     bounds are counted exactly only when a decision needs it, all at once."""
-    stream = ledger.stream()
+    stream = ledger.refresh_stream()
     # native mode: the provider compacts at the trigger; the library only past the budget
     ratio = 1.0 if settings.policy.native is not None else settings.policy.trigger_ratio
     trigger = ratio * budget
@@ -164,7 +166,7 @@ def _pruned_enough(
     pruned: int,
 ) -> CompactionStats | None:
     """The stats of a TTL pruning that brought the prompt under the trigger on its own."""
-    stream = ledger.stream()
+    stream = ledger.refresh_stream()
     stream.resolve()
     after = raw_tokens(stream, prep) + overhead(ledger)
     if reason not in ("tokens", "blocks") or after > trigger or _over_blocks(ledger, settings):
@@ -176,7 +178,7 @@ def _pruned_enough(
         tokens_after=after,
         summary_block_count=ledger.summary_count,
         original_block_count=count,
-        compacted_block_count=count,
+        visible_block_count=count,
         summarizer=summarizer_name(settings),
         pruned_blocks=pruned,
         skipped="cache-TTL pruning brought the prompt under the trigger; no summary",
@@ -212,13 +214,13 @@ def _cut(
         ledger.carried,
         policy,
         budget=budget,
-        system_tokens=prep.fixed_tokens,
+        base_tokens=prep.fixed_tokens,
         fixed_tokens=fixed,
         summary_reserve=policy.summary_reserve(budget, summary_cost(ledger)),
         force=force,
         keep_tokens=keep_tokens,
         current_turn=ledger.state.current_turn_id,
-        pinned_only=ledger.pinned,
+        pinned=ledger.pinned,
         room=room,
         follow_ups=_follow_ups(ledger),
     )
@@ -231,7 +233,7 @@ def _follow_ups(ledger: Ledger) -> dict[str, int]:
     ids = dict.fromkeys(i for i in ledger.carried if i not in pinned and i != plan)
     if not ids:
         return {}
-    stream = ledger.stream()
+    stream = ledger.refresh_stream()
     cost = {b.id: c for b, c in zip(stream.blocks, stream.costs, strict=True) if b.id in ids}
     return {i: cost[i] for i in ids if i in cost}
 
@@ -305,15 +307,15 @@ def plan_compaction(
     that was enough on its own, or None (no compaction). ``asynchronous``: on the async
     path (a summary prepared by a task can be awaited)."""
     policy = settings.policy
-    native = _native(ledger, settings, prep)
-    if native is not None:
-        return native
+    recorded = _provider_compaction(ledger, settings, prep)
+    if recorded is not None:
+        return recorded
     if not manual and not policy.active:
         _warn_no_budget(ledger, settings)
         return None
     budget = _budget(settings, prep, keep_tokens)
     if manual:
-        stream = ledger.stream()
+        stream = ledger.refresh_stream()
         stream.resolve()
         reason: CompactionReason = "manual"
         est = raw_tokens(stream, prep) + overhead(ledger)
@@ -322,7 +324,7 @@ def plan_compaction(
         if due is None:
             return None
         reason = due
-    stream = ledger.stream()
+    stream = ledger.refresh_stream()
     stream.resolve()
     context = tuple(stream.blocks)
     pruned = _prune_ttl(ledger, settings)
@@ -336,18 +338,18 @@ def plan_compaction(
     return _tiers(ledger, settings, prep, at)
 
 
-def _native(ledger: Ledger, settings: Settings, prep: Prep) -> Pending | None:
+def _provider_compaction(ledger: Ledger, settings: Settings, prep: Prep) -> Pending | None:
     """A provider compaction to record: announced, its summary the deterministic
     inventory of what it compacted (no model call: the provider has summarized)."""
-    found = native_plan(ledger, settings, prep)
+    found = provider_compaction_plan(ledger, settings, prep)
     if found is None:
         return None
     plan, stats = found
-    stream = ledger.stream()
+    stream = ledger.refresh_stream()
     pending = _announce(ledger, settings, prep, plan, stats, tuple(stream.blocks))
     results = [summarize_sync(None, r, None) for r in pending.requests]
     main = pending.main_text if pending.main_text is not None else results[0]
-    return attrs.evolve(pending, requests=(), main_text=main, native=True)
+    return attrs.evolve(pending, requests=(), main_text=main, by_provider=True)
 
 
 @attrs.frozen
@@ -371,7 +373,7 @@ def _tiers(
     keep target (a forced render always summarizes too; forced and manual compactions
     clear whatever they can, without ``clear_at_least_tokens``)."""
     reason = at.reason
-    original = len(ledger.stream().blocks) + len(prep.tail)
+    original = len(ledger.refresh_stream().blocks) + len(prep.tail)
     cleared, freed, after = clear_tier(ledger, settings, prep, at.force or reason == "manual")
     stats = CompactionStats.opening(
         reason,

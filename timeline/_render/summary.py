@@ -47,7 +47,7 @@ def replaced_tokens(ledger: Ledger, cut: int, released: Sequence[str] = ()) -> i
     """Visible tokens a summary inserted at ``cut`` replaces: the previous summary and
     every visible block before the cut that is not carried past it (``released``:
     follow-ups it stops carrying)."""
-    stream = ledger.stream()
+    stream = ledger.refresh_stream()
     stream.resolve()
     carried = ledger.carried  # pinned blocks, the carried plan and follow-ups stay visible
     gone = set(released)
@@ -172,13 +172,13 @@ def _apply(
     )
     turn = ledger.state.current_turn_id
     summary = _summary_block(pending, cut_block, content, error, sid, ts, turn)
-    if pending.native:  # the provider's compaction block it stands before
+    if pending.by_provider:  # the provider's compaction block it stands before
         summary = msgspec.structs.replace(
             summary, meta={**summary.meta, "provider_compaction_id": cut_block.id}
         )
     replaced = replaced_tokens(ledger, plan.cut, plan.released)
     cost = ledger.memo.uncached(summary)
-    if cost >= replaced and pending.stats.reason != "blocks" and not pending.native:
+    if cost >= replaced and pending.stats.reason != "blocks" and not pending.by_provider:
         # a summary at least as big as what it replaces would grow the prompt: skip it,
         # changing nothing, and do not plan it again until something is appended (unless
         # the block count triggered it: max_blocks bounds blocks, which it still reduces)
@@ -186,7 +186,7 @@ def _apply(
         skipped = attrs.evolve(
             pending.stats,
             tokens_after=pending.stats.tokens_before,
-            compacted_block_count=pending.stats.original_block_count,
+            visible_block_count=pending.stats.original_block_count,
             summarizer_error=error,
             skipped=(
                 f"the summary ({cost} tokens) would not be smaller than the {replaced} "
@@ -199,12 +199,12 @@ def _apply(
     if history is not None:
         seq, extra = history
     ledger.insert_summary(plan.cut, summary, cost, extra, seq)
-    stream = ledger.stream()
+    stream = ledger.refresh_stream()
     stream.resolve()  # exact, like the figures before it (only the new blocks may be bounds)
     stats = attrs.evolve(
         pending.stats,
         tokens_after=raw_tokens(stream, prep) + overhead(ledger),
-        compacted_block_count=len(stream.blocks) + len(prep.tail),
+        visible_block_count=len(stream.blocks) + len(prep.tail),
         summary_block_count=pending.stats.summary_block_count + 1,
         summarizer_error=error,
         summary_path=summary.path,
@@ -221,12 +221,12 @@ def _conclude(
     if error is None or settings.policy.on_summary_failure == "fallback":
         return _apply(ledger, settings, prep, pending, results)
     # no retry before something new is appended: a failing model is not called per render
-    ledger.update_state(compacted_at_seq=ledger.state.block_seq)
+    ledger.hold_compaction()
     stats = attrs.evolve(
         pending.stats,
         tokens_after=pending.stats.tokens_before,
         compacted_blocks=0,
-        compacted_block_count=pending.stats.original_block_count,
+        visible_block_count=pending.stats.original_block_count,
         summarizer_error=error,
         skipped=f"summary failed ({error}); nothing compacted (on_summary_failure='skip')",
     )

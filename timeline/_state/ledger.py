@@ -29,6 +29,7 @@ from timeline._model import (
 from timeline._state.archive import RecallMemo
 from timeline._state.carry import CarriedIds, Carry
 from timeline._state.notes import RenderNotes
+from timeline._state.state_writes import StateWrites
 from timeline._state.stream import VisibleStream, latest_summary_index
 from timeline._tokens import BlockTokenMemo
 
@@ -36,8 +37,9 @@ __all__ = ["Ledger", "RenderNotes"]
 
 
 @attrs.define(eq=False)
-class Ledger:
-    """Blocks, derived indexes and state of one conversation (see the module docstring)."""
+class Ledger(StateWrites):
+    """Blocks, derived indexes and state of one conversation (see the module docstring;
+    the typed writes of state fields nothing derives from: :class:`StateWrites`)."""
 
     memo: BlockTokenMemo
     incremental: bool = True
@@ -121,9 +123,9 @@ class Ledger:
         """Exact prompt tokens of ``block`` as rendered (hidden: its replacement)."""
         return self._stream.cost(block)
 
-    def stream(self) -> VisibleStream:
-        """The visible stream, brought up to date (extended after appends, rebuilt after
-        anything else changed the structure)."""
+    def refresh_stream(self) -> VisibleStream:
+        """Bring the visible stream up to date (extended after appends, rebuilt after
+        anything else changed the structure) and return it."""
         stream = self._stream
         version = self._state.structure_version
         if stream.version != version:
@@ -255,12 +257,6 @@ class Ledger:
         spliced = self.incremental and history is None and current and fresh
         if spliced and stream.splice_summary(self._blocks, at):
             stream.version = version
-
-    def update_state(self, **changes: object) -> None:
-        """Change fields of the persisted state that derive nothing (cache checkpoints,
-        the system prompt, its cost and the budget of the last render, the usage
-        calibration, the compaction marker)."""
-        self._state = msgspec.structs.replace(self._state, **changes)
 
     def note_render(
         self, key: tuple[int, ...], raw_estimate: Callable[[], int], sent: SentRequest

@@ -50,10 +50,10 @@ class BlockTokenMemo:
     _hidden: dict[str, tuple[Block, int]] = attrs.field(factory=dict, init=False)
     chars_tokenized: int = attrs.field(default=0, init=False)
     calls: int = attrs.field(default=0, init=False)
-    last_system: tuple[str, int] | None = attrs.field(default=None, init=False)
-    """The last system prompt costed and its cost (``_render.system_cost``)."""
-    last_tools: tuple[tuple[ToolSpec, ...], int] | None = attrs.field(default=None, init=False)
-    """The last tool definitions costed and their cost (``_render.tools_cost``)."""
+    _last_system: tuple[str, int] | None = attrs.field(default=None, init=False)
+    """The last system prompt costed and its cost (:meth:`system_prompt`)."""
+    _last_tools: tuple[tuple[ToolSpec, ...], int] | None = attrs.field(default=None, init=False)
+    """The last tool definitions costed and their cost (:meth:`tool_definitions`)."""
 
     def __attrs_post_init__(self) -> None:
         bound = getattr(self.counter, "upper_bound", None)
@@ -221,8 +221,30 @@ class BlockTokenMemo:
         self._lines = {}
         self._older_lines = {}
         self._hidden = {}
-        self.last_system = None
-        self.last_tools = None
+        self._last_system = None
+        self._last_tools = None
+
+    def system_prompt(self, system: str, cost: Callable[[str], int]) -> int:
+        """``cost(system)``, remembered for the last prompt seen (the same string at
+        every render)."""
+        last = self._last_system
+        if last is not None and (last[0] is system or last[0] == system):
+            return last[1]
+        counted = cost(system)
+        self._last_system = (system, counted)
+        return counted
+
+    def tool_definitions(
+        self, tools: tuple[ToolSpec, ...], cost: Callable[[tuple[ToolSpec, ...]], int]
+    ) -> int:
+        """``cost(tools)``, remembered for the last definitions seen (the same at every
+        render)."""
+        last = self._last_tools
+        if last is not None and (last[0] is tools or last[0] == tools):
+            return last[1]
+        counted = cost(tools)
+        self._last_tools = (tools, counted)
+        return counted
 
     def forget(self, keep: Callable[[str], bool]) -> None:
         """Drop memo entries of blocks no longer held (after eviction or clear)."""

@@ -1,5 +1,5 @@
-"""Provider-native compaction as a policy mode: the provider summarizes, the library keeps
-the rest.
+"""Provider compaction as a policy mode: the provider summarizes, the library keeps the
+rest (``native`` in the public names: ``NativeCompaction``, ``CompactionPolicy(native=...)``).
 
 With ``CompactionPolicy(native=NativeCompaction("anthropic"))`` the request asks the
 provider to compact (Anthropic's ``context_management`` edit ``compact_20260112``, the
@@ -38,11 +38,11 @@ __all__ = [
     "ANTHROPIC_COMPACTION_BETA",
     "ANTHROPIC_MIN_TRIGGER",
     "NativeCompaction",
-    "NativeProvider",
-    "native_cut",
+    "CompactingProvider",
+    "provider_compaction_cut",
 ]
 
-NativeProvider = Literal["anthropic", "responses"]
+CompactingProvider = Literal["anthropic", "responses"]
 """Who compacts: Anthropic Messages, or the OpenAI Responses API."""
 
 ANTHROPIC_COMPACTION_BETA: Final = "compact-2026-01-12"
@@ -70,7 +70,7 @@ class NativeCompaction:
     ``pause_after_compaction`` are passed to Anthropic's compaction edit as they are.
     """
 
-    provider: NativeProvider = attrs.field(validator=_provider)
+    provider: CompactingProvider = attrs.field(validator=_provider)
     trigger_tokens: int | None = attrs.field(default=None, validator=positive_or_none)
     instructions: str | None = attrs.field(default=None, validator=opt_str)
     pause_after_compaction: bool = attrs.field(default=False, validator=bool_type)
@@ -102,7 +102,9 @@ class NativeCompaction:
         return {"betas": [ANTHROPIC_COMPACTION_BETA], "context_management": {"edits": [edit]}}
 
 
-def native_cut(blocks: Sequence[Block], start: int, provider: NativeProvider) -> int | None:
+def provider_compaction_cut(
+    blocks: Sequence[Block], start: int, provider: CompactingProvider
+) -> int | None:
     """Index of the newest ``provider.compaction`` block of ``provider`` in
     ``blocks[start:]`` that is not hidden and has visible blocks before it to compact
     (None: no provider compaction to record)."""

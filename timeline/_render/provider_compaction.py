@@ -1,19 +1,19 @@
-"""Recording a provider-native compaction (:mod:`timeline._compaction.native`): the
+"""Recording a provider compaction (:mod:`timeline._compaction.provider_compaction`): the
 newest ``provider.compaction`` block of the policy's provider becomes the cut, and
 everything visible before it is compacted, as by a summary of our own."""
 
 from __future__ import annotations
 
-from timeline._compaction import CompactionStats, CutPlan, native_cut, valid_cuts
+from timeline._compaction import CompactionStats, CutPlan, provider_compaction_cut, valid_cuts
 from timeline._model import CONV_RANGE_SUMMARY, block_type
 from timeline._render.prepare import Prep, overhead, raw_tokens
 from timeline._render.settings import Settings
 from timeline._state import Ledger
 
-__all__ = ["native_plan"]
+__all__ = ["provider_compaction_plan"]
 
 
-def native_plan(
+def provider_compaction_plan(
     ledger: Ledger, settings: Settings, prep: Prep
 ) -> tuple[CutPlan, CompactionStats] | None:
     """The cut at the provider's compaction block and the stats announcing it (None: the
@@ -23,7 +23,7 @@ def native_plan(
         return None
     blocks = ledger.blocks
     start = ledger.summary_index + 1
-    cut = native_cut(blocks, start, native.provider)
+    cut = provider_compaction_cut(blocks, start, native.provider)
     if cut is None or not valid_cuts(blocks, start)[cut]:
         return None  # e.g. inside a tool call and its result: left as content
     pinned = ledger.pinned
@@ -32,7 +32,7 @@ def native_plan(
     )
     if not any(block_type(b.type).render != "header" for b in compacted):
         return None
-    stream = ledger.stream()
+    stream = ledger.refresh_stream()
     stream.resolve()
     before = raw_tokens(stream, prep) + overhead(ledger)
     plan = CutPlan(

@@ -34,12 +34,12 @@ __all__ = [
     "category_of",
     "percent_shares",
     "plural",
-    "view_usage",
+    "token_breakdown",
 ]
 
 
 class View(SentRequest, Protocol):
-    """What the usage figures and the HTML page read of a rendered prompt: what a request
+    """What the token breakdown and the HTML page read of a rendered prompt: what a request
     showed, with its totals (:class:`~timeline._render.context.RenderedContext` has all
     of it)."""
 
@@ -54,6 +54,7 @@ class View(SentRequest, Protocol):
 
 
 SYSTEM_ROW = "system prompt"
+"""The system prompt with the prompt's framing (``system_tokens + framing_tokens``)."""
 TOOLS_ROW = "tool definitions"
 """The request's tool definitions, with the provider's tool-use instructions."""
 CALIBRATION_ROW = "provider overhead"
@@ -150,7 +151,7 @@ def _categories(
     return out
 
 
-def view_usage(view: View) -> dict[str, Any]:
+def token_breakdown(view: View) -> dict[str, Any]:
     """Usage of one rendered prompt by block type (``types`` ordered by tokens) and by
     bar category (``categories``, in bar order; shares of the budget), with the
     compaction ``trigger`` in tokens when the policy has one and the ``calibration`` of
@@ -158,7 +159,7 @@ def view_usage(view: View) -> dict[str, Any]:
     trigger = view.compaction_trigger
     rows: dict[str, list[int]] = {}
     if view.system:
-        rows[SYSTEM_ROW] = [0, view.system_tokens]
+        rows[SYSTEM_ROW] = [0, view.system_tokens + view.framing_tokens]
     if view.tools:
         rows[TOOLS_ROW] = [0, view.tools_tokens]
     for block, cost in zip(view.blocks, view.block_tokens, strict=True):
@@ -202,11 +203,11 @@ def view_usage(view: View) -> dict[str, Any]:
     }
 
 
-def calibration_note(usage: dict[str, Any]) -> str:
+def calibration_note(breakdown: dict[str, Any]) -> str:
     """The calibration from the provider's last usage report, in words ("" without one):
     what it is, never a share of the prompt."""
-    calibration = usage["calibration"]
-    report = usage.get("usage_report")
+    calibration = breakdown["calibration"]
+    report = breakdown.get("breakdown_report")
     said = f" at {report['prompt_tokens']:,} tokens" if report else ""
     if calibration > 0:
         return (
