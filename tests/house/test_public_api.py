@@ -10,8 +10,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import grimp
+
 import index_store
 import timeline
+from scripts.import_contracts import owner_of, private_imports
 
 PUBLIC_NAMES = frozenset(
     {
@@ -203,55 +206,35 @@ def test_public_names_say_where_they_are_imported_from() -> None:
     assert timeline.TimelineError.__module__ == "timeline"
 
 
-def _private_prefix(imported: str) -> str | None:
-    """The package a private module belongs to: ``timeline._render.sanitize`` is private to
-    ``timeline._render``, ``timeline._render`` (the package's interface) to ``timeline``."""
-    parts = imported.split(".")
-    for i, part in enumerate(parts[1:], start=1):
-        if part.startswith("_") and not part.startswith("__"):
-            return ".".join(parts[: i + 1] if i + 1 < len(parts) else parts[:i])
-    return None
-
-
-def _imports(path: Path) -> list[tuple[int, str]]:
-    found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            found.append((node.lineno, node.module))
-        elif isinstance(node, ast.Import):
-            found.extend((node.lineno, a.name) for a in node.names)
-    return found
-
-
-# index_store is the library's own storage package: it reads the block model's interface
-INTERFACES_FOR = {"index_store": {"timeline._model"}}
-
-
 def test_no_module_imports_another_packages_private_module() -> None:
-    """A layer reaches another only through its package's interface (its __init__)."""
-    root = Path(__file__).parents[2]
-    wrong = []
-    for package in ("timeline", "index_store"):
-        for path in sorted((root / package).rglob("*.py")):
-            parts = path.relative_to(root).with_suffix("").parts
-            me = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-            for line, imported in _imports(path):
-                owner = _private_prefix(imported)
-                if owner is None or me == owner or me.startswith(owner + "."):
-                    continue
-                if imported in INTERFACES_FOR.get(package, ()):
-                    continue
-                wrong.append(f"{path.relative_to(root)}:{line} {imported}")
-    assert wrong == []
+    """A layer reaches another only through its package's interface (its __init__); the
+    same check is an import-linter contract (``lint-imports``)."""
+    graph = grimp.build_graph("timeline", "index_store", include_external_packages=True)
+    allow = [("index_store", "timeline._model")]
+    assert private_imports(graph, ("timeline", "index_store"), allow) == []
 
 
-def test_the_private_import_rule_can_fail() -> None:
-    """The rule above tells a layer's interface from its modules."""
-    assert _private_prefix("timeline._render.sanitize") == "timeline._render"
-    assert _private_prefix("timeline._render") == "timeline"
-    assert _private_prefix("index_store._search") == "index_store"
-    assert _private_prefix("timeline._compaction.summarizers._facts") == "timeline._compaction"
-    assert _private_prefix("timeline.integrations.langchain") is None
+def test_the_private_modules_contract_can_fail() -> None:
+    """A reach into another package's module is found, whether written as a module path
+    or as a module its package does not list in __all__; an interface import is not."""
+    graph = grimp.ImportGraph()
+    for name in ("a", "a._p", "a._p.m", "a.q", "a.r", "a.s"):
+        graph.add_module(name)
+    graph.add_import(
+        importer="a.q", imported="a._p.m", line_number=3, line_contents="from a._p.m import f"
+    )
+    graph.add_import(
+        importer="a.r", imported="a._p.m", line_number=5, line_contents="from a._p import m"
+    )
+    graph.add_import(
+        importer="a.s", imported="a._p", line_number=7, line_contents="from a._p import f"
+    )
+    assert private_imports(graph, ("a",)) == [("a.q", "a._p.m", (3,)), ("a.r", "a._p.m", (5,))]
+    assert private_imports(graph, ("a",), [("a.q", "a._p.m")]) == [("a.r", "a._p.m", (5,))]
+    assert owner_of("timeline._render.sanitize") == "timeline._render"
+    assert owner_of("timeline._render") == "timeline"
+    assert owner_of("timeline._compaction.summarizers._facts") == "timeline._compaction"
+    assert owner_of("timeline.integrations.langchain") is None
 
 
 def _doc_files() -> list[Path]:

@@ -22,6 +22,9 @@ from timeline._html.page import (
     query_script,
     view_items,
 )
+from timeline._render import draw_pages_with
+
+draw_pages_with(context_html)
 
 __all__ = [
     "CATEGORIES",

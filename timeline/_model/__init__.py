@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+# modules that are part of the interface as namespaces (``constructors.x(...)``)
+from timeline._model import constructors, log, tracing
 from timeline._model.block import (
     ASSISTANT_COMPLETION,
     CONV_RANGE_SUMMARY,
@@ -180,6 +182,9 @@ from timeline._model.validate import (
 )
 
 __all__ = [
+    "constructors",
+    "log",
+    "tracing",
     "ANTHROPIC_FIELDS",
     "ASSISTANT_COMPLETION",
     "AUDIO_FORMATS",

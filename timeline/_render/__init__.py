@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+# modules that are part of the interface as namespaces (``pipeline.x(...)``)
+from timeline._render import pipeline
 from timeline._render.context import (
     RenderedContext,
     draw_pages_with,
@@ -18,6 +20,7 @@ from timeline._render.settings import (
 )
 
 __all__ = [
+    "pipeline",
     "Clock",
     "Hook",
     "IdFactory",

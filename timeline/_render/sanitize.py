@@ -1,7 +1,5 @@
-"""Deciding a compaction: whether one is due, then the cheapest tier that works: cache-TTL
-pruning, the clearing tier (:mod:`.clearing`), and only when those do not bring the
-prompt under the keep target, where to cut and what to ask the summarizers (the
-summaries are made and applied in :mod:`.summary`)."""
+"""Deciding a compaction: whether one is due, then the cheapest tier that works (cache-TTL
+pruning, clearing, then a cut and its summary requests; :mod:`.summary` applies them)."""
 
 from __future__ import annotations
 
