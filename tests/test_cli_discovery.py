@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 
 from tests.test_cli import LONG_MESSAGES, OPENAI_MESSAGES, cli, import_file
 from timeline.cli import _parser
-from timeline.render.usage import percent_shares, plural
+from timeline.cli.words import plural
+from timeline.render.usage import percent_shares
 
 SUBCOMMANDS = (
     "demo",

@@ -18,8 +18,8 @@ from timeline import (
     TruncateSummarizer,
     blocks,
 )
-from timeline.cli.inspect import context_report
-from timeline.compaction.policy import NO_BUDGET, compaction_status
+from timeline.cli.inspect import context_report, context_usage
+from timeline.compaction.policy import NO_BUDGET
 from timeline.compaction.summarizers import SummaryRequest
 
 SEEDS_MD = Path(__file__).parent.parent / "docs" / "seeds.md"
@@ -229,11 +229,11 @@ class TestNoBudget:
             tl.render()
 
     def test_inspect_and_status_say_so(self) -> None:
-        """inspect's report and compaction_status() name the missing budget."""
+        """inspect's report names the missing budget; its JSON says the budget and trigger."""
         tl = _timeline(CompactionPolicy())
         tl.begin_turn()
         assert NO_BUDGET in context_report(tl).splitlines()
-        assert compaction_status(CompactionPolicy(max_tokens=1_000)) == (
+        assert context_usage(_timeline(CompactionPolicy(max_tokens=1_000)))["compaction"] == (
             "budget 1,000 tokens, compaction at 900"
         )
 

@@ -17,9 +17,9 @@ from timeline.cli.importing import cmd_import
 from timeline.cli.output import color_enabled, emit_json, printable
 from timeline.cli.search import cmd_search
 from timeline.cli.stored import load, open_store, require
+from timeline.cli.words import plural
 from timeline.compaction import CompactionPreview
 from timeline.model.errors import TimelineError
-from timeline.render.usage import plural
 
 __all__ = [
     "cmd_compact",

@@ -18,6 +18,7 @@ import attrs
 from index_store.postgres import shown_dsn
 from timeline import blocks
 from timeline.cli.output import printable
+from timeline.cli.words import plural
 from timeline.compaction.policy import CompactionPolicy
 from timeline.core.timeline import Timeline
 from timeline.driver import ReactDriver
@@ -25,7 +26,6 @@ from timeline.driver.memory_tools import memory_read_tool
 from timeline.driver.scripted import DEMO_TOOL_SPECS, CodingSession, ScriptedModel, demo_tools
 from timeline.model.block import CONV_RANGE_SUMMARY, USER_PROMPT
 from timeline.model.errors import TimelineError
-from timeline.render.usage import plural
 
 __all__ = [
     "DEMO_SOURCE",

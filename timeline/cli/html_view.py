@@ -8,13 +8,13 @@ import warnings
 from collections.abc import Sequence
 from html import escape
 
+from timeline.cli.words import plural
 from timeline.compaction.policy import NoBudgetWarning
 from timeline.core.timeline import Timeline
 from timeline.model.block import CONV_RANGE_SUMMARY, Block
 from timeline.model.tools import ToolSpec
 from timeline.render.context import RenderedContext
 from timeline.render.html import Item, page, view_items
-from timeline.render.usage import plural
 
 __all__ = ["timeline_html"]
 

@@ -24,6 +24,7 @@ import ijson
 
 from timeline.cli.output import printable, progress
 from timeline.cli.stored import InputError, open_store
+from timeline.cli.words import plural
 from timeline.io.streamed import StreamedImport
 from timeline.model.errors import (
     InvalidBlockError,
@@ -32,7 +33,6 @@ from timeline.model.errors import (
     TimelineError,
 )
 from timeline.model.persistence import TimelineState
-from timeline.render.usage import plural
 
 __all__ = ["FORMATS", "cmd_import", "detect_format"]
 

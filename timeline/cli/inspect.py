@@ -16,7 +16,8 @@ from typing import Any
 import msgspec
 
 from timeline.cli.output import printable
-from timeline.compaction.policy import NoBudgetWarning, compaction_status
+from timeline.cli.words import compaction_status, plural
+from timeline.compaction.policy import NoBudgetWarning
 from timeline.core.timeline import Timeline
 from timeline.model.tools import ToolSpec
 from timeline.render.usage import (
@@ -24,7 +25,6 @@ from timeline.render.usage import (
     SYSTEM_ROW,
     calibration_note,
     category_of,
-    plural,
     view_usage,
 )
 

@@ -18,8 +18,8 @@ from typing import Any, Final
 
 from timeline.cli.output import color_enabled, emit_json, printable
 from timeline.cli.stored import open_store, require
+from timeline.cli.words import plural
 from timeline.model.search_text import query_terms, terms
-from timeline.render.usage import plural
 
 __all__ = ["COUNT_CAP", "cmd_search", "highlight"]
 

@@ -39,7 +39,6 @@ __all__ = [
     "CompactionPolicy",
     "NoBudgetWarning",
     "OnSummaryFailure",
-    "compaction_status",
     "context_window_for",
     "policy_type",
 ]
@@ -287,17 +286,6 @@ def policy_type(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
         fix = "policy=CompactionPolicy(max_tokens=...)"
     got = type(value).__name__
     raise PolicyError(f"{attribute.name} must be a CompactionPolicy, got {got}; write {fix}")
-
-
-def compaction_status(policy: CompactionPolicy) -> str:
-    """One line on whether and when ``policy`` compacts (for ``inspect`` and the CLI)."""
-    budget = policy.budget
-    if budget is None:
-        return NO_BUDGET
-    if not policy.enabled:
-        return f"compaction disabled (budget {budget:,} tokens)"
-    trigger = int(policy.trigger_ratio * budget)
-    return f"budget {budget:,} tokens, compaction at {trigger:,}"
 
 
 def _format(exc: BaseException, type_: type | None) -> str:
