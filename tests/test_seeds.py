@@ -18,7 +18,7 @@ from timeline import (
     TruncateSummarizer,
     blocks,
 )
-from timeline.cli.inspect import context_report, context_usage
+from timeline.cli.inspect import context_usage, usage_report
 from timeline.compaction.policy import NO_BUDGET
 from timeline.compaction.summarizers import SummaryRequest
 
@@ -232,7 +232,7 @@ class TestNoBudget:
         """inspect's report names the missing budget; its JSON says the budget and trigger."""
         tl = _timeline(CompactionPolicy())
         tl.begin_turn()
-        assert NO_BUDGET in context_report(tl).splitlines()
+        assert NO_BUDGET in usage_report(context_usage(tl)).splitlines()
         assert context_usage(_timeline(CompactionPolicy(max_tokens=1_000)))["compaction"] == (
             "budget 1,000 tokens, compaction at 900"
         )

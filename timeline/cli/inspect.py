@@ -28,7 +28,7 @@ from timeline.render.usage import (
     view_usage,
 )
 
-__all__ = ["BAR", "cache_lines", "context_report", "context_usage", "usage_report"]
+__all__ = ["BAR", "cache_lines", "context_usage", "usage_report"]
 
 BAR = 50
 """Cells of the category bar (the whole budget, or the prompt without one)."""
@@ -65,11 +65,6 @@ def context_usage(
 
 def _paint(text: str, code: str, color: bool) -> str:
     return f"\x1b[{code}m{text}\x1b[0m" if color and text else text
-
-
-def context_report(tl: Timeline, system: str = "", *, color: bool = False) -> str:
-    """Context usage by category and block type with bars, checkpoints and summaries."""
-    return usage_report(context_usage(tl, system), color=color)
 
 
 def _cells(values: list[int], scale: int, width: int) -> list[int]:

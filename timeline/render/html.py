@@ -41,16 +41,9 @@ from timeline.render.html_rows import (
     turn_summary,
 )
 from timeline.render.html_top import next_prompt, toolbar
-from timeline.render.usage import CATEGORIES, View, category_of, plural, view_usage
+from timeline.render.usage import View, plural, view_usage
 
-__all__ = ["Item", "context_html", "page", "query_script", "type_color", "view_items"]
-
-_COLORS = {c.name: c.color for c in CATEGORIES}
-
-
-def type_color(block_type: str) -> str:
-    """The colour of a block type: its category's (the terminal's ANSI colour)."""
-    return _COLORS[category_of(block_type)]
+__all__ = ["Item", "context_html", "page", "query_script", "view_items"]
 
 
 @cache
