@@ -18,10 +18,10 @@ from timeline import (
     PinnedOverBudgetError,
     PolicyError,
     Timeline,
+    ToolSpec,
     blocks,
 )
 from timeline.cli import main
-from timeline.model.tools import ToolSpec
 
 SYSTEM = "You are a careful coding agent."
 LONG_SYSTEM = "word " * 50
