@@ -37,7 +37,6 @@ __all__ = [
     "frame_runs",
     "frame_window",
     "assemble_window",
-    "check_duplicate",
     "check_keys",
     "check_same",
     "check_version",
@@ -264,33 +263,6 @@ def search_terms(conversation_id: Any, query: Any, limit: Any) -> list[str]:
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise InvalidBlockError(f"search limit must be a positive int, got {limit!r}")
     return query_terms(clean_text(query))
-
-
-def check_duplicate(conversation_id: str, block: Block, existing: Any) -> bool:
-    """An id already stored: fine (skip) when the stored block is the same; an error when
-    it is a different block. Returns True when the row must be skipped."""
-    if existing is None:
-        return False
-    stored = decode_block_row(existing, conversation_id, block.id)
-    if _same(stored, block):
-        return True
-    raise DuplicateBlockIdError(
-        f"block id {block.id!r} already holds a different block in conversation "
-        f"{conversation_id!r}; nothing was written",
-        conversation_id=conversation_id,
-        block_id=block.id,
-    )
-
-
-def _same(a: Block, b: Block) -> bool:
-    # hidden/replacement may change after a block was first logged; the content may not
-    return (a.type, a.text, a.data, a.call_id, a.turn_id) == (
-        b.type,
-        b.text,
-        b.data,
-        b.call_id,
-        b.turn_id,
-    )
 
 
 def check_same(conversation_id: str, block: Block, stored: Block) -> None:

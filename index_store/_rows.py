@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import struct
 import zlib
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final, NamedTuple
 
 import msgspec
@@ -302,7 +302,3 @@ def _fresh(value: Any) -> Any:
 def as_rows(records: Iterable[Sequence[Any]]) -> list[Row]:
     """Database tuples ``(block_id, kind, turn_id, path, type, body)`` as rows."""
     return [Row(*r) for r in records]
-
-
-def index_by_id(rows: Iterable[Row]) -> Mapping[str, Row]:
-    return {r.block_id: r for r in rows}

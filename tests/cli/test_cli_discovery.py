@@ -18,9 +18,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.helpers.cli import LONG_MESSAGES, OPENAI_MESSAGES, cli, import_file
-from timeline._cli import _parser, flag_terms
-from timeline._html.breakdown import percent_shares, plural
+from tests.test_cli import LONG_MESSAGES, OPENAI_MESSAGES, cli, import_file
+from timeline._cli import _parser
+from timeline._cli.words import plural
+from timeline._html.breakdown import percent_shares
 
 SUBCOMMANDS = (
     "demo",
@@ -258,14 +259,6 @@ def test_errors_are_in_flag_terms(db: Path) -> None:
     out = cli("inspect", "c1", "--db", str(db), "--max-tokens", "5", "--system", "word " * 50)
     assert out.returncode == 1 and out.stderr.count("\n") == 1
     assert "raise --max-tokens" in out.stderr and "shorten --system" in out.stderr
-
-
-def test_flag_terms_replaces_api_names() -> None:
-    """Library argument names become the flags that set them."""
-    assert (
-        flag_terms("set max_tokens or pass keep_recent_tokens")
-        == "set --max-tokens or pass --keep-recent"
-    )
 
 
 @pytest.mark.slow

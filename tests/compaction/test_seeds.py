@@ -19,8 +19,8 @@ from timeline import (
     TruncateSummarizer,
     blocks,
 )
-from timeline._cli.inspect import context_report
-from timeline._compaction.policy import NO_BUDGET, compaction_status
+from timeline._cli.inspect import breakdown_report, context_breakdown
+from timeline._compaction.policy import NO_BUDGET
 from timeline._compaction.summarizers import SummaryRequest
 
 PAGE = Path(__file__).parent.parent.parent / "docs" / "coming-from-another-agent.md"
@@ -231,11 +231,11 @@ class TestNoBudget:
             tl.render()
 
     def test_inspect_and_status_say_so(self) -> None:
-        """inspect's report and compaction_status() name the missing budget."""
+        """inspect's report names the missing budget; its JSON says the budget and trigger."""
         tl = _timeline(CompactionPolicy())
         tl.begin_turn()
-        assert NO_BUDGET in context_report(tl).splitlines()
-        assert compaction_status(CompactionPolicy(max_tokens=1_000)) == (
+        assert NO_BUDGET in breakdown_report(context_breakdown(tl)).splitlines()
+        assert context_breakdown(_timeline(CompactionPolicy(max_tokens=1_000)))["compaction"] == (
             "budget 1,000 tokens, compaction at 900"
         )
 

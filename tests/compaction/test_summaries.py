@@ -22,9 +22,10 @@ from timeline import (
     blocks,
 )
 from timeline._compaction.digest import CompactionDigest, build_digest
-from timeline._compaction.summarizers._sentences import clip_line, first_sentence, sentence_split
+from timeline._compaction.summarizers._sentences import clip_line, first_sentence
 from timeline._compaction.summarizers.inventory import InventorySummarizer
 from timeline._compaction.summarizers.llm import build_prompt, escape
+from timeline._compaction.textscan import sentences
 
 
 def session(tl: Timeline, turns: int, offset: int = 0) -> None:
@@ -281,6 +282,6 @@ def test_progress_has_one_item_per_turn() -> None:
 def test_first_sentence_is_the_regex_sentence_split(text: str, shown: int) -> None:
     """The str.find search shows what the regex sentence split would (it only looks as
     far as the shown part can reach)."""
-    sentences = sentence_split(text)
-    expected = clip_line(sentences[0], shown) if sentences else ""
+    split = sentences(text)
+    expected = clip_line(split[0], shown) if split else ""
     assert clip_line(first_sentence(text, shown), shown) == expected

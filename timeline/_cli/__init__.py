@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 import sys
 import traceback
 import warnings
@@ -21,25 +20,30 @@ from collections.abc import Sequence
 from timeline._cli.commands import cmd_compact, cmd_demo, cmd_inspect, cmd_render
 from timeline._cli.output import paint, printable
 from timeline._cli.parser import build_parser as _parser
-from timeline._model import TimelineError
+from timeline._model import BudgetError, PolicyError, TimelineError
 
 __all__ = ["main"]
 
-# library argument names -> the flags that set them, for error messages
-_FLAG_TERMS = (
-    (re.compile(r"\bkeep_recent_tokens\b"), "--keep-recent"),
-    (re.compile(r"\bmax_tokens\b"), "--max-tokens"),
-    (re.compile(r"\bcontext_window\b"), "--max-tokens"),
-    (re.compile(r"\braise the budget\b"), "raise --max-tokens"),
-    (re.compile(r"\bshorten it\b"), "shorten --system"),
-)
+_FLAGS = {"max_tokens": "--max-tokens", "keep_recent_tokens": "--keep-recent"}
+"""Policy settings the command line sets, and the flag that sets each."""
 
 
-def flag_terms(message: str) -> str:
-    """``message`` with the library's argument names replaced by the CLI flags."""
-    for pattern, flag in _FLAG_TERMS:
-        message = pattern.sub(flag, message)
-    return message
+def _error_text(exc: Exception) -> str:
+    """The one ``error:`` line for ``exc``, in the command line's terms: a policy setting
+    is named by its flag, and a prompt whose fixed part does not fit says which flags
+    change it."""
+    if isinstance(exc, OSError):
+        return _os_error(exc)
+    if isinstance(exc, PolicyError) and exc.field in _FLAGS:
+        return f"{_FLAGS[exc.field]}: {exc.reason}"
+    if isinstance(exc, BudgetError) and exc.parts:
+        what = " and ".join((", ".join(exc.parts[:-1]), exc.parts[-1])).removeprefix(" and ")
+        need = "needs" if len(exc.parts) == 1 else "need"
+        return (
+            f"the {what} alone {need} {exc.required:,} tokens but the budget is "
+            f"{exc.budget:,}; shorten --system or raise --max-tokens"
+        )
+    return str(exc)
 
 
 def _os_error(exc: OSError) -> str:
@@ -86,7 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (TimelineError, OSError, ValueError, json.JSONDecodeError) as exc:
         if args.debug:
             traceback.print_exc()
-        text = _os_error(exc) if isinstance(exc, OSError) else flag_terms(str(exc))
+        text = _error_text(exc)
         print(f"{paint('error', '31', sys.stderr)}: {printable(text)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -17,8 +17,8 @@ from timeline._cli.importing import cmd_import
 from timeline._cli.output import color_enabled, emit_json, printable
 from timeline._cli.search import cmd_search
 from timeline._cli.stored import load, open_store, require
+from timeline._cli.words import plural
 from timeline._compaction import CompactionPreview
-from timeline._html import plural
 from timeline._model import TimelineError
 
 __all__ = [

@@ -18,6 +18,7 @@ import attrs
 from index_store import shown_dsn
 from timeline import blocks
 from timeline._cli.output import printable
+from timeline._cli.words import plural
 from timeline._compaction import CompactionPolicy
 from timeline._core import Timeline
 from timeline._driver import (
@@ -28,7 +29,6 @@ from timeline._driver import (
     demo_tools,
     memory_read_tool,
 )
-from timeline._html import plural
 from timeline._model import CONV_RANGE_SUMMARY, USER_PROMPT, TimelineError
 
 __all__ = [

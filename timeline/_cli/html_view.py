@@ -8,9 +8,10 @@ import warnings
 from collections.abc import Sequence
 from html import escape
 
+from timeline._cli.words import plural
 from timeline._compaction import NoBudgetWarning
 from timeline._core import Timeline
-from timeline._html import Item, page, plural, view_items
+from timeline._html import Item, page, view_items
 from timeline._model import CONV_RANGE_SUMMARY, Block, ToolSpec
 from timeline._render import RenderedContext
 

@@ -24,7 +24,7 @@ import ijson
 
 from timeline._cli.output import printable, progress
 from timeline._cli.stored import InputError, open_store
-from timeline._html import plural
+from timeline._cli.words import plural
 from timeline._io import StreamedImport
 from timeline._model import (
     InvalidBlockError,

@@ -16,19 +16,19 @@ from typing import Any
 import msgspec
 
 from timeline._cli.output import printable
-from timeline._compaction import NoBudgetWarning, compaction_status
+from timeline._cli.words import compaction_status, plural
+from timeline._compaction import NoBudgetWarning
 from timeline._core import Timeline
 from timeline._html import (
     CATEGORIES,
     SYSTEM_ROW,
     calibration_note,
     category_of,
-    plural,
     token_breakdown,
 )
 from timeline._model import ToolSpec
 
-__all__ = ["BAR", "cache_lines", "context_report", "breakdown_report", "context_breakdown"]
+__all__ = ["BAR", "breakdown_report", "cache_lines", "context_breakdown"]
 
 BAR = 50
 """Cells of the category bar (the whole budget, or the prompt without one)."""
@@ -65,11 +65,6 @@ def context_breakdown(
 
 def _paint(text: str, code: str, color: bool) -> str:
     return f"\x1b[{code}m{text}\x1b[0m" if color and text else text
-
-
-def context_report(tl: Timeline, system: str = "", *, color: bool = False) -> str:
-    """Context usage by category and block type with bars, checkpoints and summaries."""
-    return breakdown_report(context_breakdown(tl, system), color=color)
 
 
 def _cells(values: list[int], scale: int, width: int) -> list[int]:

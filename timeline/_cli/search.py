@@ -18,7 +18,7 @@ from typing import Any, Final
 
 from timeline._cli.output import color_enabled, emit_json, printable
 from timeline._cli.stored import open_store, require
-from timeline._html import plural
+from timeline._cli.words import plural
 from timeline._model import query_terms, terms
 
 __all__ = ["COUNT_CAP", "cmd_search", "highlight"]

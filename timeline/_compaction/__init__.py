@@ -37,7 +37,6 @@ from timeline._compaction.policy import (
     NO_BUDGET,
     CompactionPolicy,
     NoBudgetWarning,
-    compaction_status,
     context_window_for,
     policy_type,
 )
@@ -140,7 +139,6 @@ __all__ = [
     "TruncateSummarizer",
     "budget_policy",
     "clearing_candidates",
-    "compaction_status",
     "context_window_for",
     "cut_at_word",
     "cut_boundary",

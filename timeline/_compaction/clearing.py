@@ -68,7 +68,7 @@ def _tool_names(value: Any) -> Any:
 
 def _names_type(_: Any, attribute: attrs.Attribute[tuple[str, ...]], value: Any) -> None:
     if not isinstance(value, tuple) or not all(isinstance(v, str) for v in value):
-        raise PolicyError(f"{attribute.name}: must be a list of tool names")
+        raise PolicyError("must be a list of tool names", field=attribute.name)
 
 
 def _opt_count(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:

@@ -39,7 +39,6 @@ __all__ = [
     "CompactionPolicy",
     "NoBudgetWarning",
     "OnSummaryFailure",
-    "compaction_status",
     "context_window_for",
     "policy_type",
 ]
@@ -155,8 +154,9 @@ class CompactionPolicy:
     def __attrs_post_init__(self) -> None:
         if self.keep_ratio >= self.trigger_ratio:
             raise PolicyError(
-                f"keep_ratio: must be below trigger_ratio ({self.trigger_ratio}), "
-                f"got {self.keep_ratio}; otherwise every render would compact again"
+                f"must be below trigger_ratio ({self.trigger_ratio}), "
+                f"got {self.keep_ratio}; otherwise every render would compact again",
+                field="keep_ratio",
             )
         if (
             self.max_tokens is None
@@ -164,21 +164,21 @@ class CompactionPolicy:
             and self.context_window <= self.reserve_tokens
         ):
             raise PolicyError(
-                f"reserve_tokens: must be below context_window ({self.context_window}), "
-                f"got {self.reserve_tokens}"
+                f"must be below context_window ({self.context_window}), got {self.reserve_tokens}",
+                field="reserve_tokens",
             )
         clearing = self.clearing
         summary_keep = clearing.summary_keep_ratio if clearing is not None else None
         if summary_keep is not None and summary_keep >= self.trigger_ratio:
             raise PolicyError(
-                f"clearing.summary_keep_ratio: must be below trigger_ratio "
-                f"({self.trigger_ratio}), got {summary_keep}"
+                f"must be below trigger_ratio ({self.trigger_ratio}), got {summary_keep}",
+                field="clearing.summary_keep_ratio",
             )
         budget = self.budget
         keep = self.keep_recent_tokens
         if keep is not None and budget is not None and keep >= budget:
             raise PolicyError(
-                f"keep_recent_tokens: must be below the budget ({budget}), got {keep}"
+                f"must be below the budget ({budget}), got {keep}", field="keep_recent_tokens"
             )
 
     @property
@@ -239,18 +239,20 @@ class CompactionPolicy:
         ``context_window - reserve_tokens`` (``trigger_ratio`` 1.0 unless given).
         """
         if not isinstance(config, Mapping):
-            raise PolicyError(f"{path}: must be a mapping, got {type(config).__name__}")
+            raise PolicyError(f"must be a mapping, got {type(config).__name__}", field=path)
         section: Mapping[str, Any] = config
         prefix = path
         if "compaction" in config:
             inner = config["compaction"]
             if not isinstance(inner, Mapping):
-                raise PolicyError(f"compaction: must be a mapping, got {type(inner).__name__}")
+                raise PolicyError(
+                    f"must be a mapping, got {type(inner).__name__}", field="compaction"
+                )
             section = dict(inner)
             prefix = "compaction"
             extra = set(config) - {"compaction", "context_window", "model"}
             if extra:
-                raise PolicyError(f"{sorted(extra)[0]}: unknown config key")
+                raise PolicyError("unknown config key", field=sorted(extra)[0])
             for key in ("context_window", "model"):
                 if section.get(key) is None and config.get(key) is not None:
                     section = {**section, key: config[key]}
@@ -259,10 +261,16 @@ class CompactionPolicy:
         try:
             return _converter.structure(dict(section), cls)
         except PolicyError as exc:
-            raise PolicyError(_join(prefix, exc.message)) from None
+            if exc.field is None:
+                raise PolicyError(_join(prefix, exc.message)) from None
+            raise PolicyError(exc.reason, field=_join(prefix, exc.field)) from None
         except cattrs.BaseValidationError as exc:
             messages = cattrs.transform_error(exc, path="$", format_exception=_format)
-            raise PolicyError("; ".join(_reformat(m, prefix) for m in messages)) from exc
+            found = [_reformat(m, prefix) for m in messages]
+            if len(found) == 1 and found[0][0]:  # one setting: its path and what is wrong
+                raise PolicyError(found[0][1], field=found[0][0]) from exc
+            text = "; ".join(f"{where}: {what}" if where else what for where, what in found)
+            raise PolicyError(text) from exc
 
 
 def policy_type(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
@@ -280,17 +288,6 @@ def policy_type(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
     raise PolicyError(f"{attribute.name} must be a CompactionPolicy, got {got}; write {fix}")
 
 
-def compaction_status(policy: CompactionPolicy) -> str:
-    """One line on whether and when ``policy`` compacts (for ``inspect`` and the CLI)."""
-    budget = policy.budget
-    if budget is None:
-        return NO_BUDGET
-    if not policy.enabled:
-        return f"compaction disabled (budget {budget:,} tokens)"
-    trigger = int(policy.trigger_ratio * budget)
-    return f"budget {budget:,} tokens, compaction at {trigger:,}"
-
-
 def _format(exc: BaseException, type_: type | None) -> str:
     """Our own messages verbatim; cattrs' wording for everything else."""
     if isinstance(exc, PolicyError):
@@ -305,13 +302,13 @@ def _join(prefix: str, message: str) -> str:
     return f"{prefix}.{message}" if prefix else message
 
 
-def _reformat(message: str, prefix: str) -> str:
-    """cattrs says ``what @ $path``; we say ``prefix.path: what``. A validator's own
-    message starts with its field name (``keep_ratio: must be...``), which joins the
-    path."""
+def _reformat(message: str, prefix: str) -> tuple[str, str]:
+    """cattrs says ``what @ $path``; we say ``prefix.path: what``, returned as (path,
+    what), the path empty when there is none. A validator's own message starts with its
+    field name (``keep_ratio: must be...``), which joins the path."""
     what, sep, where = message.rpartition(" @ ")
     if not sep:
-        return message
+        return "", message
     where = where.removeprefix("$")  # "" (the mapping itself), ".field" or "['key']"
     field, sep, rest = what.partition(": ")
     if sep and all(part.isidentifier() for part in field.split(".")):
@@ -319,7 +316,7 @@ def _reformat(message: str, prefix: str) -> str:
             where = f"{where}.{field}"
         what = rest
     where = f"{prefix}{where}".removeprefix(".")
-    return f"{where}: {what}" if where else what
+    return where, what
 
 
 _converter = cattrs.Converter(forbid_extra_keys=True, detailed_validation=True)

@@ -56,7 +56,7 @@ _PROVIDERS: Final = ("anthropic", "responses")
 
 def _provider(_: Any, attribute: attrs.Attribute[str], value: Any) -> None:
     if value not in _PROVIDERS:
-        raise PolicyError(f"{attribute.name}: must be one of {list(_PROVIDERS)}, got {value!r}")
+        raise PolicyError(f"must be one of {list(_PROVIDERS)}, got {value!r}", field=attribute.name)
 
 
 @attrs.frozen(kw_only=True)

@@ -25,13 +25,13 @@ __all__ = ["RecallPolicy"]
 def _positive(_: Any, attribute: attrs.Attribute[int], value: Any) -> None:
     int_type(attribute.name, value)
     if value <= 0:
-        raise PolicyError(f"{attribute.name}: must be a positive integer, got {value!r}")
+        raise PolicyError(f"must be a positive integer, got {value!r}", field=attribute.name)
 
 
 def _share(_: Any, attribute: attrs.Attribute[float], value: Any) -> None:
     float_type(attribute.name, value)
     if not 0.0 <= value <= 1.0:
-        raise PolicyError(f"{attribute.name}: must be in [0, 1], got {value!r}")
+        raise PolicyError(f"must be in [0, 1], got {value!r}", field=attribute.name)
 
 
 @attrs.frozen(kw_only=True)

@@ -33,22 +33,24 @@ __all__ = [
 
 def int_type(name: str, value: Any) -> None:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise PolicyError(f"{name}: must be an int, got {type(value).__name__} {value!r}")
+        raise PolicyError(f"must be an int, got {type(value).__name__} {value!r}", field=name)
 
 
 def float_type(name: str, value: Any) -> None:
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise PolicyError(f"{name}: must be a number, got {type(value).__name__} {value!r}")
+        raise PolicyError(f"must be a number, got {type(value).__name__} {value!r}", field=name)
 
 
 def bool_type(_: Any, attribute: attrs.Attribute[bool], value: Any) -> None:
     if not isinstance(value, bool):
-        raise PolicyError(f"{attribute.name}: must be a bool, got {type(value).__name__}")
+        raise PolicyError(f"must be a bool, got {type(value).__name__}", field=attribute.name)
 
 
 def opt_str(_: Any, attribute: attrs.Attribute[str | None], value: Any) -> None:
     if value is not None and not isinstance(value, str):
-        raise PolicyError(f"{attribute.name}: must be a str or None, got {type(value).__name__}")
+        raise PolicyError(
+            f"must be a str or None, got {type(value).__name__}", field=attribute.name
+        )
 
 
 def opt_seconds(_: Any, attribute: attrs.Attribute[float | None], value: Any) -> None:
@@ -56,7 +58,7 @@ def opt_seconds(_: Any, attribute: attrs.Attribute[float | None], value: Any) ->
         return
     float_type(attribute.name, value)
     if not 0 < value < float("inf"):
-        raise PolicyError(f"{attribute.name}: must be a positive number, got {value!r}")
+        raise PolicyError(f"must be a positive number, got {value!r}", field=attribute.name)
 
 
 def opt_str_map(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
@@ -65,13 +67,13 @@ def opt_str_map(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
     if not isinstance(value, Mapping) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in value.items()
     ):
-        raise PolicyError(f"{attribute.name}: must be a mapping of str to str")
+        raise PolicyError("must be a mapping of str to str", field=attribute.name)
 
 
 def ratio(_: Any, attribute: attrs.Attribute[float], value: float) -> None:
     float_type(attribute.name, value)
     if not 0.0 < value < 1.0:
-        raise PolicyError(f"{attribute.name}: must be in (0, 1), got {value!r}")
+        raise PolicyError(f"must be in (0, 1), got {value!r}", field=attribute.name)
 
 
 def opt_ratio(_: Any, attribute: attrs.Attribute[Any], value: float | None) -> None:
@@ -82,32 +84,32 @@ def opt_ratio(_: Any, attribute: attrs.Attribute[Any], value: float | None) -> N
 def ratio_incl(_: Any, attribute: attrs.Attribute[float], value: float) -> None:
     float_type(attribute.name, value)
     if not 0.0 < value <= 1.0:
-        raise PolicyError(f"{attribute.name}: must be in (0, 1], got {value!r}")
+        raise PolicyError(f"must be in (0, 1], got {value!r}", field=attribute.name)
 
 
 def positive_or_none(_: Any, attribute: attrs.Attribute[int | None], value: int | None) -> None:
     if value is not None:
         int_type(attribute.name, value)
     if value is not None and value <= 0:
-        raise PolicyError(f"{attribute.name}: must be a positive integer, got {value!r}")
+        raise PolicyError(f"must be a positive integer, got {value!r}", field=attribute.name)
 
 
 def positive_float(_: Any, attribute: attrs.Attribute[float | None], value: float | None) -> None:
     if value is not None:
         float_type(attribute.name, value)
     if value is not None and not value > 0:
-        raise PolicyError(f"{attribute.name}: must be a positive number, got {value!r}")
+        raise PolicyError(f"must be a positive number, got {value!r}", field=attribute.name)
 
 
 def failure_policy(_: Any, attribute: attrs.Attribute[str], value: str) -> None:
     if value not in ("fallback", "skip"):
-        raise PolicyError(f"{attribute.name}: must be 'fallback' or 'skip', got {value!r}")
+        raise PolicyError(f"must be 'fallback' or 'skip', got {value!r}", field=attribute.name)
 
 
 def non_negative(_: Any, attribute: attrs.Attribute[int], value: int) -> None:
     int_type(attribute.name, value)
     if value < 0:
-        raise PolicyError(f"{attribute.name}: must be >= 0, got {value!r}")
+        raise PolicyError(f"must be >= 0, got {value!r}", field=attribute.name)
 
 
 def keywords_only(
@@ -138,7 +140,8 @@ def opt_instance(cls: type) -> Any:
     def check(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
         if value is not None and not isinstance(value, cls):
             raise PolicyError(
-                f"{attribute.name}: must be a {cls.__name__} or None, got {type(value).__name__}"
+                f"must be a {cls.__name__} or None, got {type(value).__name__}",
+                field=attribute.name,
             )
 
     return check

@@ -128,5 +128,6 @@ def check_pin_fits(
             f"the budget is {budget}; unpin something or raise max_tokens",
             budget=budget,
             required=need,
+            parts=("system prompt", "pinned blocks"),
             conversation_id=conversation_id,
         )

@@ -253,10 +253,12 @@ class Timeline(Compacting):
 
     def drain(self) -> list[Block]:
         """Take every block out of memory and return them, for a caller that stores them
-        itself (``timeline import`` streams into a store's ``commit_stream``): appends go
-        on from the same counters and turn, and a result may answer a drained call. Only
-        for a timeline never persisted, loaded or compacted, with nothing pinned or
-        cleared (TimelineError otherwise; nothing changes)."""
+        itself as they come: building a long conversation (an import) into a store's
+        ``commit_stream`` holds one message's blocks at a time, not the conversation.
+        Unlike :meth:`clear`, appends go on in the same turn, and a tool result may answer
+        a call drained before it. Only for a timeline never persisted, loaded or
+        compacted, with nothing pinned or cleared (TimelineError otherwise; nothing
+        changes)."""
         return self._ledger.hand_over(self.conversation_id)
 
     # -- usage calibration -----------------------------------------------------------

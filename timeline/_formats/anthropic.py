@@ -178,7 +178,7 @@ def cache_control(ttl: str | None = None) -> dict[str, Any]:
 def _requested(cache_ttl: CacheTTLs, role: str) -> str | None:
     ttl = cache_ttl.get(role) if isinstance(cache_ttl, Mapping) else cache_ttl
     if ttl not in _RANK:
-        raise PolicyError(f"cache_ttl: a TTL must be '5m' or '1h', got {ttl!r}")
+        raise PolicyError(f"a TTL must be '5m' or '1h', got {ttl!r}", field="cache_ttl")
     return ttl
 
 
@@ -190,10 +190,10 @@ def breakpoint_ttls(
     takes the longest TTL asked of itself or any later one (the later entry holds the
     earlier prefix anyway)."""
     if cache_ttl is not None and not isinstance(cache_ttl, str | Mapping):
-        raise PolicyError(f"cache_ttl: must be '5m', '1h' or a mapping, got {cache_ttl!r}")
+        raise PolicyError(f"must be '5m', '1h' or a mapping, got {cache_ttl!r}", field="cache_ttl")
     if isinstance(cache_ttl, Mapping) and not set(cache_ttl) <= _ROLES:
         unknown = sorted(set(cache_ttl) - _ROLES)[0]
-        raise PolicyError(f"cache_ttl: unknown breakpoint role {unknown!r}")
+        raise PolicyError(f"unknown breakpoint role {unknown!r}", field="cache_ttl")
     ordered = sorted(set(points))
     roles = ["system"] if system else []
     roles += ["messages"] * max(0, len(ordered) - 1) + ["tail"] * bool(ordered)

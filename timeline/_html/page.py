@@ -29,7 +29,7 @@ from functools import cache
 from html import escape
 from importlib.resources import files
 
-from timeline._html.breakdown import CATEGORIES, View, category_of, plural, token_breakdown
+from timeline._html.breakdown import View, plural, token_breakdown
 from timeline._html.rows import (
     Item,
     compaction_html,
@@ -41,14 +41,7 @@ from timeline._html.rows import (
 from timeline._html.top import next_prompt, toolbar
 from timeline._model import CONV_RANGE_SUMMARY, STOP_WORDS, Block, block_counts, block_type
 
-__all__ = ["Item", "context_html", "page", "query_script", "type_color", "view_items"]
-
-_COLORS = {c.name: c.color for c in CATEGORIES}
-
-
-def type_color(block_type: str) -> str:
-    """The colour of a block type: its category's (the terminal's ANSI colour)."""
-    return _COLORS[category_of(block_type)]
+__all__ = ["Item", "context_html", "page", "query_script", "view_items"]
 
 
 @cache

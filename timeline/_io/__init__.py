@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from timeline._io.importers import ImportedConversation, import_conversation, import_messages
+from timeline._io.importers import (
+    ImportedConversation,
+    import_conversation,
+    import_messages,
+)
 from timeline._io.stream import (
     json_events,
 )
@@ -12,8 +16,8 @@ from timeline._io.streamed import (
 
 __all__ = [
     "ImportedConversation",
+    "StreamedImport",
     "import_conversation",
     "import_messages",
-    "StreamedImport",
     "json_events",
 ]

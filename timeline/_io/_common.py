@@ -30,7 +30,6 @@ __all__ = [
     "Builder",
     "ImportedConversation",
     "arguments",
-    "b64_source",
     "check_list",
     "check_text",
     "data_url",
@@ -70,17 +69,6 @@ def data_url(url: str, where: str) -> tuple[str, bytes]:
     head, _, payload = url.partition(";base64,")
     try:
         return head[5:], base64.b64decode(payload, validate=True)
-    except binascii.Error as exc:
-        raise fail(where, f"invalid base64 data: {exc}") from exc
-
-
-def b64_source(source: Any, where: str) -> tuple[str, bytes]:
-    if not isinstance(source, Mapping) or source.get("type") != "base64":
-        raise fail(where, "only base64 sources can be imported")
-    try:
-        return str(source.get("media_type", "")), base64.b64decode(
-            str(source.get("data", "")), validate=True
-        )
     except binascii.Error as exc:
         raise fail(where, f"invalid base64 data: {exc}") from exc
 

@@ -182,9 +182,9 @@ from timeline._model.validate import (
 )
 
 __all__ = [
-    "constructors",
-    "log",
     "tracing",
+    "log",
+    "constructors",
     "ANTHROPIC_FIELDS",
     "ASSISTANT_COMPLETION",
     "AUDIO_FORMATS",

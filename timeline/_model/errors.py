@@ -103,7 +103,15 @@ class CodecError(TimelineError, ValueError):
 
 
 class PolicyError(TimelineError, ValueError):
-    """A policy or config mapping is invalid; the message names the offending path."""
+    """A policy or config mapping is invalid. ``field`` is the path of the offending
+    setting (``keep_ratio``, ``clearing.summary_keep_ratio``; None when the error is not
+    about one setting) and ``reason`` what is wrong with it; the message is
+    ``field: reason``."""
+
+    def __init__(self, reason: str, *, field: str | None = None, **kw: str | None) -> None:
+        super().__init__(f"{field}: {reason}" if field else reason, **kw)
+        self.field = field
+        self.reason = reason
 
 
 class EmptyPromptError(TimelineError, ValueError):
@@ -111,12 +119,24 @@ class EmptyPromptError(TimelineError, ValueError):
 
 
 class BudgetError(TimelineError, ValueError):
-    """The prompt cannot be made to fit the budget; carries the numbers."""
+    """The prompt cannot be made to fit the budget; carries the numbers. ``parts`` names
+    what alone does not fit when it is a part the prompt cannot drop (``"system prompt"``,
+    ``"tool definitions"``, ``"pinned blocks"``, in that order); empty when the whole
+    prompt is still over after compaction and truncation."""
 
-    def __init__(self, message: str, *, budget: int, required: int, **kw: str | None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        budget: int,
+        required: int,
+        parts: tuple[str, ...] = (),
+        **kw: str | None,
+    ) -> None:
         super().__init__(message, **kw)
         self.budget = budget
         self.required = required
+        self.parts = parts
 
 
 class PinnedOverBudgetError(BudgetError):

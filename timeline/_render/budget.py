@@ -97,6 +97,9 @@ def _check_pinned(settings: Settings, prep: Prep, stream: VisibleStream, budget:
             f"is {budget}",
             budget=budget,
             required=need,
+            parts=("system prompt", "tool definitions", "pinned blocks")
+            if prep.tools
+            else ("system prompt", "pinned blocks"),
             conversation_id=settings.conversation_id,
         )
 

@@ -76,6 +76,7 @@ def _budget(settings: Settings, prep: Prep, keep_tokens: int | None) -> int:
             "system prompt or raise the budget",
             budget=budget,
             required=prep.fixed_tokens,
+            parts=("system prompt", "tool definitions") if prep.tools else ("system prompt",),
             conversation_id=settings.conversation_id,
         )
     return budget

@@ -48,7 +48,6 @@ from timeline.integrations._openai_items import (
     ITEM,
     PART,
     Item,
-    as_item,
     as_items,
     counting_blocks,
     item_blocks,
@@ -72,27 +71,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised without the extra
     raise missing_extra("openai-agents", "openai-agents") from exc
 
-__all__ = ["TimelineSession", "from_responses_items", "to_responses_items"]
-
-
-def from_responses_items(items: Sequence[Any]) -> list[Block]:
-    """Blocks for Responses input items: messages (user images too), function calls and
-    their outputs, reasoning items (``assistant.reasoning``); any other item (hosted
-    tools...) as an ``openai.item`` block holding it. Each block set carries its item."""
-    out: list[Block] = []
-    calls: set[str] = set()
-    for raw in items:
-        blocks = item_blocks(as_item(raw), calls)
-        calls.update(b.call_id or "" for b in blocks if b.type == REACT_TOOL_CALL)
-        out += blocks
-    return out
-
-
-def to_responses_items(view: RenderedContext) -> list[Item]:
-    """Responses input items for a rendered view (system prompt excluded: the Agents
-    SDK sends the agent's instructions itself): stored items as stored, the rest (a
-    summary, a truncated block) rendered. The caller's own: every dict and list new."""
-    return stored_items(view, {b.id: b for b in view.blocks})
+__all__ = ["TimelineSession"]
 
 
 def _mirror(tl: Timeline, items: Sequence[Item]) -> None:

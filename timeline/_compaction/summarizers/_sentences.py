@@ -18,7 +18,6 @@ __all__ = [
     "clip_lines",
     "first_sentence",
     "matching_sentences",
-    "sentence_split",
 ]
 
 LINE_CAP: Final = 240
@@ -65,11 +64,6 @@ DECISION: Final = (_DECISION, _DECISION_WORDS)
 NEXT: Final = (_NEXT, _NEXT_WORDS)
 """(pattern, words): a sentence matches the pattern; every match contains one of the
 words, so a text without any of them is not searched."""
-
-
-def sentence_split(text: str) -> list[str]:
-    """``[s.strip() for s in _SENTENCE.split(text) if s and s.strip()]``."""
-    return sentences(text)
 
 
 def clip_line(text: str, cap: int = LINE_CAP) -> str:
