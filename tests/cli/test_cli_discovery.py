@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.test_cli import LONG_MESSAGES, OPENAI_MESSAGES, cli, import_file
+from tests.helpers.cli import LONG_MESSAGES, OPENAI_MESSAGES, cli, import_file
 from timeline._cli import _parser
 from timeline._cli.words import plural
 from timeline._html.breakdown import percent_shares
