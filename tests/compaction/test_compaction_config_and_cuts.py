@@ -7,10 +7,12 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import msgspec
 import pytest
 
 from timeline import (
     CompactionPolicy,
+    HeuristicCounter,
     LLMSummarizer,
     PolicyError,
     SummaryRequest,
@@ -19,6 +21,7 @@ from timeline import (
     context_window_for,
 )
 from timeline._compaction import valid_cuts
+from timeline._compaction.cuts import _kept_tokens
 from timeline._compaction.pruning import prune_expired, pruned_replacement
 from timeline._compaction.summarizers.llm import SYSTEM_PROMPT, build_prompt
 
@@ -159,3 +162,35 @@ def test_errors_name_the_path_the_caller_gave(path: str, where: str) -> None:
         with pytest.raises(PolicyError) as err:
             CompactionPolicy.from_mapping(config, path=path)
         assert err.value.message == f"{where}{field}: {what}"
+
+
+def test_kept_tokens_are_exactly_what_stays_after_a_cut() -> None:
+    """What a cut keeps: every block from the cut on plus the pinned ones before it,
+    nothing more (cutting after the last block keeps only the pins)."""
+    made = [msgspec.structs.replace(blocks.user_prompt(f"p{i}"), id=f"b{i}") for i in range(4)]
+    kept = _kept_tokens(made, 1, [5, 10, 20, 30], {"b1"})
+    assert [kept(c) for c in range(1, 5)] == [60, 60, 40, 10]
+    plain = _kept_tokens(made, 0, [5, 10, 20, 30], set())
+    assert [plain(c) for c in range(5)] == [65, 60, 50, 30, 0]
+
+
+@pytest.mark.parametrize(
+    ("max_tokens", "kept"), [(285, ["turn.header", "user.prompt"]), (284, ["user.prompt"])]
+)
+def test_a_last_turn_that_fits_to_the_token_stays_whole(max_tokens: int, kept: list[str]) -> None:
+    """Without a usage report the cut reserves the system prompt, the tail and no
+    calibration at all: at 285 tokens the last turn fits exactly in the kept share and
+    stays whole, at 284 it is split (its header summarized). Reserving one token of
+    calibration more than the report gives would split it at 285 already."""
+    tl = Timeline(
+        "c",
+        policy=CompactionPolicy(max_tokens=max_tokens, keep_recent_turns=1),
+        token_counter=HeuristicCounter(),
+    )
+    for t in range(6):
+        tl.begin_turn()
+        tl.append(blocks.user_prompt(f"turn {t} " + "word " * (7 * t + 5)))
+        tl.append(blocks.assistant_completion(f"reply {t} " + "text " * (5 * t + 9)))
+    view = tl.render("sys")
+    types = [b.type for b in view.blocks]
+    assert types == ["conv.range.summary", *kept, "assistant.completion"]

@@ -10,9 +10,14 @@ from typing import Any
 
 import pytest
 
-from timeline import Timeline, blocks
-from timeline._compaction.digest import build_digest
-from timeline._compaction.digest_records import Artifact
+from timeline import (
+    Block,
+    Timeline,
+    blocks,
+)
+from timeline._compaction.digest import _memory_hit, build_digest
+from timeline._compaction.digest_records import Artifact, classify_tool
+from timeline._compaction.digest_tools import command_of, search_record
 
 
 def digest_of(result: Any) -> tuple[list[Artifact], list[Artifact]]:
@@ -146,3 +151,55 @@ def test_records_without_a_usable_path_are_skipped_not_the_rest() -> None:
         rec("after"),
     ]
     assert paths(result) == ["fi:after"]
+
+
+def test_a_search_count_field_wins_over_its_hit_list() -> None:
+    """A search result with a count field and a (first page of a) hit list reports the
+    count: the list may be truncated, the count is the tool's own figure."""
+    call = blocks.tool_call("search", {"query": "TODO"})
+    out = blocks.tool_result("c", json.dumps({"hits": ["a.py", "b.py"], "total": 57}))
+    assert search_record(call, {"query": "TODO"}, [out]).hits == 57
+    listed = blocks.tool_result("c", json.dumps({"hits": ["a.py", "b.py"]}))
+    assert search_record(call, {"query": "TODO"}, [listed]).hits == 2
+
+
+def test_a_call_without_a_tool_name_is_classified_other() -> None:
+    """As documented: overrides, then the defaults, else "other" (a nameless call too)."""
+    assert classify_tool(None) == "other"
+    assert classify_tool("", {"": "read"}) == "other"
+    assert classify_tool("fetch_page", {"fetch_page": "read"}) == "read"
+
+
+@pytest.mark.parametrize("key", ["command", "cmd", "script", "code"])
+def test_an_exec_command_is_read_under_each_key(key: str) -> None:
+    assert command_of({key: "make test", "timeout": 60}) == "make test"
+    assert command_of({key: ["pytest", "-q"]}) == "pytest -q"
+    assert command_of({"timeout": 60, "cwd": "/"}) == '{"cwd":"/","timeout":60}'
+
+
+def test_an_attachment_artifact_keeps_the_sources_it_used() -> None:
+    tl = Timeline("a")
+    tl.begin_turn()
+    tl.append(
+        blocks.user_attachment(
+            name="r.pdf", mime="application/pdf", data=b"%PDF", sources_used=["s1", 2]
+        )
+    )
+    artifacts = build_digest(tl.blocks, None).artifacts
+    assert [a.sources_used for a in artifacts] == [["s1", "2"]]
+
+
+def test_a_tool_nobody_classified_is_other() -> None:
+    assert classify_tool("frobnicate") == "other"
+    assert classify_tool("frobnicate", {"bash": "shell"}) == "other"
+
+
+def test_a_memory_hit_without_a_path_records_an_empty_path() -> None:
+    """A memory search hit that carries no path is recorded with an empty path (the
+    summary then says "no hits" rather than naming a made-up file)."""
+    result = Block(
+        type="react_tool_result", text="1 hit", id="r1", meta={"hits": [{"turn_id": "t3"}]}
+    )
+    hit = _memory_hit({"query": "retry"}, [result])
+    assert hit.paths == [""]
+    assert hit.turn_ids == ["t3"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
+import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -22,9 +23,18 @@ from timeline import (
     blocks,
 )
 from timeline._compaction.digest import CompactionDigest, build_digest
-from timeline._compaction.summarizers._sentences import clip_line, first_sentence, sentence_split
-from timeline._compaction.summarizers.inventory import InventorySummarizer
-from timeline._compaction.summarizers.llm import build_prompt, escape
+from timeline._compaction.digest_records import Artifact
+from timeline._compaction.summarizers._page import Page
+from timeline._compaction.summarizers._progress import turn_items
+from timeline._compaction.summarizers._sentences import (
+    _sentence_end,
+    clip_line,
+    first_sentence,
+    sentence_split,
+)
+from timeline._compaction.summarizers.base import block_line
+from timeline._compaction.summarizers.inventory import InventorySummarizer, _critical
+from timeline._compaction.summarizers.llm import _file_list, build_prompt, escape, finish_summary
 
 
 def session(tl: Timeline, turns: int, offset: int = 0) -> None:
@@ -284,3 +294,93 @@ def test_first_sentence_is_the_regex_sentence_split(text: str, shown: int) -> No
     sentences = sentence_split(text)
     expected = clip_line(sentences[0], shown) if sentences else ""
     assert clip_line(first_sentence(text, shown), shown) == expected
+
+
+def test_a_tool_result_line_names_its_tool() -> None:
+    """A result reads ``tool -> text`` in a summarizer's transcript ("tool" when the
+    result names none), so the summary can tell which tool said what."""
+    assert block_line(blocks.tool_result("c1", "ok", tool_id="grep")) == "[Tool]: grep -> ok"
+    assert block_line(blocks.tool_result("c1", "ok")) == "[Tool]: tool -> ok"
+
+
+def test_a_turn_not_started_is_named_by_its_prompt_not_a_later_note() -> None:
+    """A turn with a request and no work yet is Not Started under the request's first
+    sentence; a note after it (any other block with text) is not the request."""
+    tl = Timeline("p")
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("Add a --verbose flag. Keep the defaults."))
+    tl.append(blocks.note("The repository was checked out at main."))
+    done, in_progress, not_started = turn_items(tl.blocks, {})
+    assert (done, in_progress) == ([], [])
+    assert not_started == ["t1: Add a --verbose flag."]
+
+
+def test_a_turn_prefix_without_tool_calls_says_so() -> None:
+    """The summary of a split turn's prefix lists its tool calls as Early Progress, or
+    says there were none."""
+    tl = Timeline("tp")
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("Plan the migration."))
+    tl.append(blocks.assistant_completion("Here is a first outline."))
+    request = SummaryRequest(kind="turn_prefix", blocks=tuple(tl.blocks))
+    text = InventorySummarizer().summarize(request)
+    assert "### Early Progress\n- (no tool calls)\n" in text
+    assert "### Original Request\nPlan the migration.\n" in text
+
+
+def test_an_llm_summary_missing_requests_lists_them_and_the_omitted_count() -> None:
+    """A model summary that dropped user requests gets them appended verbatim, with how
+    many earlier ones only the turn log holds."""
+    digest = CompactionDigest(user_requests=["Fix the parser.", "Add tests."])
+    digest = msgspec.structs.replace(digest, user_requests_omitted=3)
+    request = SummaryRequest(kind="history", blocks=(), digest=digest)
+    text = finish_summary("## Goal\nParser work.", request)
+    assert "## User Requests (verbatim)\n1. Fix the parser.\n2. Add tests.\n" in text
+    assert "\n(3 earlier requests are in the turn log)" in text
+
+
+def test_a_goal_of_several_items_is_one_per_line() -> None:
+    page = Page({}, ["Build the parser.", "Keep the old API."], [], CompactionDigest())
+    assert page.goal == "Build the parser.\nKeep the old API."
+    assert Page({}, [], [], CompactionDigest()).goal == "(not stated)"
+
+
+def test_a_first_sentence_ends_at_its_mark() -> None:
+    assert first_sentence("Fix the build. Then run the tests.", 100) == "Fix the build."
+    assert first_sentence("Why? Because.", 100) == "Why?"
+
+
+def test_an_llm_prompt_without_a_focus_adds_nothing_for_it() -> None:
+    plain = build_prompt(SummaryRequest(kind="history", blocks=(), max_tokens=900))
+    assert "Focus" not in plain
+    # the format's last line, then the length limit: nothing between them
+    assert plain.endswith("oldest first]\n\nKeep the summary under about 900 tokens.")
+    focused = build_prompt(SummaryRequest(kind="history", blocks=(), focus="the parser"))
+    assert "\n\nFocus: the parser" in focused
+
+
+def test_a_file_list_has_one_path_a_line() -> None:
+    """The read/modified file lists an LLM summary ends with: one path per line between
+    the tags (joining with anything else would break the lines)."""
+    assert _file_list("read-files", ["a.py", "b.py"]) == "<read-files>\na.py\nb.py\n</read-files>"
+
+
+def test_a_first_sentence_is_looked_for_only_before_stop() -> None:
+    """``_sentence_end(text, stop)`` finds the end in ``text[:stop]``: a line break after
+    ``stop`` must not move the end past it (an unbounded find would return 7 here)."""
+    assert _sentence_end("abc def\nmore", 3) == 3
+    assert _sentence_end("abc def\nmore", 10) == 7
+
+
+def test_an_externally_streamed_artifact_is_called_streamed_in_critical_context() -> None:
+    """An artifact whose bytes live outside the prompt is marked ``streamed`` in the
+    summary's Critical Context, so the model knows it was not shown inline."""
+    digest = CompactionDigest(
+        artifacts=[
+            Artifact("out/report.csv", "text/csv", "external"),
+            Artifact("a.png", "image/png", "inline"),
+        ]
+    )
+    lines = _critical(digest)
+    assert "artifact out/report.csv (text/csv, streamed)" in lines
+    assert "artifact a.png (image/png)" in lines

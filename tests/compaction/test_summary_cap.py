@@ -6,10 +6,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.helpers.summary_sections import parse_sections
-from timeline import CompactionPolicy, SummaryRequest, Timeline, blocks
-from timeline._compaction.digest import build_digest
+from timeline import (
+    CompactionPolicy,
+    SummaryRequest,
+    Timeline,
+    blocks,
+)
+from timeline._compaction.digest import build_digest, cap_request
 from timeline._compaction.summarizers.base import SummaryResult, estimate_tokens
-from timeline._compaction.summarizers.inventory import InventorySummarizer
+from timeline._compaction.summarizers.inventory import InventorySummarizer, _listed_chars
 
 
 def long_session(tl: Timeline, turns: int, words: int, offset: int = 0) -> None:
@@ -82,3 +87,16 @@ def test_compaction_summaries_stay_within_summary_max_tokens() -> None:
     summaries = [b for b in tl.blocks if b.type == "conv.range.summary"]
     assert len(summaries) >= 3
     assert all(estimate_tokens(s.text) <= 300 + 8 for s in summaries)
+
+
+def test_a_request_over_a_one_character_cap_is_cut() -> None:
+    """Only a cap of 0 means "no cap": a cap of 1 still cuts (``cap <= 1`` kept it)."""
+    assert cap_request("hello world", 1) == " [... 11 more chars]"
+    assert cap_request("hello world", 0) == "hello world"
+
+
+def test_request_lines_cost_their_text_plus_a_marker_and_a_line_break_each() -> None:
+    """The inventory's request budget counts ``- `` and a line break per request: two
+    requests of 2 and 3 characters take 11 characters of the summary."""
+    assert _listed_chars(["ab", "cde"]) == 11
+    assert _listed_chars([]) == 0
