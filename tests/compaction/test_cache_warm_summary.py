@@ -22,7 +22,7 @@ from timeline import (
     Timeline,
     blocks,
 )
-from timeline._compaction.summarizers.cache_warm import Provider, _quote, instruction
+from timeline._compaction.summarizers.cache_warm import Provider, instruction
 
 SYSTEM = "You are a coding agent. " + "Follow the house style and test every change. " * 150
 SUMMARY = "## Goal\nFix the retry loop.\n## Next Steps\n1. Run the tests."
@@ -221,10 +221,15 @@ def test_most_of_the_summary_request_is_served_from_cache(make_tl: Make) -> None
 
 
 def test_the_cache_warm_instruction_names_a_blank_block_by_its_type() -> None:
-    """A block with no text to quote is named by its type in the instruction."""
-    assert _quote(blocks.user_prompt(" \n ")) == "the user.prompt block"
-    assert _quote(blocks.user_prompt("\n fix the build \n")) == (
-        'the message that starts "fix the build"'
+    """A block with no text to quote is named by its type in the instruction; one with
+    text by its first line."""
+    blank = Block(type="user.prompt", text=" \n ", id="p1")
+    request = SummaryRequest(kind="turn_prefix", blocks=(blank,), context=(blank,))
+    assert "from the user.prompt block. Say what" in instruction(request, request.context)
+    ask = Block(type="user.prompt", text="\n fix the build \n", id="p2")
+    request = SummaryRequest(kind="turn_prefix", blocks=(ask,), context=(ask,))
+    assert 'from the message that starts "fix the build". Say' in (
+        instruction(request, request.context)
     )
 
 

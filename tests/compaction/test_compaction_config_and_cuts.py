@@ -4,12 +4,13 @@ Written against mutants that the broader tests let through."""
 
 from __future__ import annotations
 
+import itertools
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import msgspec
 import pytest
 
+from tests.helpers.conversations import coding_turn
 from timeline import (
     CompactionPolicy,
     HeuristicCounter,
@@ -21,7 +22,6 @@ from timeline import (
     context_window_for,
 )
 from timeline._compaction import valid_cuts
-from timeline._compaction.cuts import _kept_tokens
 from timeline._compaction.pruning import prune_expired, pruned_replacement
 from timeline._compaction.summarizers.llm import SYSTEM_PROMPT, build_prompt
 
@@ -164,14 +164,24 @@ def test_errors_name_the_path_the_caller_gave(path: str, where: str) -> None:
         assert err.value.message == f"{where}{field}: {what}"
 
 
-def test_kept_tokens_are_exactly_what_stays_after_a_cut() -> None:
-    """What a cut keeps: every block from the cut on plus the pinned ones before it,
-    nothing more (cutting after the last block keeps only the pins)."""
-    made = [msgspec.structs.replace(blocks.user_prompt(f"p{i}"), id=f"b{i}") for i in range(4)]
-    kept = _kept_tokens(made, 1, [5, 10, 20, 30], {"b1"})
-    assert [kept(c) for c in range(1, 5)] == [60, 60, 40, 10]
-    plain = _kept_tokens(made, 0, [5, 10, 20, 30], set())
-    assert [plain(c) for c in range(5)] == [65, 60, 50, 30, 0]
+def test_a_pinned_block_before_the_cut_counts_toward_what_stays() -> None:
+    """The cut counts the pinned blocks it leaves before it as kept: with a large pinned
+    prompt, every compaction still brings the prompt under the trigger (counting only the
+    blocks after the cut would keep too much, and compact again at the next render)."""
+    policy = CompactionPolicy(max_tokens=3_000, keep_recent_turns=1)
+    tl = Timeline("k", policy=policy, token_counter=HeuristicCounter())
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("Keep these rules. " + "rule " * 600))
+    tl.pin(["ar:t1.user.prompt"])
+    compacted = []
+    for i in range(12):
+        coding_turn(tl, i)
+        view = tl.render("sys")
+        if view.compaction is not None:
+            compacted.append(i)
+            assert view.tokens < policy.trigger_ratio * policy.max_tokens
+    assert len(compacted) >= 2
+    assert all(later - earlier > 1 for earlier, later in itertools.pairwise(compacted))
 
 
 @pytest.mark.parametrize(

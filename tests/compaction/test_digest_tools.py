@@ -10,12 +10,16 @@ from typing import Any
 
 import pytest
 
+from tests.helpers.conversations import coding_turn
 from timeline import (
-    Block,
+    CompactionPolicy,
+    HeuristicCounter,
+    InventorySummarizer,
+    SummaryRequest,
     Timeline,
     blocks,
 )
-from timeline._compaction.digest import _memory_hit, build_digest
+from timeline._compaction.digest import build_digest
 from timeline._compaction.digest_records import Artifact, classify_tool
 from timeline._compaction.digest_tools import command_of, search_record
 
@@ -195,11 +199,27 @@ def test_a_tool_nobody_classified_is_other() -> None:
 
 
 def test_a_memory_hit_without_a_path_records_an_empty_path() -> None:
-    """A memory search hit that carries no path is recorded with an empty path (the
-    summary then says "no hits" rather than naming a made-up file)."""
-    result = Block(
-        type="react_tool_result", text="1 hit", id="r1", meta={"hits": [{"turn_id": "t3"}]}
-    )
-    hit = _memory_hit({"query": "retry"}, [result])
-    assert hit.paths == [""]
-    assert hit.turn_ids == ["t3"]
+    """A memory search hit that carries no path reaches the summarizer's digest with an
+    empty path (not a made-up one such as "None") and its turn."""
+    asked: list[SummaryRequest] = []
+
+    class Capture:
+        name = "capture"
+
+        def summarize(self, request: SummaryRequest) -> str:
+            asked.append(request)
+            return InventorySummarizer().summarize(request)
+
+    policy = CompactionPolicy(max_tokens=2_000, keep_recent_turns=1)
+    tl = Timeline("m", policy=policy, token_counter=HeuristicCounter(), summarizer=Capture())
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("Look up the retry notes."))
+    call = tl.append(blocks.tool_call("memory_read", {"query": "retry"}))
+    hits = [{"turn_id": "t3"}]
+    tl.append(blocks.tool_result(call.call_id or "", "1 hit", tool_id="memory_read", hits=hits))
+    for i in range(8):
+        coding_turn(tl, i)
+    tl.render("sys")
+    assert asked
+    [hit] = asked[0].digest.memory_reads
+    assert (hit.query, hit.paths, hit.turn_ids) == ("retry", [""], ["t3"])

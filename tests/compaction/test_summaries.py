@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable
 
 import msgspec
@@ -12,10 +13,13 @@ from hypothesis import strategies as st
 from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.json import JSONSnapshotExtension
 
+from tests.helpers.conversations import coding_turn
 from tests.helpers.summary_sections import parse_sections
 from timeline import (
     AsyncLLMSummarizer,
     CompactionPolicy,
+    HeuristicCounter,
+    InventorySummarizer,
     LLMSummarizer,
     SlidingWindowSummarizer,
     SummaryRequest,
@@ -23,18 +27,13 @@ from timeline import (
     blocks,
 )
 from timeline._compaction.digest import CompactionDigest, build_digest
-from timeline._compaction.digest_records import Artifact
-from timeline._compaction.summarizers._page import Page
-from timeline._compaction.summarizers._progress import turn_items
 from timeline._compaction.summarizers._sentences import (
-    _sentence_end,
     clip_line,
     first_sentence,
     sentence_split,
 )
 from timeline._compaction.summarizers.base import block_line
-from timeline._compaction.summarizers.inventory import InventorySummarizer, _critical
-from timeline._compaction.summarizers.llm import _file_list, build_prompt, escape, finish_summary
+from timeline._compaction.summarizers.llm import build_prompt, escape, finish_summary
 
 
 def session(tl: Timeline, turns: int, offset: int = 0) -> None:
@@ -307,12 +306,12 @@ def test_a_turn_not_started_is_named_by_its_prompt_not_a_later_note() -> None:
     """A turn with a request and no work yet is Not Started under the request's first
     sentence; a note after it (any other block with text) is not the request."""
     tl = Timeline("p")
+    _agent_turn(tl, "Read the module.", prompt="Read a.py.")
     tl.begin_turn()
     tl.append(blocks.user_prompt("Add a --verbose flag. Keep the defaults."))
     tl.append(blocks.note("The repository was checked out at main."))
-    done, in_progress, not_started = turn_items(tl.blocks, {})
-    assert (done, in_progress) == ([], [])
-    assert not_started == ["t1: Add a --verbose flag."]
+    text = InventorySummarizer().summarize(SummaryRequest(kind="history", blocks=tuple(tl.blocks)))
+    assert "### Not Started\n- [ ] t2: Add a --verbose flag.\n" in text
 
 
 def test_a_turn_prefix_without_tool_calls_says_so() -> None:
@@ -339,15 +338,39 @@ def test_an_llm_summary_missing_requests_lists_them_and_the_omitted_count() -> N
     assert "\n(3 earlier requests are in the turn log)" in text
 
 
+def _agent_turn(tl: Timeline, reply: str, prompt: str = "") -> None:
+    """A turn of an agent: a prompt (when given), one file read, then ``reply``."""
+    tl.begin_turn()
+    if prompt:
+        tl.append(blocks.user_prompt(prompt))
+    call = tl.append(blocks.tool_call("read_file", {"path": "src/a.py"}))
+    tl.append(blocks.tool_result(call.call_id or "", "def f(): ...", tool_id="read_file"))
+    tl.append(blocks.assistant_completion(reply))
+
+
 def test_a_goal_of_several_items_is_one_per_line() -> None:
-    page = Page({}, ["Build the parser.", "Keep the old API."], [], CompactionDigest())
-    assert page.goal == "Build the parser.\nKeep the old API."
-    assert Page({}, [], [], CompactionDigest()).goal == "(not stated)"
+    """A summary with no request to take a goal from says so; a previous Goal of several
+    items (sections a caller built or edited) is carried one item a line."""
+    tl = Timeline("g")
+    _agent_turn(tl, "Read the module.")
+    request = SummaryRequest(kind="history", blocks=tuple(tl.blocks))
+    first = InventorySummarizer().summarize_sections(request)
+    assert "## Goal\n(not stated)\n" in first.text
+    assert first.sections is not None
+    goals = msgspec.structs.replace(first.sections, goal=["Build the parser.", "Keep the old API."])
+    again = SummaryRequest(kind="history", blocks=tuple(tl.blocks), previous_sections=goals)
+    text = InventorySummarizer().summarize(again)
+    assert "## Goal\nBuild the parser.\nKeep the old API.\n" in text
 
 
-def test_a_first_sentence_ends_at_its_mark() -> None:
-    assert first_sentence("Fix the build. Then run the tests.", 100) == "Fix the build."
-    assert first_sentence("Why? Because.", 100) == "Why?"
+def test_a_progress_item_is_the_first_sentence_of_its_reply() -> None:
+    """A Done item quotes its turn's reply up to the first sentence mark, the mark kept."""
+    tl = Timeline("f")
+    _agent_turn(tl, "Fixed the build. Then ran the tests.", prompt="Fix the build.")
+    _agent_turn(tl, "Why? Because the cache was cold.", prompt="Why is it slow?")
+    text = InventorySummarizer().summarize(SummaryRequest(kind="history", blocks=tuple(tl.blocks)))
+    assert "- [x] t1: Fixed the build. (read_file)\n" in text
+    assert "- [x] t2: Why? (read_file)\n" in text
 
 
 def test_an_llm_prompt_without_a_focus_adds_nothing_for_it() -> None:
@@ -359,28 +382,23 @@ def test_an_llm_prompt_without_a_focus_adds_nothing_for_it() -> None:
     assert "\n\nFocus: the parser" in focused
 
 
-def test_a_file_list_has_one_path_a_line() -> None:
-    """The read/modified file lists an LLM summary ends with: one path per line between
-    the tags (joining with anything else would break the lines)."""
-    assert _file_list("read-files", ["a.py", "b.py"]) == "<read-files>\na.py\nb.py\n</read-files>"
-
-
-def test_a_first_sentence_is_looked_for_only_before_stop() -> None:
-    """``_sentence_end(text, stop)`` finds the end in ``text[:stop]``: a line break after
-    ``stop`` must not move the end past it (an unbounded find would return 7 here)."""
-    assert _sentence_end("abc def\nmore", 3) == 3
-    assert _sentence_end("abc def\nmore", 10) == 7
-
-
 def test_an_externally_streamed_artifact_is_called_streamed_in_critical_context() -> None:
-    """An artifact whose bytes live outside the prompt is marked ``streamed`` in the
-    summary's Critical Context, so the model knows it was not shown inline."""
-    digest = CompactionDigest(
-        artifacts=[
-            Artifact("out/report.csv", "text/csv", "external"),
-            Artifact("a.png", "image/png", "inline"),
-        ]
-    )
-    lines = _critical(digest)
-    assert "artifact out/report.csv (text/csv, streamed)" in lines
-    assert "artifact a.png (image/png)" in lines
+    """An artifact a tool result names as ``external`` (its bytes live outside the
+    prompt) is marked ``streamed`` in the summary's Critical Context, so the model knows it
+    was not shown inline; a visible one is not."""
+    policy = CompactionPolicy(max_tokens=2_000, keep_recent_turns=1)
+    tl = Timeline("a", policy=policy, token_counter=HeuristicCounter())
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("Export the report."))
+    call = tl.append(blocks.tool_call("export", {"format": "csv"}))
+    made = [
+        {"artifact_path": "out/report.csv", "mime": "text/csv", "visibility": "external"},
+        {"artifact_path": "out/chart.png", "mime": "image/png"},
+    ]
+    tl.append(blocks.tool_result(call.call_id or "", json.dumps({"artifacts": made})))
+    tl.append(blocks.assistant_completion("Exported."))
+    for i in range(8):
+        coding_turn(tl, i)
+    text = next(b.text for b in tl.render("sys").blocks if b.type == "conv.range.summary")
+    assert "- artifact out/report.csv (text/csv, streamed)\n" in text
+    assert not any("chart.png" in line and "streamed" in line for line in text.splitlines())

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers.conversations import numbered
 from timeline import (
     Block,
     CompactionPolicy,
@@ -12,10 +11,10 @@ from timeline import (
     Timeline,
     blocks,
 )
-from timeline._formats._parts import part_text
-from timeline._formats._plan import plan_messages
+from timeline._formats import part_text
 from timeline._formats.text import to_text
 from timeline._model.reasoning import anthropic_thinking
+from timeline.integrations.langchain import to_langchain
 
 
 def test_an_empty_document_payload_says_nothing_to_send() -> None:
@@ -73,13 +72,24 @@ def test_an_orphaned_tool_result_is_shown_as_labelled_text() -> None:
     assert part_text(with_tool) == "[TOOL RESULT bash call_id=c1]\nout"
 
 
-def test_an_attachment_as_a_text_part_says_whether_its_bytes_are_sent() -> None:
-    """A PDF is sent, so its text part only names it; a zip is not, and says so (the
-    check calls ``sendable(block, None, "message")``: a dropped argument raises)."""
-    pdf = blocks.user_attachment(name="r.pdf", mime="application/pdf", data=PDF)
-    assert part_text(pdf) == f"[ATTACHMENT r.pdf (application/pdf, {len(PDF)} bytes)]"
-    zipped = blocks.user_attachment(name="r.zip", mime="application/zip", data=b"PK\x03\x04")
-    assert part_text(zipped).endswith("not sent: the provider does not accept this type]")
+def test_an_attachment_as_a_text_part_says_its_bytes_are_not_sent() -> None:
+    """An attachment of a type no provider takes (a zip) reaches LangChain as a text part
+    that names it and says its bytes were not sent; a PDF goes as a file."""
+    tl = Timeline("z", policy=CompactionPolicy(max_tokens=50_000))
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("see the files"))
+    tl.append(blocks.user_attachment(name="r.zip", mime="application/zip", data=b"PK\x03\x04"))
+    tl.append(blocks.user_attachment(name="r.pdf", mime="application/pdf", data=PDF))
+    parts = [
+        part
+        for message in to_langchain(tl.render("sys"))
+        if isinstance(message.content, list)
+        for part in message.content
+    ]
+    notes = [p["text"] for p in parts if p["type"] == "text" and "r.zip" in p["text"]]
+    assert len(notes) == 1
+    assert notes[0].endswith("not sent: the provider does not accept this type]")
+    assert [p["mime_type"] for p in parts if p["type"] == "file"] == ["application/pdf"]
 
 
 def test_a_pdf_attachment_in_the_text_format_is_not_called_unsent() -> None:
@@ -94,10 +104,13 @@ def _thinking() -> Block:
 
 
 def test_thinking_at_the_very_end_of_the_prompt_is_not_sent() -> None:
-    """Thinking travels only ahead of the assistant content it preceded: when a stream
-    ends on a thinking block after an assistant reply, the final assistant message
-    holds the reply alone; a mutant testing the role the wrong way round sent it."""
-    stream = numbered(blocks.user_prompt("Hi"), blocks.assistant_completion("Hello."), _thinking())
-    last = plan_messages(stream, "anthropic")[-1]
-    assert last.role == "assistant"
-    assert [p.kind for p in last.parts] == ["text"]
+    """Thinking travels only ahead of the assistant content it preceded: when the prompt
+    ends on a thinking block after an assistant reply, the final assistant message holds
+    the reply alone."""
+    tl = Timeline("t", policy=CompactionPolicy(max_tokens=50_000))
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("Hi"))
+    tl.append(blocks.assistant_completion("Hello."))
+    tl.append(_thinking())
+    messages = tl.render("sys").to_anthropic()["messages"]
+    assert messages[-1] == {"role": "assistant", "content": [{"type": "text", "text": "Hello."}]}

@@ -34,7 +34,7 @@ from timeline import (
     blocks,
 )
 from timeline._cli.inspect import usage_report
-from timeline._html.rows import TEXT_LIMIT, Item, _tiers, compaction_html, digest_text
+from timeline._html.rows import TEXT_LIMIT, Item, compaction_html, digest_text
 from timeline._html.top import toolbar
 from timeline._html.usage import CATEGORIES
 from timeline._model.search_text import query_terms
@@ -526,13 +526,22 @@ def test_the_turn_field_is_labelled_and_nothing_leaks_as_text() -> None:
 
 
 def test_a_summary_recording_one_tier_names_it_on_its_card() -> None:
-    """The compaction card reads a summary's ``tiers`` list, or its single ``tier``."""
-    assert _tiers({"tier": "clear"}) == ["tier: clear"]
-    assert _tiers({"tiers": [{"tier": "prune", "blocks": 2}, {"tier": "summarize"}]}) == [
-        "tier prune: blocks 2",
-        "tier summarize",
-    ]
-    assert _tiers({}) == []
+    """The compaction card reads a summary's ``tiers`` list, or the single ``tier`` a
+    summary of an earlier version recorded."""
+    policy = CompactionPolicy(max_tokens=2_000, keep_recent_turns=1)
+    tl = Timeline("s", policy=policy)
+    for i in range(10):
+        coding_turn(tl, i)
+    tl.render("sys")
+    snap = tl.snapshot()
+    summary = next(b for b in snap.blocks if b.type == "conv.range.summary")
+    assert "tiers" not in summary.meta and "tier: " not in tl.render("sys").to_html()
+    older = msgspec.structs.replace(summary, meta={**summary.meta, "tier": "clear"})
+    restored = Timeline("s", policy=policy)
+    restored.restore(
+        msgspec.structs.replace(snap, blocks=[older if b is summary else b for b in snap.blocks])
+    )
+    assert "<li>tier: clear</li>" in restored.render("sys").to_html()
 
 
 def test_a_result_row_counts_lines_only_past_one() -> None:

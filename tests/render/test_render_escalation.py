@@ -43,8 +43,6 @@ def test_arender_compacts_again_too() -> None:
 def test_an_escalated_arender_renders_what_render_does() -> None:
     """The async escalation finishes as the sync one (an unforced finish): the same
     prompt, and the next render compacts nothing more."""
-    from tests.helpers.escalation import STEPS, _step, _timeline
-
     views = []
     for run_async in (False, True):
         tl = _timeline(True)
