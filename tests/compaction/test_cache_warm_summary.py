@@ -235,8 +235,8 @@ def test_the_cache_warm_instruction_names_a_blank_block_by_its_type() -> None:
 
 def test_a_turn_prefix_instruction_quotes_the_first_message_it_covers() -> None:
     """The cache-warm instruction for a split turn's prefix names where the summary
-    starts by quoting its first message; a mutant that always said "its first message"
-    (or nothing) would leave the model to guess which turn is meant."""
+    starts by quoting its first message; saying only "its first message" (or nothing)
+    would leave the model to guess which turn is meant."""
     ask = Block(type="user_prompt", text="Rename the retry helper everywhere.", id="p1")
     step = Block(type="assistant_completion", text="Renaming it now.", id="a1")
     request = SummaryRequest(kind="turn_prefix", blocks=(ask,), context=(ask, step))

@@ -96,7 +96,7 @@ def test_first_line_and_word_search(text: str) -> None:
 def test_the_first_line_of_a_text_ending_in_a_long_run_of_blank_lines() -> None:
     """The first line is found scanning the blank end back in chunks of 256 characters;
     a text ending in more than 256 of them reads like its stripped form (stepping the
-    end forward instead of back would never finish: mutmut sees that as a timeout)."""
+    end forward instead of back would never finish)."""
     text = "  Build passed.\nall good" + "\n \t" * 200
     assert first_line(text) == text.strip().splitlines()[0] == "Build passed."
     assert first_line(" \n" * 300) == ""
