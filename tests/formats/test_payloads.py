@@ -13,7 +13,6 @@ from timeline import (
 )
 from timeline._formats import part_text
 from timeline._formats.text import to_text
-from timeline._model.reasoning import anthropic_thinking
 from timeline.integrations.langchain import to_langchain
 
 
@@ -53,7 +52,7 @@ def test_the_document_payload_skips_thinking_and_keeps_what_follows() -> None:
     tl = Timeline("d", policy=CompactionPolicy(max_tokens=50_000))
     tl.begin_turn()
     tl.append(blocks.user_prompt("why?"))
-    tl.append(anthropic_thinking({"type": "thinking", "thinking": "hmm", "signature": "s"}))
+    tl.append(blocks.anthropic_thinking({"type": "thinking", "thinking": "hmm", "signature": "s"}))
     tl.append(blocks.assistant_completion("Because the cache was cold."))
     payload = tl.render("sys").to_document()
     texts = [part.get("text", "") for part in payload["messages"][0]["content"]]
@@ -100,7 +99,9 @@ def test_a_pdf_attachment_in_the_text_format_is_not_called_unsent() -> None:
 
 
 def _thinking() -> Block:
-    return anthropic_thinking({"type": "thinking", "thinking": "Let me see.", "signature": "s"})
+    return blocks.anthropic_thinking(
+        {"type": "thinking", "thinking": "Let me see.", "signature": "s"}
+    )
 
 
 def test_thinking_at_the_very_end_of_the_prompt_is_not_sent() -> None:
