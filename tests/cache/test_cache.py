@@ -4,9 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import msgspec
 import pytest
 
-from timeline import Block, CompactionPolicy, Timeline, blocks
+from timeline import (
+    Block,
+    CompactionPolicy,
+    Timeline,
+    blocks,
+)
 from timeline._cache import LOOKBACK, CacheState, plan_checkpoints, positions
 from timeline._cache.simulate import request_positions, simulate
 
@@ -167,3 +173,14 @@ def test_previous_prefix_is_read_at_every_distance(
     far = distance >= ANTHROPIC_LOOKBACK
     assert (2 if far else 1) == len(second.cache_points)
     assert far == (len(first.blocks) - 1 in second.cache_points)
+
+
+def test_a_stream_of_one_content_block_gets_its_checkpoint() -> None:
+    """The first block can be the last content block (a restored or compacted stream
+    starting on a summary): it takes the checkpoint."""
+    only = msgspec.structs.replace(blocks.summary("earlier work"), id="s1")
+    points, state = plan_checkpoints(
+        (only,), has_system=True, version=3, state=CacheState(), anchor=None
+    )
+    assert points == (0,)
+    assert (state.tail_id, state.tail_index, state.version) == ("s1", 0, 3)

@@ -13,14 +13,16 @@ import pytest
 from benchmarks.cache_sim import CacheBlock, CacheSimulator
 from timeline import (
     AsyncCacheWarmSummarizer,
+    Block,
     CacheWarmSummarizer,
     CompactionPolicy,
     LLMSummarizer,
+    SummaryRequest,
     TiktokenCounter,
     Timeline,
     blocks,
 )
-from timeline._compaction.summarizers.cache_warm import Provider
+from timeline._compaction.summarizers.cache_warm import Provider, instruction
 
 SYSTEM = "You are a coding agent. " + "Follow the house style and test every change. " * 150
 SUMMARY = "## Goal\nFix the retry loop.\n## Next Steps\n1. Run the tests."
@@ -216,3 +218,28 @@ def test_most_of_the_summary_request_is_served_from_cache(make_tl: Make) -> None
 
     assert simulated_share(make_tl, warm) > 0.85  # 0.90 here: new blocks and the instruction
     assert simulated_share(make_tl, transcript) == 0.0
+
+
+def test_the_cache_warm_instruction_names_a_blank_block_by_its_type() -> None:
+    """A block with no text to quote is named by its type in the instruction; one with
+    text by its first line."""
+    blank = Block(type="user.prompt", text=" \n ", id="p1")
+    request = SummaryRequest(kind="turn_prefix", blocks=(blank,), context=(blank,))
+    assert "from the user.prompt block. Say what" in instruction(request, request.context)
+    ask = Block(type="user.prompt", text="\n fix the build \n", id="p2")
+    request = SummaryRequest(kind="turn_prefix", blocks=(ask,), context=(ask,))
+    assert 'from the message that starts "fix the build". Say' in (
+        instruction(request, request.context)
+    )
+
+
+def test_a_turn_prefix_instruction_quotes_the_first_message_it_covers() -> None:
+    """The cache-warm instruction for a split turn's prefix names where the summary
+    starts by quoting its first message; saying only "its first message" (or nothing)
+    would leave the model to guess which turn is meant."""
+    ask = Block(type="user_prompt", text="Rename the retry helper everywhere.", id="p1")
+    step = Block(type="assistant_completion", text="Renaming it now.", id="a1")
+    request = SummaryRequest(kind="turn_prefix", blocks=(ask,), context=(ask, step))
+    text = instruction(request, request.context)
+    assert 'from the message that starts "Rename the retry helper everywhere."' in text
+    assert 'up to (not including) the message that starts "Renaming it now."' in text

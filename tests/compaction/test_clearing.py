@@ -11,6 +11,7 @@ import pytest
 
 import index_store
 from tests.helpers.clearing import SYSTEM, read, shown
+from tests.helpers.conversations import numbered
 from timeline import (
     ClearingPolicy,
     CompactionPolicy,
@@ -19,6 +20,7 @@ from timeline import (
     Timeline,
     blocks,
 )
+from timeline._compaction.clearing import clearing_candidates, key_arguments, signature
 from timeline._model.block import CONV_RANGE_SUMMARY
 from timeline._model.reasoning import anthropic_thinking
 
@@ -372,3 +374,51 @@ class TestPolicy:
             ClearingPolicy(exclude_tools="bash")
         with pytest.raises(PolicyError, match="clearing: must be a ClearingPolicy"):
             CompactionPolicy(max_tokens=1_000, clearing={})  # type: ignore[arg-type]
+
+
+def test_a_cleared_placeholder_without_tool_or_call_says_tool() -> None:
+    assert signature(None, None) == "tool()"
+    assert signature(None, " read  file ") == "read file()"
+
+
+def test_clearing_reads_the_policy_tool_classification(make_tl: Callable[..., Timeline]) -> None:
+    """A tool the policy classifies as a write supersedes an earlier read of its path
+    (the clearing tier asks the policy's ``tool_classification``, not the defaults only)."""
+    from tests.helpers.clearing import read, shown
+
+    clearing = ClearingPolicy(keep_tool_results=3, dedupe_reads=True)
+    classified = {"put_file": "write"}
+    tl = make_tl(
+        policy=CompactionPolicy(max_tokens=2_400, clearing=clearing, tool_classification=classified)
+    )
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("edit it"))
+    for i in range(3):
+        read(tl, f"src/o{i}.py", 2_000)
+    first = read(tl, "src/a.py", 2_000)
+    put = tl.append(blocks.tool_call("put_file", {"path": "src/a.py", "content": "y"}))
+    tl.append(blocks.tool_result(put.call_id or "", "written", tool_id="put_file"))
+    assert "superseded by a later put_file of the same path" in shown(tl)[first]
+
+
+def test_a_long_path_argument_is_cut_in_a_cleared_placeholder() -> None:
+    shown = key_arguments({"path": "src/" + "a" * 300 + ".py", "note": "b" * 300})
+    assert shown.startswith('path="src/aaa') and shown.endswith('…"')
+    assert "note" not in shown
+
+
+def test_clearing_tool_inputs_spares_the_newest_calls() -> None:
+    """With ``clear_tool_inputs``, only the calls older than the newest
+    ``keep_tool_results`` lose their input; clearing the newest
+    call's input too would hide what the model is working on now."""
+    first = blocks.tool_call("run", {"cmd": "make test"}, call_id="c1")
+    second = blocks.tool_call("run", {"cmd": "make lint"}, call_id="c2")
+    stream = numbered(
+        first,
+        blocks.tool_result("c1", "ok", tool_id="run"),
+        second,
+        blocks.tool_result("c2", "ok", tool_id="run"),
+    )
+    policy = ClearingPolicy(keep_tool_results=1, clear_tool_inputs=True, clear_thinking=False)
+    found = clearing_candidates(stream, 0, policy, carried=frozenset(), current_turn="", cleared={})
+    assert [(c.index, c.reason) for c in found] == [(0, "input"), (1, "old")]

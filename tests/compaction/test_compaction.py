@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
+from datetime import timedelta
 
+import msgspec
 import pytest
 
 from tests.helpers.conversations import coding_turn, summaries
@@ -11,11 +14,14 @@ from timeline import (
     BudgetError,
     CompactionPolicy,
     CompactionStats,
+    HeuristicCounter,
     SummaryRequest,
     Timeline,
     blocks,
 )
 from timeline._compaction import SPLIT_TURN_HEADING
+from timeline._compaction.run import summarize_sync
+from timeline._model.block import CONV_RANGE_SUMMARY
 from timeline._render.prepare import framing_cost, system_cost
 
 
@@ -341,3 +347,159 @@ def test_disabled_policy_never_compacts(make_tl: Callable[..., Timeline]) -> Non
     view = tl.render("sys", force_sanitize=True)
     assert (view.compaction, view.budget) == (None, None)
     assert view.tokens > 500
+
+
+def test_a_failed_summarizer_is_recorded_in_the_summary_meta(
+    make_tl: Callable[..., Timeline],
+) -> None:
+    """The summary block itself says the inventory stood in and why (the HTML view and
+    a loaded timeline read it there, not from the render's stats)."""
+
+    class Broken:
+        name = "broken"
+
+        def summarize(self, request: SummaryRequest) -> str:
+            raise RuntimeError("model down")
+
+    policy = CompactionPolicy(max_tokens=2_000, keep_recent_turns=1)
+    tl = make_tl(policy=policy, summarizer=Broken())
+    for i in range(10):
+        coding_turn(tl, i)
+    summary = tl.render("sys").blocks[0]
+    assert summary.meta["summarizer"] == "inventory"
+    assert summary.meta["summarizer_error"] == "RuntimeError: model down"
+
+
+def test_a_plan_history_never_takes_the_id_of_its_summary() -> None:
+    """The summary's id is not in the ledger yet when the plan history block gets its
+    id: an id factory giving one id to two sequence numbers must not make them share."""
+
+    def paired(kind: str, seq: int) -> str:
+        return f"{kind}-{(seq + 1) // 2}"
+
+    policy = CompactionPolicy(max_tokens=1_000, keep_recent_turns=0)
+    tl = Timeline("c", policy=policy, token_counter=HeuristicCounter(), id_factory=paired)
+    tl.begin_turn()
+    huge = "word " * 400
+    made = [
+        blocks.user_prompt("Fix the failing test in a.py"),
+        blocks.tool_call("read_file", {"i": 0}, call_id="x0"),
+        blocks.tool_result("x0", huge, tool_id="read_file"),
+        blocks.plan("Fix the failing test in a.py"),
+        blocks.plan(huge),
+    ]
+    for i, block in enumerate(made):
+        tl.append(msgspec.structs.replace(block, id=f"u{i}"))
+    assert tl.compact(force=False) is not None
+    ids = [b.id for b in tl.blocks if b.type in (CONV_RANGE_SUMMARY, "react.plan.history")]
+    assert len(ids) == 2 and len(set(ids)) == 2
+
+
+def test_an_empty_summary_falls_back_to_the_inventory_text(
+    make_tl: Callable[..., Timeline],
+) -> None:
+    """``summarize_sync`` itself stands the inventory in for an empty summary (the
+    result carries its text and the reason), unless told not to fall back."""
+    asked: list[SummaryRequest] = []
+
+    class Empty:
+        name = "empty"
+
+        def summarize(self, request: SummaryRequest) -> str:
+            asked.append(request)
+            return "  "
+
+    tl = make_tl(policy=CompactionPolicy(max_tokens=2_000, keep_recent_turns=1), summarizer=Empty())
+    for i in range(10):
+        coding_turn(tl, i)
+    tl.render("sys")
+    assert asked
+    result = summarize_sync(Empty(), asked[0], None)
+    assert result.text.strip() and result.error == "summarizer returned an empty summary"
+    bare = summarize_sync(Empty(), asked[0], None, fallback=False)
+    assert (bare.text, bare.error) == ("", "summarizer returned an empty summary")
+
+
+def test_a_compaction_that_cleared_nothing_reports_no_freed_tokens(
+    make_tl: Callable[..., Timeline],
+) -> None:
+    tl = make_tl(policy=CompactionPolicy(max_tokens=2_000, keep_recent_turns=1))
+    stats = None
+    for i in range(10):
+        coding_turn(tl, i)
+        stats = tl.render("sys").compaction or stats
+    assert stats is not None and stats.tier == "summarize"
+    assert (stats.cleared_blocks, stats.cleared_tokens) == (0, 0)
+
+
+def test_a_ttl_pruning_that_was_enough_is_reported_as_the_clear_tier() -> None:
+    """Pruning results past the cache TTL is the cheapest tier: the stats of a pruning
+    that brought the prompt under the trigger name the "clear" tier and no summary."""
+    from tests.helpers.checkpoints import ttl_timeline
+
+    tl, clock = ttl_timeline()
+    clock.now += timedelta(minutes=10)
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("task 3"))
+    stats = tl.render("sys").compaction
+    assert stats is not None and stats.pruned_blocks == 2
+    assert stats.tier == "clear" and stats.skipped is not None
+
+
+def test_a_summary_block_is_the_systems(make_tl: Callable[..., Timeline]) -> None:
+    tl = make_tl(policy=CompactionPolicy(max_tokens=2_000, keep_recent_turns=1))
+    for i in range(10):
+        coding_turn(tl, i)
+    summary = tl.render("sys").blocks[0]
+    assert summary.type == CONV_RANGE_SUMMARY and summary.author == "system"
+
+
+def test_an_async_summarizer_in_a_sync_render_is_timed_out(
+    make_tl: Callable[..., Timeline],
+) -> None:
+    """The policy's ``summary_timeout_seconds`` holds for an async summarizer run by a
+    sync ``render()`` too: the inventory stands in, the stats say why."""
+
+    class Slow:
+        name = "slow"
+
+        async def asummarize(self, request: SummaryRequest) -> str:
+            await asyncio.sleep(3)
+            return "a late summary"
+
+    policy = CompactionPolicy(max_tokens=2_000, keep_recent_turns=1, summary_timeout_seconds=0.2)
+    tl = make_tl(policy=policy, summarizer=Slow())
+    for i in range(10):
+        coding_turn(tl, i)
+    stats = tl.render("sys").compaction
+    assert stats is not None and stats.summarizer_error is not None
+    assert "timed out" in stats.summarizer_error
+
+
+class _Empty:
+    def summarize(self, request: object) -> str:
+        return "  "
+
+
+def test_an_empty_summary_from_acompact_falls_back_like_compact() -> None:
+    """Under the default ``on_summary_failure="fallback"``, an empty summary in the async
+    path is replaced by the inventory, as in the sync path (passing no fallback flag
+    would leave the compaction without a summary)."""
+    stats = []
+    for run_async in (False, True):
+        tl = Timeline(
+            "a",
+            policy=CompactionPolicy(max_tokens=2_000, keep_recent_turns=1),
+            token_counter=HeuristicCounter(),
+            summarizer=_Empty(),
+        )
+        for t in range(6):
+            tl.begin_turn()
+            tl.append(blocks.user_prompt(f"turn {t}: fix module {t} " + "detail " * 40))
+            tl.append(blocks.assistant_completion(f"Fixed module {t}."))
+        done = asyncio.run(tl.acompact("sys")) if run_async else tl.compact("sys")
+        assert done is not None and "empty" in (done.summarizer_error or "")
+        summary = next(b for b in tl.blocks if b.type == "conv.range.summary")
+        assert summary.meta["summarizer"] == "inventory" and "## Goal" in summary.text
+        stats.append(summary.text)
+    assert stats[0] == stats[1]

@@ -4,13 +4,16 @@ Written against mutants that the broader tests let through."""
 
 from __future__ import annotations
 
+import itertools
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
+from tests.helpers.conversations import coding_turn
 from timeline import (
     CompactionPolicy,
+    HeuristicCounter,
     LLMSummarizer,
     PolicyError,
     SummaryRequest,
@@ -159,3 +162,45 @@ def test_errors_name_the_path_the_caller_gave(path: str, where: str) -> None:
         with pytest.raises(PolicyError) as err:
             CompactionPolicy.from_mapping(config, path=path)
         assert err.value.message == f"{where}{field}: {what}"
+
+
+def test_a_pinned_block_before_the_cut_counts_toward_what_stays() -> None:
+    """The cut counts the pinned blocks it leaves before it as kept: with a large pinned
+    prompt, every compaction still brings the prompt under the trigger (counting only the
+    blocks after the cut would keep too much, and compact again at the next render)."""
+    policy = CompactionPolicy(max_tokens=3_000, keep_recent_turns=1)
+    tl = Timeline("k", policy=policy, token_counter=HeuristicCounter())
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("Keep these rules. " + "rule " * 600))
+    tl.pin(["ar:t1.user.prompt"])
+    compacted = []
+    for i in range(12):
+        coding_turn(tl, i)
+        view = tl.render("sys")
+        if view.compaction is not None:
+            compacted.append(i)
+            assert view.tokens < policy.trigger_ratio * policy.max_tokens
+    assert len(compacted) >= 2
+    assert all(later - earlier > 1 for earlier, later in itertools.pairwise(compacted))
+
+
+@pytest.mark.parametrize(
+    ("max_tokens", "kept"), [(285, ["turn.header", "user.prompt"]), (284, ["user.prompt"])]
+)
+def test_a_last_turn_that_fits_to_the_token_stays_whole(max_tokens: int, kept: list[str]) -> None:
+    """Without a usage report the cut reserves the system prompt, the tail and no
+    calibration at all: at 285 tokens the last turn fits exactly in the kept share and
+    stays whole, at 284 it is split (its header summarized). Reserving one token of
+    calibration more than the report gives would split it at 285 already."""
+    tl = Timeline(
+        "c",
+        policy=CompactionPolicy(max_tokens=max_tokens, keep_recent_turns=1),
+        token_counter=HeuristicCounter(),
+    )
+    for t in range(6):
+        tl.begin_turn()
+        tl.append(blocks.user_prompt(f"turn {t} " + "word " * (7 * t + 5)))
+        tl.append(blocks.assistant_completion(f"reply {t} " + "text " * (5 * t + 9)))
+    view = tl.render("sys")
+    types = [b.type for b in view.blocks]
+    assert types == ["conv.range.summary", *kept, "assistant.completion"]

@@ -10,9 +10,18 @@ from typing import Any
 
 import pytest
 
-from timeline import Timeline, blocks
+from tests.helpers.conversations import coding_turn
+from timeline import (
+    CompactionPolicy,
+    HeuristicCounter,
+    InventorySummarizer,
+    SummaryRequest,
+    Timeline,
+    blocks,
+)
 from timeline._compaction.digest import build_digest
-from timeline._compaction.digest_records import Artifact
+from timeline._compaction.digest_records import Artifact, classify_tool
+from timeline._compaction.digest_tools import command_of, search_record
 
 
 def digest_of(result: Any) -> tuple[list[Artifact], list[Artifact]]:
@@ -146,3 +155,71 @@ def test_records_without_a_usable_path_are_skipped_not_the_rest() -> None:
         rec("after"),
     ]
     assert paths(result) == ["fi:after"]
+
+
+def test_a_search_count_field_wins_over_its_hit_list() -> None:
+    """A search result with a count field and a (first page of a) hit list reports the
+    count: the list may be truncated, the count is the tool's own figure."""
+    call = blocks.tool_call("search", {"query": "TODO"})
+    out = blocks.tool_result("c", json.dumps({"hits": ["a.py", "b.py"], "total": 57}))
+    assert search_record(call, {"query": "TODO"}, [out]).hits == 57
+    listed = blocks.tool_result("c", json.dumps({"hits": ["a.py", "b.py"]}))
+    assert search_record(call, {"query": "TODO"}, [listed]).hits == 2
+
+
+def test_a_call_without_a_tool_name_is_classified_other() -> None:
+    """As documented: overrides, then the defaults, else "other" (a nameless call too)."""
+    assert classify_tool(None) == "other"
+    assert classify_tool("", {"": "read"}) == "other"
+    assert classify_tool("fetch_page", {"fetch_page": "read"}) == "read"
+
+
+@pytest.mark.parametrize("key", ["command", "cmd", "script", "code"])
+def test_an_exec_command_is_read_under_each_key(key: str) -> None:
+    assert command_of({key: "make test", "timeout": 60}) == "make test"
+    assert command_of({key: ["pytest", "-q"]}) == "pytest -q"
+    assert command_of({"timeout": 60, "cwd": "/"}) == '{"cwd":"/","timeout":60}'
+
+
+def test_an_attachment_artifact_keeps_the_sources_it_used() -> None:
+    tl = Timeline("a")
+    tl.begin_turn()
+    tl.append(
+        blocks.user_attachment(
+            name="r.pdf", mime="application/pdf", data=b"%PDF", sources_used=["s1", 2]
+        )
+    )
+    artifacts = build_digest(tl.blocks, None).artifacts
+    assert [a.sources_used for a in artifacts] == [["s1", "2"]]
+
+
+def test_a_tool_nobody_classified_is_other() -> None:
+    assert classify_tool("frobnicate") == "other"
+    assert classify_tool("frobnicate", {"bash": "shell"}) == "other"
+
+
+def test_a_memory_hit_without_a_path_records_an_empty_path() -> None:
+    """A memory search hit that carries no path reaches the summarizer's digest with an
+    empty path (not a made-up one such as "None") and its turn."""
+    asked: list[SummaryRequest] = []
+
+    class Capture:
+        name = "capture"
+
+        def summarize(self, request: SummaryRequest) -> str:
+            asked.append(request)
+            return InventorySummarizer().summarize(request)
+
+    policy = CompactionPolicy(max_tokens=2_000, keep_recent_turns=1)
+    tl = Timeline("m", policy=policy, token_counter=HeuristicCounter(), summarizer=Capture())
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("Look up the retry notes."))
+    call = tl.append(blocks.tool_call("memory_read", {"query": "retry"}))
+    hits = [{"turn_id": "t3"}]
+    tl.append(blocks.tool_result(call.call_id or "", "1 hit", tool_id="memory_read", hits=hits))
+    for i in range(8):
+        coding_turn(tl, i)
+    tl.render("sys")
+    assert asked
+    [hit] = asked[0].digest.memory_reads
+    assert (hit.query, hit.paths, hit.turn_ids) == ("retry", [""], ["t3"])

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from timeline import CompactionPolicy, PolicyError, Timeline, context_window_for
+from timeline import (
+    CompactionPolicy,
+    PolicyError,
+    Timeline,
+    context_window_for,
+)
 
 
 def test_defaults_follow_v2() -> None:
@@ -106,3 +111,42 @@ def test_a_timeline_refuses_what_is_not_a_policy_at_once(policy: object, fix: st
     with pytest.raises(PolicyError, match=fix):
         tl.policy = policy  # type: ignore[assignment]
     assert tl.policy == CompactionPolicy(max_tokens=8000)
+
+
+def test_the_seed_layout_keeps_the_trigger_ratio_of_an_explicit_budget() -> None:
+    """Seed 000's layout triggers at ``context_window - reserve`` (ratio 1.0) only when
+    no ``max_tokens`` is given; with one the default ratio stays."""
+    default = CompactionPolicy().trigger_ratio
+    assert default != 1.0
+    explicit = CompactionPolicy.from_mapping({"compaction": {"max_tokens": 10_000}})
+    assert explicit.trigger_ratio == default
+    seeded = CompactionPolicy.from_mapping({"compaction": {}, "context_window": 200_000})
+    assert seeded.trigger_ratio == 1.0
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        ({"max_tokens": -1}, "cfg.max_tokens: must be a positive integer, got -1"),
+        ({"max_tokens": "x"}, "cfg.max_tokens: expected a number, got str"),
+        ({"keep_ratio": 2.0}, "cfg.keep_ratio: must be in (0, 1), got 2.0"),
+        ({"bogus": 1}, "cfg: extra fields found (bogus)"),
+        (
+            {"max_tokens": 1_000, "keep_recent_tokens": 1_000},
+            "cfg.keep_recent_tokens: must be below the budget (1000), got 1000",
+        ),
+    ],
+)
+def test_a_policy_error_names_the_field_under_the_given_path(
+    config: dict[str, object], message: str
+) -> None:
+    with pytest.raises(PolicyError) as caught:
+        CompactionPolicy.from_mapping(config, path="cfg")
+    assert str(caught.value) == message
+
+
+def test_a_bad_failure_policy_names_the_field_and_the_value() -> None:
+    """The validator raising ``PolicyError(None)`` would lose what was wrong."""
+    with pytest.raises(PolicyError) as caught:
+        CompactionPolicy(on_summary_failure="retry")  # type: ignore[arg-type]
+    assert str(caught.value) == ("on_summary_failure: must be 'fallback' or 'skip', got 'retry'")

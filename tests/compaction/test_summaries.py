@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable
 
+import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.json import JSONSnapshotExtension
 
+from tests.helpers.conversations import coding_turn
 from tests.helpers.summary_sections import parse_sections
 from timeline import (
     AsyncLLMSummarizer,
     CompactionPolicy,
+    HeuristicCounter,
+    InventorySummarizer,
     LLMSummarizer,
     SlidingWindowSummarizer,
     SummaryRequest,
@@ -23,8 +28,8 @@ from timeline import (
 )
 from timeline._compaction.digest import CompactionDigest, build_digest
 from timeline._compaction.summarizers._sentences import clip_line, first_sentence
-from timeline._compaction.summarizers.inventory import InventorySummarizer
-from timeline._compaction.summarizers.llm import build_prompt, escape
+from timeline._compaction.summarizers.base import block_line
+from timeline._compaction.summarizers.llm import build_prompt, escape, finish_summary
 from timeline._compaction.textscan import sentences
 
 
@@ -285,3 +290,112 @@ def test_first_sentence_is_the_regex_sentence_split(text: str, shown: int) -> No
     split = sentences(text)
     expected = clip_line(split[0], shown) if split else ""
     assert clip_line(first_sentence(text, shown), shown) == expected
+
+
+def test_a_tool_result_line_names_its_tool() -> None:
+    """A result reads ``tool -> text`` in a summarizer's transcript ("tool" when the
+    result names none), so the summary can tell which tool said what."""
+    assert block_line(blocks.tool_result("c1", "ok", tool_id="grep")) == "[Tool]: grep -> ok"
+    assert block_line(blocks.tool_result("c1", "ok")) == "[Tool]: tool -> ok"
+
+
+def test_a_turn_not_started_is_named_by_its_prompt_not_a_later_note() -> None:
+    """A turn with a request and no work yet is Not Started under the request's first
+    sentence; a note after it (any other block with text) is not the request."""
+    tl = Timeline("p")
+    _agent_turn(tl, "Read the module.", prompt="Read a.py.")
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("Add a --verbose flag. Keep the defaults."))
+    tl.append(blocks.note("The repository was checked out at main."))
+    text = InventorySummarizer().summarize(SummaryRequest(kind="history", blocks=tuple(tl.blocks)))
+    assert "### Not Started\n- [ ] t2: Add a --verbose flag.\n" in text
+
+
+def test_a_turn_prefix_without_tool_calls_says_so() -> None:
+    """The summary of a split turn's prefix lists its tool calls as Early Progress, or
+    says there were none."""
+    tl = Timeline("tp")
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("Plan the migration."))
+    tl.append(blocks.assistant_completion("Here is a first outline."))
+    request = SummaryRequest(kind="turn_prefix", blocks=tuple(tl.blocks))
+    text = InventorySummarizer().summarize(request)
+    assert "### Early Progress\n- (no tool calls)\n" in text
+    assert "### Original Request\nPlan the migration.\n" in text
+
+
+def test_an_llm_summary_missing_requests_lists_them_and_the_omitted_count() -> None:
+    """A model summary that dropped user requests gets them appended verbatim, with how
+    many earlier ones only the turn log holds."""
+    digest = CompactionDigest(user_requests=["Fix the parser.", "Add tests."])
+    digest = msgspec.structs.replace(digest, user_requests_omitted=3)
+    request = SummaryRequest(kind="history", blocks=(), digest=digest)
+    text = finish_summary("## Goal\nParser work.", request)
+    assert "## User Requests (verbatim)\n1. Fix the parser.\n2. Add tests.\n" in text
+    assert "\n(3 earlier requests are in the turn log)" in text
+
+
+def _agent_turn(tl: Timeline, reply: str, prompt: str = "") -> None:
+    """A turn of an agent: a prompt (when given), one file read, then ``reply``."""
+    tl.begin_turn()
+    if prompt:
+        tl.append(blocks.user_prompt(prompt))
+    call = tl.append(blocks.tool_call("read_file", {"path": "src/a.py"}))
+    tl.append(blocks.tool_result(call.call_id or "", "def f(): ...", tool_id="read_file"))
+    tl.append(blocks.assistant_completion(reply))
+
+
+def test_a_goal_of_several_items_is_one_per_line() -> None:
+    """A summary with no request to take a goal from says so; a previous Goal of several
+    items (sections a caller built or edited) is carried one item a line."""
+    tl = Timeline("g")
+    _agent_turn(tl, "Read the module.")
+    request = SummaryRequest(kind="history", blocks=tuple(tl.blocks))
+    first = InventorySummarizer().summarize_sections(request)
+    assert "## Goal\n(not stated)\n" in first.text
+    assert first.sections is not None
+    goals = msgspec.structs.replace(first.sections, goal=["Build the parser.", "Keep the old API."])
+    again = SummaryRequest(kind="history", blocks=tuple(tl.blocks), previous_sections=goals)
+    text = InventorySummarizer().summarize(again)
+    assert "## Goal\nBuild the parser.\nKeep the old API.\n" in text
+
+
+def test_a_progress_item_is_the_first_sentence_of_its_reply() -> None:
+    """A Done item quotes its turn's reply up to the first sentence mark, the mark kept."""
+    tl = Timeline("f")
+    _agent_turn(tl, "Fixed the build. Then ran the tests.", prompt="Fix the build.")
+    _agent_turn(tl, "Why? Because the cache was cold.", prompt="Why is it slow?")
+    text = InventorySummarizer().summarize(SummaryRequest(kind="history", blocks=tuple(tl.blocks)))
+    assert "- [x] t1: Fixed the build. (read_file)\n" in text
+    assert "- [x] t2: Why? (read_file)\n" in text
+
+
+def test_an_llm_prompt_without_a_focus_adds_nothing_for_it() -> None:
+    plain = build_prompt(SummaryRequest(kind="history", blocks=(), max_tokens=900))
+    assert "Focus" not in plain
+    # the format's last line, then the length limit: nothing between them
+    assert plain.endswith("oldest first]\n\nKeep the summary under about 900 tokens.")
+    focused = build_prompt(SummaryRequest(kind="history", blocks=(), focus="the parser"))
+    assert "\n\nFocus: the parser" in focused
+
+
+def test_an_externally_streamed_artifact_is_called_streamed_in_critical_context() -> None:
+    """An artifact a tool result names as ``external`` (its bytes live outside the
+    prompt) is marked ``streamed`` in the summary's Critical Context, so the model knows it
+    was not shown inline; a visible one is not."""
+    policy = CompactionPolicy(max_tokens=2_000, keep_recent_turns=1)
+    tl = Timeline("a", policy=policy, token_counter=HeuristicCounter())
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("Export the report."))
+    call = tl.append(blocks.tool_call("export", {"format": "csv"}))
+    made = [
+        {"artifact_path": "out/report.csv", "mime": "text/csv", "visibility": "external"},
+        {"artifact_path": "out/chart.png", "mime": "image/png"},
+    ]
+    tl.append(blocks.tool_result(call.call_id or "", json.dumps({"artifacts": made})))
+    tl.append(blocks.assistant_completion("Exported."))
+    for i in range(8):
+        coding_turn(tl, i)
+    text = next(b.text for b in tl.render("sys").blocks if b.type == "conv.range.summary")
+    assert "- artifact out/report.csv (text/csv, streamed)\n" in text
+    assert not any("chart.png" in line and "streamed" in line for line in text.splitlines())

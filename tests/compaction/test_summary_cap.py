@@ -5,11 +5,18 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.helpers.conversations import coding_turn
 from tests.helpers.summary_sections import parse_sections
-from timeline import CompactionPolicy, SummaryRequest, Timeline, blocks
-from timeline._compaction.digest import build_digest
+from timeline import (
+    CompactionDigest,
+    CompactionPolicy,
+    InventorySummarizer,
+    SummaryRequest,
+    Timeline,
+    blocks,
+)
+from timeline._compaction.digest import build_digest, cap_request
 from timeline._compaction.summarizers.base import SummaryResult, estimate_tokens
-from timeline._compaction.summarizers.inventory import InventorySummarizer
 
 
 def long_session(tl: Timeline, turns: int, words: int, offset: int = 0) -> None:
@@ -82,3 +89,29 @@ def test_compaction_summaries_stay_within_summary_max_tokens() -> None:
     summaries = [b for b in tl.blocks if b.type == "conv.range.summary"]
     assert len(summaries) >= 3
     assert all(estimate_tokens(s.text) <= 300 + 8 for s in summaries)
+
+
+def test_a_request_over_a_one_character_cap_is_cut() -> None:
+    """Only a cap of 0 means "no cap": a cap of 1 still cuts (``cap <= 1`` kept it)."""
+    assert cap_request("hello world", 1) == " [... 11 more chars]"
+    assert cap_request("hello world", 0) == "hello world"
+
+
+def test_requests_take_the_longest_cap_their_lines_fit_in() -> None:
+    """The inventory sizes the request lines with their ``- `` and line break each: four
+    long requests are listed at 240 characters from a budget of 381 tokens on, at 120 below
+    it (counting a character less a line would move that step to a larger budget)."""
+    tl = Timeline("r")
+    for i in range(3):
+        coding_turn(tl, i)
+    requests = [f"request {i} " + "x" * 700 for i in range(4)]
+    for max_tokens, shown in ((380, 120), (381, 240)):
+        request = SummaryRequest(
+            kind="history",
+            blocks=tuple(tl.blocks),
+            digest=CompactionDigest(user_requests=requests),
+            max_tokens=max_tokens,
+        )
+        text = InventorySummarizer().summarize(request)
+        listed = [line for line in text.splitlines() if line.startswith("- request ")]
+        assert [line.split(" [... ")[0] for line in listed] == [f"- {r[:shown]}" for r in requests]

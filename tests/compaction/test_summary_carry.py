@@ -5,6 +5,7 @@ as one kept in memory."""
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -13,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from index_store._memory import MemoryStore
+from tests.helpers.conversations import coding_turn
 from timeline import CompactionPolicy, HeuristicCounter, Timeline, blocks
 from timeline._compaction.digest import CompactionDigest, digest_from_meta
 from timeline._compaction.summarizers._page import Page
@@ -184,3 +186,24 @@ def test_page_size_is_the_rendered_length(
     )
     page = Page(lists, goal, steps, digest)
     assert page.size(caps, cap_chars, keep) == len(page.render(caps, cap_chars, keep))
+
+
+def test_a_constraint_outlives_the_compaction_that_summarized_it(
+    make_tl: Callable[..., Timeline],
+) -> None:
+    """The inventory carries the previous summary's constraints into the next one: a
+    rule the user gave once stays in every later summary."""
+    tl = make_tl(policy=CompactionPolicy(max_tokens=2_000, keep_recent_turns=1))
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("Build the parser."))
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("Never edit the migrations folder."))
+    tl.append(blocks.assistant_completion("Understood."))
+    seen = 0
+    for i in range(30):
+        coding_turn(tl, i)
+        view = tl.render("sys")
+        if view.compaction is not None:
+            seen += 1
+            assert "\n- Never edit the migrations folder.\n" in view.blocks[0].text
+    assert seen >= 3

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 import index_store
 from timeline import (
+    Block,
     CompactionPolicy,
     HeuristicCounter,
     LLMSummarizer,
@@ -26,8 +27,17 @@ from timeline import (
     blocks,
 )
 from timeline._compaction.digest import CompactionDigest
+from timeline._compaction.sections import SummarySections
+from timeline._compaction.summarizers.base import SummaryResult
 from timeline._compaction.summarizers.llm import build_prompt, escape
-from timeline._model.block import CONV_RANGE_SUMMARY, Block
+from timeline._compaction.summary_state import (
+    STATE_KEY,
+    previous_summary,
+    state_from_meta,
+    summary_content,
+)
+from timeline._compaction.summary_text import SPLIT_TURN_HEADING
+from timeline._model.block import CONV_RANGE_SUMMARY
 
 DATA = Path(__file__).parent.parent / "data"
 POLICY = CompactionPolicy(max_tokens=60_000, keep_recent_turns=1)
@@ -298,3 +308,30 @@ def test_a_summary_with_a_reminder_and_no_state_is_carried_whole(
     turn(tl, "step 2")
     compact(tl)
     assert [r.previous_summary for r in prose.seen if r.kind == "history"] == ["", legacy]
+
+
+def test_a_prefix_alone_is_carried_under_its_heading_without_a_leading_gap() -> None:
+    """A summary whose main part is empty and whose split-turn prefix is kept hands the
+    next compaction the prefix under its heading and nothing before it; a blank-line
+    join with the empty main text would start the carried summary with two newlines."""
+    text, meta = summary_content(
+        "",
+        SummaryResult(""),
+        SummaryResult("The user asked for a rename."),
+        CompactionDigest(),
+        None,
+    )
+    block = Block(type="conv_range_summary", text=text, id="s1", meta={STATE_KEY: meta})
+    assert previous_summary(block).text == f"{SPLIT_TURN_HEADING}\nThe user asked for a rename."
+
+
+def test_a_summary_keeps_its_split_turn_prefix_sections_as_data() -> None:
+    """The prefix summary's sections are stored in the summary block's state, so the next
+    inventory summary merges them item by item; dropping them would leave only text."""
+    sections = SummarySections(original_request=["Rename the retry helper."])
+    _, meta = summary_content(
+        "", SummaryResult("Main."), SummaryResult("Prefix.", sections), CompactionDigest(), 1
+    )
+    state = state_from_meta({STATE_KEY: meta})
+    assert state is not None
+    assert state.prefix_sections == sections

@@ -14,6 +14,7 @@ from timeline._compaction.summary_text import (
     REMINDER_HEADING,
     TAGGED_NOTES_HEADING,
 )
+from timeline._compaction.textscan import first_line
 
 # pieces that hit every branch: each kind of line break, sentence ends, headings, tags,
 # mid-turn markers, the words searched for in several cases, long runs
@@ -90,3 +91,12 @@ def test_first_line_and_word_search(text: str) -> None:
     if parts[-1] == "":
         parts.pop()  # splitlines gives no empty line after a final break
     assert _textscan.newline_only(text) == (text.splitlines() == parts)
+
+
+def test_the_first_line_of_a_text_ending_in_a_long_run_of_blank_lines() -> None:
+    """The first line is found scanning the blank end back in chunks of 256 characters;
+    a text ending in more than 256 of them reads like its stripped form (stepping the
+    end forward instead of back would never finish)."""
+    text = "  Build passed.\nall good" + "\n \t" * 200
+    assert first_line(text) == text.strip().splitlines()[0] == "Build passed."
+    assert first_line(" \n" * 300) == ""

@@ -3,6 +3,7 @@ library would generate next, two in one reply; every payload gets unique ids."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -246,3 +247,10 @@ class TestProviderForms:
         view = import_conversation(data, "openai", "i").timeline.render("")
         sent = view.to_openai()
         assert sent[1]["tool_calls"][0]["id"] == sent[2]["tool_call_id"] == mapped
+
+
+def test_a_call_id_with_a_lone_surrogate_gets_a_safe_form() -> None:
+    """The hash encodes with ``surrogatepass``: without it a lone surrogate (which JSON
+    decoders can produce) would raise UnicodeEncodeError."""
+    safe = provider_call_id("call\ud800x")
+    assert re.fullmatch(r"call_x_[0-9a-f]{12}", safe)

@@ -6,19 +6,32 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
+import pydantic
 import pytest
 
 import index_store
 from tests.helpers.provider_rules import anthropic_errors, chat_errors, responses_errors
-from timeline import Block, CompactionPolicy, HeuristicCounter, InvalidBlockError, Timeline, blocks
+from timeline import (
+    Block,
+    CompactionPolicy,
+    HeuristicCounter,
+    InvalidBlockError,
+    Timeline,
+    blocks,
+)
 from timeline._model.native import (
     NATIVE_MIME,
     PROVIDER_COMPACTION,
     PROVIDER_INPUT,
     PROVIDER_ITEM,
+    anthropic_system_message,
+    as_item,
     native_item,
     with_native,
 )
+from timeline._model.native_text import describe
+from timeline._model.reasoning import REASONING_MIME, anthropic_thinking, reasoning_item
+from timeline._model.validate import check_block
 from timeline._tokens.payload import payload_tokens
 
 SEARCH_USE = {
@@ -371,3 +384,142 @@ def test_a_hidden_opaque_block_leaves_no_blank_text_in_the_document_layout() -> 
     texts = [p["text"] for p in document["messages"][0]["content"]]
     assert all(t.strip() for t in texts) and len(texts) == 3
     assert not anthropic_errors(document)
+
+
+def test_a_provider_message_of_another_role_names_the_role_it_got() -> None:
+    raw = Block(
+        type="provider.message",
+        text="x",
+        mime=NATIVE_MIME,
+        data=b'{"role":"user","content":"x"}',
+        meta={"provider": "anthropic", "kind": "system"},
+    )
+    with pytest.raises(InvalidBlockError, match=r"got 'anthropic' and 'user'$"):
+        Timeline("v").append(raw)
+
+
+def test_an_mcp_note_names_the_server_then_the_tool() -> None:
+    item = {"server_name": "github", "name": "search"}
+    assert describe("anthropic", "mcp_tool_use", item).splitlines()[0] == (
+        "[MCP call: github/search]"
+    )
+    responses = describe("responses", "mcp_call", {"server_label": "docs", "name": "find"})
+    assert responses.splitlines()[0] == "[MCP call: docs/find]"
+
+
+def test_a_system_message_names_a_tool_added_by_its_definition() -> None:
+    """A tool addition naming its tool only inside ``definition`` still names it."""
+    part = {"type": "tool_addition", "tool": {"definition": {"name": "grep"}}}
+    item = {"role": "system", "content": [part]}
+    assert describe("anthropic", "system", item) == "[system message]\n[tool added: grep]"
+
+
+def test_a_provider_item_that_is_no_object_names_the_block() -> None:
+    raw = Block(
+        type="provider.message",
+        text="x",
+        id="b-7",
+        mime=NATIVE_MIME,
+        data=b"[1]",
+        meta={"provider": "anthropic", "kind": "system"},
+    )
+    with pytest.raises(InvalidBlockError, match="must hold a JSON object") as caught:
+        check_block(raw)
+    assert caught.value.block_id == "b-7"
+
+
+def test_an_anthropic_system_message_of_another_role_names_it() -> None:
+    with pytest.raises(InvalidBlockError, match=r"^role: expected 'system', got 'user'$"):
+        blocks.anthropic_system_message({"role": "user", "content": "hi"})
+
+
+def test_a_reasoning_block_holding_no_object_has_no_item() -> None:
+    """Only a JSON object is a provider's reasoning item."""
+    block = Block(type="assistant.thinking", text="", mime=REASONING_MIME, data=b"[1, 2]")
+    assert reasoning_item(block) is None
+    item = Block(type="assistant.thinking", text="", mime=REASONING_MIME, data=b'{"a": 1}')
+    assert reasoning_item(item) == {"a": 1}
+
+
+def test_a_provider_item_given_as_an_sdk_object_is_kept_in_its_wire_form() -> None:
+    """An SDK object (a pydantic model) is dumped by alias, without unset fields."""
+
+    class Upload(pydantic.BaseModel):
+        type: str
+        file_id: str = pydantic.Field(alias="fileId")
+        note: str | None = None
+
+    upload = Upload.model_validate({"type": "container_upload", "fileId": "f1"})
+    assert as_item(upload, "item") == {"type": "container_upload", "fileId": "f1"}
+    with pytest.raises(InvalidBlockError):
+        as_item(42, "item")
+
+
+def test_a_modelled_block_keeping_an_item_records_its_kind() -> None:
+    """``with_native`` records the item's own type as the kind (the block's type when
+    the item names none)."""
+    part = {"type": "text", "text": "Sunny.", "citations": []}
+    kept = with_native(blocks.assistant_completion("Sunny."), "anthropic", part)
+    assert kept.meta == {"provider": "anthropic", "kind": "text"}
+    untyped = with_native(blocks.assistant_completion("Sunny."), "anthropic", {"text": "x"})
+    assert untyped.meta["kind"] == "assistant.completion"
+
+
+def test_an_mcp_approval_says_approved_or_denied() -> None:
+    approve = {"type": "mcp_approval_response", "approve": True, "approval_request_id": "a1"}
+    deny = {**approve, "approve": False}
+    assert describe("responses", "mcp_approval_response", approve).splitlines()[0] == (
+        "[MCP approval: approved]"
+    )
+    assert describe("responses", "mcp_approval_response", deny).splitlines()[0] == (
+        "[MCP approval: denied]"
+    )
+
+
+def test_a_thinking_item_that_is_no_json_names_the_block_type() -> None:
+    item = {"type": "thinking", "thinking": "hmm", "signature": "s", "extra": object()}
+    with pytest.raises(InvalidBlockError, match=r"^assistant\.thinking: the item is not JSON"):
+        anthropic_thinking(item)
+
+
+def test_a_code_execution_note_shows_the_exit_code_only_when_there_is_one() -> None:
+    ran = {"type": "code_execution_tool_result", "content": {"return_code": 2}}
+    bare = {"type": "code_execution_tool_result", "content": {"stdout": "ok"}}
+    assert describe("anthropic", "code_execution_tool_result", ran).splitlines()[0] == (
+        "[code execution result (exit 2)]"
+    )
+    assert describe("anthropic", "code_execution_tool_result", bare).splitlines()[0] == (
+        "[code execution result]"
+    )
+
+
+def test_a_server_tool_note_quotes_its_command() -> None:
+    item = {"type": "server_tool_use", "id": "s1", "name": "bash_code_execution"}
+    ran = describe("anthropic", "server_tool_use", {**item, "input": {"command": "ls -la"}})
+    assert ran == '[bash code execution: "ls -la"]'
+
+
+def test_a_redacted_thinking_block_without_data_says_what_it_needs() -> None:
+    with pytest.raises(
+        InvalidBlockError, match=r"^a redacted_thinking block needs a 'data' string$"
+    ):
+        anthropic_thinking({"type": "redacted_thinking"})
+
+
+def test_an_anthropic_system_message_of_bad_content_says_what_it_expects() -> None:
+    with pytest.raises(
+        InvalidBlockError, match=r"^content: expected a string or a list of blocks$"
+    ):
+        anthropic_system_message({"role": "system", "content": 7})
+
+
+def test_a_code_execution_result_notes_its_exit_code() -> None:
+    item = {"content": {"type": "bash_code_execution_result", "return_code": 2}}
+    assert describe("anthropic", "bash_code_execution_tool_result", item) == (
+        "[bash result (exit 2)]"
+    )
+
+
+def test_an_anthropic_mcp_call_names_its_server_by_server_name() -> None:
+    item = {"server_name": "github", "name": "search"}
+    assert describe("anthropic", "mcp_tool_use", item).startswith("[MCP call: github/search]")

@@ -3,8 +3,10 @@ blocks, and thinking/reasoning blocks sent back to their provider exactly."""
 
 from __future__ import annotations
 
+import enum
 from typing import Any
 
+import pydantic
 import pytest
 from anthropic.types import Message
 from openai.types.chat import ChatCompletion
@@ -219,3 +221,41 @@ def test_thinking_survives_persist_and_load_and_is_not_searchable(url: str) -> N
         assert store.search("r", "print")  # results are searchable: search works here
     finally:
         store.close()
+
+
+def test_an_anthropic_reply_that_is_no_message_says_so() -> None:
+    with pytest.raises(InvalidBlockError, match=r"^expected an SDK Message or its dict form"):
+        ModelReply.from_anthropic(42)
+
+
+def test_an_anthropic_text_part_without_text_is_an_empty_completion() -> None:
+    """A text part with no "text" key reads as "" (not "None" or a placeholder)."""
+    reply = ModelReply.from_anthropic(
+        {"content": [{"type": "text"}, {"type": "text", "text": "hi"}], "stop_reason": "x"}
+    )
+    assert [b.text for b in reply.content] == ["", "hi"]
+    assert reply.text == "hi"
+
+
+class _Kind(enum.Enum):
+    TEXT = "text"
+
+
+class _TextPart(pydantic.BaseModel):
+    type: _Kind
+    text: str
+
+
+class _Message(pydantic.BaseModel):
+    content: list[_TextPart]
+    stop_reason: str
+
+
+def test_an_sdk_reply_is_read_in_its_json_form() -> None:
+    """An SDK object is dumped with ``mode="json"``, so a field held as an enum reads as
+    its value ("text"); any other mode keeps the enum and the part is not recognized."""
+    reply = ModelReply.from_anthropic(
+        _Message(content=[_TextPart(type=_Kind.TEXT, text="hi")], stop_reason="end_turn")
+    )
+    assert reply.text == "hi"
+    assert [b.type for b in reply.content] == ["assistant.completion"]

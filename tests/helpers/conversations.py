@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from timeline import (
+    Block,
     Timeline,
     blocks,
 )
@@ -23,3 +26,8 @@ def coding_turn(tl: Timeline, i: int, result_chars: int = 900, calls: int = 1) -
 
 def summaries(tl: Timeline) -> list[Any]:
     return [b for b in tl.blocks if b.type == "conv.range.summary"]
+
+
+def numbered(*items: Block) -> list[Block]:
+    """The blocks with ids ``b0``, ``b1``, ... in order (as a ledger would give them)."""
+    return [msgspec.structs.replace(b, id=f"b{i}") for i, b in enumerate(items)]

@@ -66,3 +66,14 @@ def conversation(turns: int = 6) -> tuple[Timeline, Any]:
 
 def stored_page(tl: Timeline, store: Any) -> str:
     return timeline_html(tl, "sys", log=store.turn_log("c"), summaries=store.summaries("c"))
+
+
+def listing_page() -> tuple[Timeline, str]:
+    """A one-turn timeline (a prompt, an ``ls`` call and its result, a reply) and its page."""
+    tl = Timeline("h", policy=CompactionPolicy(max_tokens=50_000))
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("list the files"))
+    call = tl.append(blocks.tool_call("ls", {"path": "."}))
+    tl.append(blocks.tool_result(call.call_id or "", "a.py\nb.py"))
+    tl.append(blocks.assistant_completion("two files"))
+    return tl, tl.render("sys").to_html()

@@ -20,14 +20,23 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 import index_store
 from tests.helpers.cli import cli
-from tests.helpers.html_page import conversation, history, png, stored_page
-from timeline import CompactionPolicy, Timeline, blocks
+from tests.helpers.conversations import coding_turn
+from tests.helpers.html_page import conversation, history, listing_page, png, stored_page
+from timeline import (
+    CompactionPolicy,
+    HeuristicCounter,
+    Timeline,
+    blocks,
+)
 from timeline._cli.inspect import breakdown_report
 from timeline._html.breakdown import CATEGORIES
+from timeline._html.rows import TEXT_LIMIT, Item, compaction_html, digest_text
+from timeline._html.top import toolbar
 from timeline._model.search_text import query_terms
 
 VENDOR = Path(__file__).parent.parent / "data" / "vendor" / "axe-core"
@@ -441,3 +450,202 @@ def test_accessibility(browser: Any, demo_page: tuple[Path, int], tmp_path: Path
     single.write_text(tl.render("sys").to_html())
     assert _axe(_open(browser, single, errors, bypass_csp=True)) == []
     assert errors == []
+
+
+def test_the_block_type_table_has_one_row_per_type() -> None:
+    """The "by block type" table is the header row then one row per type (the system
+    prompt's included), nothing between them."""
+    tl, page = listing_page()
+    found = re.search(
+        r'<details class="types"><summary>by block type</summary><table>(.*?)'
+        r"</table></details>",
+        page,
+    )
+    assert found is not None
+    rows = re.findall(r"<tr>.*?</tr>", found.group(1))
+    assert "".join(rows) == found.group(1)
+    assert len(rows) == 1 + len({b.type for b in tl.blocks}) + 1
+
+
+def test_a_digest_lists_each_entry_of_a_section() -> None:
+    """The page's digest text: a section with its count, then one line per entry."""
+    digest = {"files_read": ["src/a.py", {"path": "src/b.py", "turn": "t2"}], "goal": ""}
+    assert digest_text(digest) == "files_read (2):\n  src/a.py\n  path=src/b.py · turn=t2"
+    assert digest_text({"goal": "", "searches": []}) == "(empty)"
+
+
+def test_a_block_of_exactly_the_text_limit_is_shown_whole() -> None:
+    tl = Timeline("h", policy=CompactionPolicy(max_tokens=50_000))
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("x" * TEXT_LIMIT))
+    assert "more characters: store.read(" not in tl.render("sys").to_html()
+    tl.append(blocks.user_prompt("y" * (TEXT_LIMIT + 1)))
+    assert "[... 1 more characters: store.read(" in tl.render("sys").to_html()
+
+
+def test_a_summary_row_names_the_turns_it_covers() -> None:
+    tl = Timeline("s", policy=CompactionPolicy(max_tokens=2_000, keep_recent_turns=1))
+    for i in range(10):
+        coding_turn(tl, i)
+    view = tl.render("sys")
+    covered = view.blocks[0].meta["covered_turn_ids"]
+    assert covered
+    assert f"turns {covered[0]} to {covered[-1]}: " in view.to_html()
+
+
+def test_a_row_without_a_tool_names_nothing() -> None:
+    """A prompt's row has no name before its preview (the default is empty, not text)."""
+    _, page = listing_page()
+    row = re.search(r'data-type="user.prompt".*?<span class="what">(.*?)</span></span>', page)
+    assert row is not None
+    assert row.group(1) == '<span class="line">list the files'
+
+
+class _Inputs(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.inputs: list[dict[str, str | None]] = []
+        self.stray = ""
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "input":
+            self.inputs.append(dict(attrs))
+
+    def handle_data(self, data: str) -> None:
+        self.stray += data
+
+
+def test_the_turn_field_is_labelled_and_nothing_leaks_as_text() -> None:
+    """The toolbar's turn field carries its accessible label; no markup spills into the
+    page as text (the browser tests check the same, but mutation runs leave them out)."""
+    parser = _Inputs()
+    parser.feed(toolbar())
+    turn = next(i for i in parser.inputs if i.get("id") == "turn")
+    assert turn["aria-label"] == "jump to turn" and turn["autocomplete"] == "off"
+    assert "=" not in parser.stray and "autocomplete" not in parser.stray
+
+
+def test_a_summary_recording_one_tier_names_it_on_its_card() -> None:
+    """The compaction card reads a summary's ``tiers`` list, or the single ``tier`` a
+    summary of an earlier version recorded."""
+    policy = CompactionPolicy(max_tokens=2_000, keep_recent_turns=1)
+    tl = Timeline("s", policy=policy)
+    for i in range(10):
+        coding_turn(tl, i)
+    tl.render("sys")
+    snap = tl.snapshot()
+    summary = next(b for b in snap.blocks if b.type == "conv.range.summary")
+    assert "tiers" not in summary.meta and "tier: " not in tl.render("sys").to_html()
+    older = msgspec.structs.replace(summary, meta={**summary.meta, "tier": "clear"})
+    restored = Timeline("s", policy=policy)
+    restored.restore(
+        msgspec.structs.replace(snap, blocks=[older if b is summary else b for b in snap.blocks])
+    )
+    assert "<li>tier: clear</li>" in restored.render("sys").to_html()
+
+
+def test_a_result_row_counts_lines_only_past_one() -> None:
+    tl = Timeline("r", policy=CompactionPolicy(max_tokens=50_000))
+    tl.begin_turn()
+    one = tl.append(blocks.tool_call("pwd", {}))
+    tl.append(blocks.tool_result(one.call_id or "", "/home/dev"))
+    two = tl.append(blocks.tool_call("ls", {"path": "."}))
+    tl.append(blocks.tool_result(two.call_id or "", "a.py\nb.py"))
+    page = tl.render("sys").to_html()
+    assert '<span class="line">/home/dev</span>' in page
+    assert '<span class="line">a.py (2 lines)</span>' in page
+
+
+def test_the_largest_block_fills_its_token_meter() -> None:
+    """Token meters are scaled to the largest row of the page: it fills its meter."""
+    _, page = listing_page()
+    widths = [float(w) for w in re.findall(r'<i style="width:([0-9.]+)%"></i>', page)]
+    assert widths and max(widths) == 100.0 and min(widths) > 0.0
+
+
+def test_a_plan_row_is_labelled_by_the_last_part_of_its_type() -> None:
+    tl = Timeline("k", policy=CompactionPolicy(max_tokens=50_000))
+    tl.begin_turn()
+    tl.append(blocks.plan("1. read the code"))
+    tl.append(blocks.custom("stage.gate", "open"))
+    page = tl.render("sys").to_html()
+    assert '<span class="kind">plan</span>' in page
+    assert '<span class="kind">stage.gate</span>' in page
+
+
+def test_earlier_compactions_in_the_history_are_numbered_in_order() -> None:
+    from tests.helpers.html_page import conversation, history, stored_page
+
+    tl, store = conversation(turns=8)
+    heads = [e["h"] for e in history(stored_page(tl, store)) if e["k"] == "compaction"]
+    assert heads
+    assert [h.split(" in turn ")[0] for h in heads] == [
+        f"compaction {n}" for n in range(1, len(heads) + 1)
+    ]
+
+
+def test_the_prompt_strip_is_an_image_with_its_label() -> None:
+    tl, _ = listing_page()
+    view = tl.render("sys")
+    label = (
+        "the prompt's blocks in order, "
+        f"{len(view.cache_points)} cache checkpoint{'' if len(view.cache_points) == 1 else 's'}"
+    )
+    assert f'<div class="strip" role="img" aria-label="{label} (dashed)">' in (view.to_html())
+
+
+def test_a_compaction_card_of_a_summary_without_covered_turns() -> None:
+    """A summary whose meta names no covered turns (one written by hand, or by an older
+    version) still gets its card: it summarized "nothing" there."""
+    summary = msgspec.structs.replace(blocks.summary("earlier work"), id="s1", path="su:t1.s")
+    card = compaction_html(Item(summary, 10, ()), 1, None, None)
+    assert "nothing" in card
+
+
+def test_the_history_holds_one_entry_per_earlier_turn() -> None:
+    from tests.helpers.html_page import conversation, history, stored_page
+
+    tl, store = conversation(turns=8)
+    entries = [e for e in history(stored_page(tl, store)) if e["k"] == "turn"]
+    turns = [e["id"] for e in entries]
+    assert turns and len(turns) == len(set(turns))
+    assert all(e["h"].startswith(f"turn {e['id']} · ") for e in entries)
+
+
+def test_the_live_window_opens_and_closes_every_section() -> None:
+    """The live window starting on a summary: its card's section is the first one
+    opened, and every section opened is closed once."""
+    tl = Timeline("s", policy=CompactionPolicy(max_tokens=2_000, keep_recent_turns=1))
+    for i in range(10):
+        coding_turn(tl, i)
+    view = tl.render("sys")
+    assert view.blocks[0].type == "conv.range.summary"
+    page = view.to_html()
+    assert page.count("<section") == page.count("</section>")
+
+
+def test_only_a_turn_header_row_has_the_header_class() -> None:
+    _, page = listing_page()
+    rows = re.findall(r'<details class="([^"]*)"[^>]*data-type="([^"]+)"', page)
+    assert {t for c, t in rows if "header" in c.split()} == {"turn.header"}
+
+
+def test_the_html_live_window_counts_blocks_in_lower_case() -> None:
+    tl = Timeline("h", policy=CompactionPolicy(max_tokens=10_000), token_counter=HeuristicCounter())
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("hi"))
+    page = tl.render("sys").to_html()
+    assert 'in order <span class="count">(2 blocks)</span>' in page
+
+
+def test_the_html_context_bar_without_a_trigger_has_no_trigger_mark() -> None:
+    """Without a budget there is no compaction trigger: the context bar holds only its
+    category slices (an unset mark must add nothing, not "None")."""
+    tl = Timeline("h", token_counter=HeuristicCounter())
+    tl.begin_turn()
+    tl.append(blocks.user_prompt("hi"))
+    with pytest.warns(Warning):
+        page = tl.render("sys").to_html()
+    bar = re.search(r'<div class="ctx"[^>]*>(.*?)</div>', page)
+    assert bar is not None and bar.group(1).startswith('<span class="seg"')
+    assert bar.group(1).endswith("></span>") and "trigger" not in bar.group(1)

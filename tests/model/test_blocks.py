@@ -19,6 +19,8 @@ from timeline import (
     register_block_type,
 )
 from timeline._model.block_types import block_type
+from timeline._model.media import MediaRef, media_ref, media_url
+from timeline._model.validate import check_block
 
 
 def test_constructors_cover_every_known_type() -> None:
@@ -186,3 +188,53 @@ def test_blocks_are_plain_data() -> None:
         b.text = "y"  # type: ignore[misc]
     public = {n for n in dir(Block) if not n.startswith("_")}
     assert set(Block.__struct_fields__) == public
+
+
+def test_a_custom_block_keeps_the_mime_type_it_is_given() -> None:
+    block = blocks.custom("stage.gate", '{"open": true}', mime="application/json")
+    assert block.mime == "application/json"
+    assert blocks.custom("react.plan", "plan").mime == "text/markdown"
+
+
+def test_an_attachment_path_ends_with_its_name() -> None:
+    tl = Timeline("a")
+    tl.begin_turn()
+    pdf = tl.append(blocks.user_attachment(name="spec.pdf", mime="application/pdf", data=b"%PDF"))
+    assert pdf.path.endswith(".spec.pdf")
+
+
+def test_an_empty_url_falls_back_to_the_file_id() -> None:
+    meta = {"media": "image", "url": "", "file_id": "file_1", "file_provider": "anthropic"}
+    ref = media_ref(Block(type="user.attachment", text="chart", meta=meta))
+    assert ref == MediaRef("image", file_id="file_1", provider="anthropic")
+
+
+def test_a_referenced_document_without_a_mime_is_octet_stream() -> None:
+    assert media_url("https://example.com/a.pdf", media="document").mime == (
+        "application/octet-stream"
+    )
+    assert media_url("https://example.com/a.png").mime == "image/*"
+
+
+def test_a_referenced_attachment_is_named_by_its_url_or_file_id() -> None:
+    assert media_url("https://example.com/a.png").meta["name"] == "https://example.com/a.png"
+    assert media_url("https://example.com/a.png", name="chart").meta["name"] == "chart"
+    assert media_url("https://example.com/a.png").author == "user"
+
+
+def test_a_turn_header_keeps_its_text() -> None:
+    assert blocks.turn_header("Deploy day").text == "Deploy day"
+
+
+def test_a_nul_in_an_identifier_names_the_block() -> None:
+    raw = Block(type="user.prompt", text="hi", id="b1", path="ar:t1.user\x00prompt")
+    with pytest.raises(InvalidBlockError, match=r"Block\.path contains a NUL") as caught:
+        check_block(raw)
+    assert caught.value.block_id == "b1"
+
+
+def test_a_tool_result_without_call_id_says_what_it_needs() -> None:
+    with pytest.raises(
+        InvalidBlockError, match=r"^a tool result needs the call_id of its tool call$"
+    ):
+        blocks.tool_result("", "out")

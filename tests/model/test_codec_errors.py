@@ -9,10 +9,15 @@ from typing import Any
 import pytest
 
 from tests.helpers.driver import make
-from timeline import CodecError, ContextOverflowError, blocks, encode_block
+from timeline import (
+    Block,
+    CodecError,
+    ContextOverflowError,
+    blocks,
+    encode_block,
+)
 from timeline._driver import ModelReply, ReactDriver
 from timeline._driver.scripted import ProviderError
-from timeline._model.block import Block
 from timeline._render.context import RenderedContext
 
 
@@ -74,3 +79,8 @@ def test_plan_history_blocks() -> None:
         "system",
         {"superseded_by": "b9"},
     )
+
+
+def test_the_codec_refuses_a_padded_type_by_name() -> None:
+    with pytest.raises(CodecError, match=r"^Block\.type must be a non-empty name, got ' note'$"):
+        encode_block(Block(type=" note", text="x"))

@@ -6,12 +6,22 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.helpers.html_page import listing_page
 from tests.helpers.payload_checks import check_anthropic
-from timeline import Block, CompactionPolicy, HeuristicCounter, InvalidBlockError, Timeline, blocks
+from timeline import (
+    Block,
+    CompactionPolicy,
+    HeuristicCounter,
+    InvalidBlockError,
+    Timeline,
+    blocks,
+)
+from timeline._state.stream import rendered_form
 
 
 def test_render_without_compaction_never_changes_the_timeline(
@@ -221,3 +231,56 @@ def test_pdf_attachment_becomes_a_document_part(make_tl: Callable[..., Timeline]
     assert (chat["type"], chat["file"]["filename"]) == ("file", "spec.pdf")
     item = view.to_openai_responses()[0]["content"][1]
     assert item["type"] == "input_file"
+
+
+def test_a_hidden_result_path_renders_once_a_hidden_call_always() -> None:
+    """Two hidden results at one path render once (the second is omitted); a hidden
+    call is never omitted (its result would be an orphan)."""
+    result = msgspec.structs.replace(
+        blocks.tool_result("c1", "big output"), path="tc:t1.tool_calls.c1.out.json", hidden=True
+    )
+    seen: set[str] = set()
+    first = rendered_form(result, seen)
+    assert first is not None and first.text != "big output"
+    assert rendered_form(result, seen) is None
+    call = msgspec.structs.replace(
+        blocks.tool_call("ls", {}, call_id="c1"), path="tc:t1.tool_calls.c1.in.json", hidden=True
+    )
+    assert rendered_form(call, seen) is not None and rendered_form(call, seen) is not None
+
+
+def test_a_hidden_result_with_bytes_renders_without_them() -> None:
+    """A hidden tool result's bytes (an image it returned) are not sent: only the
+    placeholder text is."""
+    shot = msgspec.structs.replace(
+        blocks.tool_result("c1", "", mime="image/png", data=b"\x89PNG\r\n\x1a\n0000"),
+        path="tc:t1.tool_calls.c1.out.json",
+        hidden=True,
+    )
+    shown = rendered_form(shot, set())
+    assert shown is not None and shown.data is None and shown.mime == "text/plain"
+
+
+def test_a_render_records_the_system_prompt_tokens_in_the_state() -> None:
+    """The state a snapshot carries holds the last render's system prompt cost (a pin
+    checks against it)."""
+    tl, _ = listing_page()
+    view = tl.render("You are a careful assistant. " * 20)
+    assert view.system_tokens > 0
+    assert tl.snapshot().state.last_render.fixed_tokens == view.system_tokens + view.framing_tokens
+
+
+def test_a_tail_that_is_no_sequence_names_its_type() -> None:
+    tl, _ = listing_page()
+    with pytest.raises(
+        InvalidBlockError, match=r"^tail must be a list or tuple of blocks, not str$"
+    ):
+        tl.render("sys", tail="plan")  # type: ignore[arg-type]
+
+
+def test_a_tail_block_gets_a_default_path_or_keeps_its_own() -> None:
+    tl, _ = listing_page()
+    plan = blocks.plan("1. check the files")
+    named = msgspec.structs.replace(blocks.plan("2. write"), path="ar:t1.react.plan.v2")
+    view = tl.render("sys", tail=[plan, named])
+    assert [b.path for b in view.blocks[-2:]] == ["ar:t1.react.plan", "ar:t1.react.plan.v2"]

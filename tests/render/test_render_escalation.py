@@ -38,3 +38,21 @@ def test_arender_compacts_again_too() -> None:
     _step(tl, *STEPS[-1])
     view = asyncio.run(tl.arender("system"))
     assert view.tokens <= 600 and view.compaction is not None
+
+
+def test_an_escalated_arender_renders_what_render_does() -> None:
+    """The async escalation finishes as the sync one (an unforced finish): the same
+    prompt, and the next render compacts nothing more."""
+    views = []
+    for run_async in (False, True):
+        tl = _timeline(True)
+        tl.begin_turn()
+        for step in STEPS[:-1]:
+            _step(tl, *step)
+            asyncio.run(tl.arender("system")) if run_async else tl.render("system")
+        _step(tl, *STEPS[-1])
+        view = asyncio.run(tl.arender("system")) if run_async else tl.render("system")
+        again = tl.render("system")
+        assert again.compaction is None and again.tokens == view.tokens
+        views.append((view.tokens, [b.text for b in view.blocks], view.to_anthropic()))
+    assert views[0] == views[1]

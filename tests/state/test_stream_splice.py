@@ -9,8 +9,10 @@ import msgspec
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from timeline import CompactionPolicy, HeuristicCounter, Timeline, blocks
+from tests.helpers.conversations import numbered
+from timeline import CompactionPolicy, HeuristicCounter, TiktokenCounter, Timeline, blocks
 from timeline._state.stream import VisibleStream
+from timeline._tokens import BlockTokenMemo
 
 STEPS = st.lists(
     st.tuples(
@@ -116,3 +118,21 @@ def test_a_compaction_splices_instead_of_rebuilding(monkeypatch: Any) -> None:
         compactions += tl.render("system").compaction is not None
     assert compactions >= 3
     assert rebuilds == 1  # the first render's
+
+
+def test_a_stream_resolves_its_largest_bounds_first() -> None:
+    """With ``enough``, a stream replaces its upper bounds by exact costs largest first
+    (each exact count then takes the most slack off the total); left in append order,
+    it would tokenize the small last block and leave the largest bound standing."""
+    big = "word " * 400
+    stream = VisibleStream(memo=BlockTokenMemo(TiktokenCounter()))
+    stream.rebuild(
+        numbered(
+            blocks.user_prompt(big), blocks.assistant_completion("ok"), blocks.user_prompt("why")
+        ),
+        -1,
+        frozenset(),
+    )
+    assert stream.pending == [0, 1, 2]
+    stream.resolve(lambda: len(stream.pending) < 3)
+    assert sorted(stream.pending) == [1, 2]

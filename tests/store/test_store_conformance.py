@@ -9,6 +9,7 @@ import pytest
 
 from tests.helpers.store_work import load, new_tl, work
 from timeline import (
+    Block,
     ConflictError,
     CorruptRecordError,
     DuplicateBlockIdError,
@@ -111,7 +112,6 @@ def test_same_block_twice_is_idempotent_but_a_different_one_is_refused(store: An
     assert len(snap.blocks) == len(store.turn_log("c1"))
     other = load(store)
     other.begin_turn()
-    from timeline import Block
 
     forged = Block(type="user.prompt", text="different", id=snap.blocks[1].id)
     other.clear()
@@ -257,3 +257,10 @@ def test_corrupt_row_is_a_typed_error_and_others_are_unaffected(store: Any) -> N
     assert "c1" in str(err.value) and victim in str(err.value)
     assert len(store.turn_log("c2")) == 10
     assert load(store, "c2").render("sys").blocks
+
+
+def test_a_conflict_error_keeps_its_message() -> None:
+    """ConflictError passed ``None`` to TimelineError would read "None"."""
+    err = ConflictError("conversation c was saved by another writer", expected=3, actual=4)
+    assert str(err) == "conversation c was saved by another writer"
+    assert (err.expected, err.actual) == (3, 4)

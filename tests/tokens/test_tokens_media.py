@@ -6,8 +6,14 @@ broader tests let through."""
 from __future__ import annotations
 
 import base64
+from typing import Any
 
 from tests.helpers.token_payloads import PNG_B64, Chars
+from timeline import (
+    CompactionPolicy,
+    Timeline,
+    blocks,
+)
 from timeline._tokens.walk import REFERENCE_TOKENS, walk
 
 COUNT = Chars().count
@@ -67,3 +73,17 @@ def test_a_data_url_is_split_at_its_first_base64_marker() -> None:
     holds a second marker) it is charged like opaque text, one token per 3 characters."""
     data = "QUJD;base64,QUJD"
     assert walk(f"data:image/png;base64,{data}", COUNT) == len(data) // 3 + 1
+
+
+def test_a_tool_result_referencing_an_image_costs_the_image() -> None:
+    """A result holding an image by URL costs its text plus the image's fixed estimate."""
+    costs = []
+    refs: list[dict[str, Any]] = [{}, {"media": "image", "url": "https://example.com/c.png"}]
+    for meta in refs:
+        tl = Timeline("m", policy=CompactionPolicy(max_tokens=50_000))
+        tl.begin_turn()
+        call = tl.append(blocks.tool_call("plot", {}))
+        tl.append(blocks.tool_result(call.call_id or "", "done", **meta))
+        view = tl.render("")
+        costs.append(view.block_tokens[-1])
+    assert costs[1] >= costs[0] + REFERENCE_TOKENS["image"]
