@@ -274,8 +274,8 @@ def test_rendering_commands_warm_the_tokenizer_up(
     imported: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """render loads the tokenizer at start; search, which counts nothing, does not."""
-    from timeline import cli as cli_module
-    from timeline import tokens
+    from timeline import _cli as cli_module
+    from timeline import _tokens as tokens
 
     calls: list[str] = []
     monkeypatch.setattr(tokens, "warm_up", lambda: calls.append("warm"))
