@@ -6,17 +6,13 @@ exists, errors name the flag or file, and the demo is linear in its turns."""
 from __future__ import annotations
 
 import json
-import os
-import pty
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import index_store
-from tests.helpers.cli import ANTHROPIC_MESSAGES, OPENAI_MESSAGES, cli
+from tests.helpers.cli import ANTHROPIC_MESSAGES, OPENAI_MESSAGES, cli, stdout_on_tty
 from timeline import CompactionPolicy, Timeline, blocks
 from timeline._cli.demo import DEMO_SYSTEM_PROMPT
 
@@ -147,32 +143,11 @@ def test_an_empty_query_is_a_usage_error(chatty: Path, query: str) -> None:
     assert len(out.stderr.splitlines()) == 1
 
 
-def _stdout_on_a_tty(*args: str) -> str:
-    leader, follower = pty.openpty()
-    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "timeline", *args], stdout=follower, stderr=subprocess.PIPE, env=env
-    )
-    os.close(follower)
-    chunks = []
-    while True:
-        try:
-            data = os.read(leader, 65536)
-        except OSError:
-            break
-        if not data:
-            break
-        chunks.append(data)
-    proc.wait(timeout=60)
-    os.close(leader)
-    return b"".join(chunks).decode()
-
-
 @pytest.mark.slow
 def test_search_highlights_matches_on_a_terminal(chatty: Path) -> None:
     """On a terminal the matched words are highlighted instead of bracketed; in a pipe
     they are underlined by a line of ``^``, with no colour."""
-    shown = _stdout_on_a_tty("search", "c", "retry", "--db", str(chatty), "--limit", "1")
+    shown = stdout_on_tty("search", "c", "retry", "--db", str(chatty), "--limit", "1")
     assert "\x1b[1;33mretry\x1b[0m number" in shown and "[retry]" not in shown
     piped = cli("search", "c", "retry", "--db", str(chatty), "--limit", "1").stdout
     assert "retry number 0\n          ^^^^^\n" in piped and "\x1b" not in piped

@@ -7,7 +7,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import pty
 import subprocess
 import sys
 from importlib.metadata import version
@@ -18,7 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.helpers.cli import LONG_MESSAGES, OPENAI_MESSAGES, cli, import_file
+from tests.helpers.cli import LONG_MESSAGES, OPENAI_MESSAGES, cli, import_file, stdout_on_tty
 from timeline._cli import _parser
 from timeline._cli.words import plural
 from timeline._html.breakdown import percent_shares
@@ -327,30 +326,6 @@ def test_broken_pipe_is_quiet(tmp_path: Path) -> None:
     assert (proc.wait(timeout=60), err) == (0, b"")
 
 
-def _on_a_tty(*args: str, env: dict[str, str]) -> str:
-    """Run the CLI with stdout on a pseudo-terminal; returns what it printed."""
-    leader, follower = pty.openpty()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "timeline", *args],
-        stdout=follower,
-        stderr=subprocess.PIPE,
-        env=env,
-    )
-    os.close(follower)
-    chunks = []
-    while True:
-        try:
-            data = os.read(leader, 65536)
-        except OSError:
-            break
-        if not data:
-            break
-        chunks.append(data)
-    proc.wait(timeout=60)
-    os.close(leader)
-    return b"".join(chunks).decode()
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize(("no_color", "coloured"), [(None, True), ("1", False)])
 def test_colour_only_on_a_tty_and_not_with_no_color(
@@ -360,7 +335,7 @@ def test_colour_only_on_a_tty_and_not_with_no_color(
     env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
     if no_color:
         env["NO_COLOR"] = no_color
-    assert coloured == ("\x1b[" in _on_a_tty("inspect", "c1", "--db", str(db), env=env))
+    assert coloured == ("\x1b[" in stdout_on_tty("inspect", "c1", "--db", str(db), env=env))
     assert "\x1b[" not in cli("inspect", "c1", "--db", str(db)).stdout
 
 

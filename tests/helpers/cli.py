@@ -135,3 +135,27 @@ def tool_heavy_messages(reads: int) -> list[dict[str, Any]]:
         *results,
         {"role": "assistant", "content": "Read them all."},
     ]
+
+
+def stdout_on_tty(*args: str, env: dict[str, str] | None = None) -> str:
+    """Run the CLI with stdout on a pseudo-terminal (``env``: its environment, else this
+    one without ``NO_COLOR``); returns what it printed."""
+    if env is None:
+        env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "timeline", *args], stdout=follower, stderr=subprocess.PIPE, env=env
+    )
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            data = os.read(leader, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    proc.wait(timeout=60)
+    os.close(leader)
+    return b"".join(chunks).decode()
