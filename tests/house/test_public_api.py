@@ -41,6 +41,7 @@ PUBLIC_NAMES = frozenset(
         "DuplicateBlockIdError",
         "Embedder",
         "EmptyPromptError",
+        "EmptySummaryError",
         "HeuristicCounter",
         "IndexStore",
         "InvalidBlockError",

@@ -96,6 +96,7 @@ from timeline._compaction.summarizers import (
 from timeline._compaction.summarizers.base import (
     SummaryResult,
 )
+from timeline._compaction.summarizers.llm import EmptySummaryError
 from timeline._compaction.summary_state import (
     STATE_KEY,
     summary_content,
@@ -109,6 +110,7 @@ from timeline._compaction.truncation import (
 )
 
 __all__ = [
+    "EmptySummaryError",
     "AsyncCacheWarmSummarizer",
     "AsyncLLMSummarizer",
     "AsyncSummarizer",
