@@ -9,6 +9,8 @@ from pathlib import Path
 import grimp
 import pytest
 
+from scripts.import_contracts import owner_of, private_imports
+
 ROOT = Path(__file__).parent.parent.parent
 PACKAGES = ("timeline", "index_store")
 MAX_MODULE_LINES = 400
@@ -130,3 +132,28 @@ def test_the_core_does_not_import_the_leaves(graph: grimp.ImportGraph) -> None:
                 importer=f"timeline._{layer}", imported=leaf, as_packages=True
             )
             assert chains == set()
+
+
+def test_the_private_modules_contract_can_fail() -> None:
+    """The private_modules contract (scripts/import_contracts.py; lint-imports runs it on
+    the real graph) can fail: a reach into another package's module is found, written as
+    a module path or as a module its package does not list in __all__; an interface
+    import is not."""
+    graph = grimp.ImportGraph()
+    for name in ("a", "a._p", "a._p.m", "a.q", "a.r", "a.s"):
+        graph.add_module(name)
+    graph.add_import(
+        importer="a.q", imported="a._p.m", line_number=3, line_contents="from a._p.m import f"
+    )
+    graph.add_import(
+        importer="a.r", imported="a._p.m", line_number=5, line_contents="from a._p import m"
+    )
+    graph.add_import(
+        importer="a.s", imported="a._p", line_number=7, line_contents="from a._p import f"
+    )
+    assert private_imports(graph, ("a",)) == [("a.q", "a._p.m", (3,)), ("a.r", "a._p.m", (5,))]
+    assert private_imports(graph, ("a",), [("a.q", "a._p.m")]) == [("a.r", "a._p.m", (5,))]
+    assert owner_of("timeline._render.sanitize") == "timeline._render"
+    assert owner_of("timeline._render") == "timeline"
+    assert owner_of("timeline._compaction.summarizers._facts") == "timeline._compaction"
+    assert owner_of("timeline.integrations.langchain") is None

@@ -10,11 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import grimp
-
 import index_store
 import timeline
-from scripts.import_contracts import owner_of, private_imports
 
 PUBLIC_NAMES = frozenset(
     {
@@ -205,37 +202,6 @@ def test_public_names_say_where_they_are_imported_from() -> None:
     assert repr(timeline.Timeline) == "<class 'timeline.Timeline'>"
     assert repr(timeline.TimelineError("x")) == "TimelineError('x')"
     assert timeline.TimelineError.__module__ == "timeline"
-
-
-def test_no_module_imports_another_packages_private_module() -> None:
-    """A layer reaches another only through its package's interface (its __init__); the
-    same check is an import-linter contract (``lint-imports``)."""
-    graph = grimp.build_graph("timeline", "index_store", include_external_packages=True)
-    allow = [("index_store", "timeline._model")]
-    assert private_imports(graph, ("timeline", "index_store"), allow) == []
-
-
-def test_the_private_modules_contract_can_fail() -> None:
-    """A reach into another package's module is found, whether written as a module path
-    or as a module its package does not list in __all__; an interface import is not."""
-    graph = grimp.ImportGraph()
-    for name in ("a", "a._p", "a._p.m", "a.q", "a.r", "a.s"):
-        graph.add_module(name)
-    graph.add_import(
-        importer="a.q", imported="a._p.m", line_number=3, line_contents="from a._p.m import f"
-    )
-    graph.add_import(
-        importer="a.r", imported="a._p.m", line_number=5, line_contents="from a._p import m"
-    )
-    graph.add_import(
-        importer="a.s", imported="a._p", line_number=7, line_contents="from a._p import f"
-    )
-    assert private_imports(graph, ("a",)) == [("a.q", "a._p.m", (3,)), ("a.r", "a._p.m", (5,))]
-    assert private_imports(graph, ("a",), [("a.q", "a._p.m")]) == [("a.r", "a._p.m", (5,))]
-    assert owner_of("timeline._render.sanitize") == "timeline._render"
-    assert owner_of("timeline._render") == "timeline"
-    assert owner_of("timeline._compaction.summarizers._facts") == "timeline._compaction"
-    assert owner_of("timeline.integrations.langchain") is None
 
 
 def _doc_files() -> list[Path]:
