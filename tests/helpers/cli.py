@@ -94,15 +94,7 @@ def cli_on_tty(*args: str, cwd: Path | None = None) -> tuple[int, bytes, bytes]:
         cwd=cwd,
     )
     os.close(follower)
-    drawn = b""
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        drawn += chunk
+    drawn = _read_all(leader)
     out, _ = proc.communicate(timeout=120)
     os.close(leader)
     return proc.returncode, out, drawn
@@ -147,15 +139,21 @@ def stdout_on_tty(*args: str, env: dict[str, str] | None = None) -> str:
         [sys.executable, "-m", "timeline", *args], stdout=follower, stderr=subprocess.PIPE, env=env
     )
     os.close(follower)
+    shown = _read_all(leader)
+    proc.wait(timeout=60)
+    os.close(leader)
+    return shown.decode()
+
+
+def _read_all(leader: int) -> bytes:
+    """Everything written to a pseudo-terminal until its last writer closes it."""
     chunks = []
     while True:
         try:
             data = os.read(leader, 65536)
-        except OSError:
+        except OSError:  # Linux: EIO once the other side is closed
             break
         if not data:
             break
         chunks.append(data)
-    proc.wait(timeout=60)
-    os.close(leader)
-    return b"".join(chunks).decode()
+    return b"".join(chunks)
