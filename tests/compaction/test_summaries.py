@@ -27,7 +27,7 @@ from timeline import (
     blocks,
 )
 from timeline._compaction.digest import CompactionDigest, build_digest
-from timeline._compaction.summarizers._sentences import clip_line, first_sentence
+from timeline._compaction.summarizers._sentences import _sentence_end, clip_line, first_sentence
 from timeline._compaction.summarizers.base import block_line
 from timeline._compaction.summarizers.llm import build_prompt, escape, finish_summary
 from timeline._compaction.textscan import sentences
@@ -399,3 +399,11 @@ def test_an_externally_streamed_artifact_is_called_streamed_in_critical_context(
     text = next(b.text for b in tl.render("sys").blocks if b.type == "conv.range.summary")
     assert "- artifact out/report.csv (text/csv, streamed)\n" in text
     assert not any("chart.png" in line and "streamed" in line for line in text.splitlines())
+
+
+def test_a_first_sentence_is_looked_for_only_before_stop() -> None:
+    """``_sentence_end(text, stop)`` finds the end in ``text[:stop]``: a line break after
+    ``stop`` must not move the end past it (an unbounded find would return 7 here). A
+    private helper's test, kept: the bound only limits work, so no output shows it."""
+    assert _sentence_end("abc def\nmore", 3) == 3
+    assert _sentence_end("abc def\nmore", 10) == 7
